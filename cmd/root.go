@@ -1,0 +1,86 @@
+// Package cmd is objgc's command line: the cobra command tree, flag and
+// configuration handling (viper), output formatting, and the mapping of
+// errors to exit codes. The domain packages (snapshot, diff, destroy,
+// pkgcache) know nothing of it.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// BuildInfo describes the binary; main sets it from goreleaser's ldflags.
+type BuildInfo struct {
+	Version, Commit, Date string
+}
+
+// Main runs objgc with the process's arguments and standard streams and
+// returns the exit status. It is the only function that touches os.Args,
+// os.Stdin, os.Stdout and os.Stderr.
+func Main(build BuildInfo) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, build, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// IO is the set of streams a command reads and writes. Nothing below Run
+// uses the os package's streams directly.
+type IO struct {
+	In       io.Reader
+	Out      io.Writer
+	Err      io.Writer
+	Getenv   func(string) string
+	IsTTYOut bool // stdout is a terminal: colour may be used
+}
+
+// Run executes objgc with args (without the program name) and returns the
+// exit status (see the Exit* constants). It prints errors to stderr.
+func Run(ctx context.Context, build BuildInfo, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	streams := &IO{In: stdin, Out: stdout, Err: stderr, Getenv: os.Getenv, IsTTYOut: isTerminal(stdout)}
+	root := newRootCmd(build, streams)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) && ee.err == nil {
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "objgc: %v\n", err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "Run 'objgc --help' for usage.")
+	}
+	return exitCode(err)
+}
+
+func newRootCmd(build BuildInfo, streams *IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "objgc",
+		Short: "Garbage-collect OpenStack Murano object models",
+		Long: `objgc compares the previous deployment's snapshot of a Murano object model
+with the incoming model, finds the objects removed offline, orders their
+destruction as Murano's engine does, runs hook scripts for each step and
+writes the model back.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	addGlobalFlags(root)
+	root.AddCommand(
+		newVersionCmd(build, streams),
+	)
+	root.SetHelpTemplate(root.HelpTemplate() + "\n" + exitStatusHelp)
+	return root
+}

@@ -1,0 +1,83 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+type versionOptions struct {
+	Format string `mapstructure:"format"`
+}
+
+func newVersionCmd(build BuildInfo, streams *IO) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "version",
+		Short: "Print objgc's version",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			v, err := newConfig(c)
+			if err != nil {
+				return err
+			}
+			var opts versionOptions
+			if err := v.Unmarshal(&opts); err != nil {
+				return err
+			}
+			return runVersion(streams, fillBuildInfo(build), opts)
+		},
+	}
+	c.Flags().String("format", "text", "output format: text or json")
+	return c
+}
+
+// fillBuildInfo completes build from the module's build information when
+// the binary was built without goreleaser's ldflags (go install, go run).
+func fillBuildInfo(build BuildInfo) BuildInfo {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return build
+	}
+	if build.Version == "" {
+		build.Version = info.Main.Version
+	}
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision" && build.Commit == "":
+			build.Commit = s.Value
+		case s.Key == "vcs.time" && build.Date == "":
+			build.Date = s.Value
+		}
+	}
+	if build.Version == "" {
+		build.Version = "(devel)"
+	}
+	return build
+}
+
+func runVersion(streams *IO, build BuildInfo, opts versionOptions) error {
+	switch opts.Format {
+	case "json":
+		enc := json.NewEncoder(streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]string{
+			"version": build.Version, "commit": build.Commit, "date": build.Date, "go": runtime.Version(),
+		})
+	case "text":
+		fmt.Fprintf(streams.Out, "objgc %s", build.Version)
+		if build.Commit != "" {
+			fmt.Fprintf(streams.Out, " (commit %s", build.Commit)
+			if build.Date != "" {
+				fmt.Fprintf(streams.Out, ", built %s", build.Date)
+			}
+			fmt.Fprint(streams.Out, ")")
+		}
+		fmt.Fprintf(streams.Out, " %s\n", runtime.Version())
+		return nil
+	default:
+		return usageErrorf("--format must be text or json, not %q", opts.Format)
+	}
+}
