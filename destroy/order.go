@@ -1,0 +1,190 @@
+// Package destroy orders the destruction of doomed objects exactly as
+// Murano's engine does, builds the plan that objgc prints and carries out,
+// and runs it.
+package destroy
+
+import "sort"
+
+// Node is one doomed object as the ordering sees it. Indexes refer to the
+// slice of nodes passed to Order.
+type Node struct {
+	// Owner is the node of the object's owner when the owner is doomed too,
+	// else -1: a surviving owner (or none) does not delay anything.
+	Owner int32
+	// Subscribers are the doomed subscribers of the object's onDestruction
+	// records, each once, without the object itself.
+	Subscribers []int32
+	// Key orders nodes that tie: document order of the snapshot (the
+	// object's byte offset).
+	Key int
+}
+
+// Ordering is the result of Order.
+type Ordering struct {
+	// Index is each node's group index, 1 for objects nothing doomed must
+	// outlive. Notification runs groups in ascending index, destruction in
+	// descending index (Murano's engine, murano/dsl/object_store.py).
+	Index []int32
+	// Groups holds the nodes of each index, by ascending index, each group
+	// in Key order. Groups[0] has index 1.
+	Groups [][]int32
+	// Cycles lists the strongly connected components of more than one
+	// node, each in Key order, in order of their first member's Key.
+	Cycles [][]int32
+	// Ignored[n] lists the subscribers of n whose dependency edge was
+	// ignored to break a cycle (in Subscribers order).
+	Ignored map[int32][]int32
+}
+
+// Order computes the destruction groups of nodes.
+//
+// The successors of a node are its owner and its subscribers. Its index is
+// 1 + the largest index among doomed successors (0 for none): the depth
+// from the surviving part of the model, so that an object without owned
+// objects shares its group with its siblings that have some, as in Murano's
+// engine. Dependency edges inside a strongly connected component are
+// ignored (ownership edges are kept: ownership is a tree and cannot close a
+// cycle), which makes the graph acyclic while still destroying owned
+// objects before their owners; Murano leaves the order of a cycle
+// undefined, objgc makes it deterministic.
+func Order(nodes []Node) *Ordering {
+	n := len(nodes)
+	o := &Ordering{Index: make([]int32, n), Ignored: map[int32][]int32{}}
+	comp, comps := scc(nodes)
+	// comps come in reverse topological order: every successor's component
+	// before the component itself.
+	for _, members := range comps {
+		if len(members) > 1 {
+			sort.Slice(members, func(a, b int) bool { return nodes[members[a]].Key < nodes[members[b]].Key })
+			o.Cycles = append(o.Cycles, members)
+		}
+		// In Key order an owner precedes what it owns, so inside a
+		// component the owners' indexes are known when needed.
+		for _, v := range members {
+			m := int32(0)
+			if w := nodes[v].Owner; w >= 0 {
+				m = o.Index[w]
+			}
+			for _, w := range nodes[v].Subscribers {
+				if comp[w] == comp[v] && len(members) > 1 {
+					o.Ignored[v] = append(o.Ignored[v], w)
+					continue
+				}
+				if o.Index[w] > m {
+					m = o.Index[w]
+				}
+			}
+			o.Index[v] = m + 1
+		}
+	}
+	sort.Slice(o.Cycles, func(a, b int) bool { return nodes[o.Cycles[a][0]].Key < nodes[o.Cycles[b][0]].Key })
+	maxIndex := int32(0)
+	for _, x := range o.Index {
+		if x > maxIndex {
+			maxIndex = x
+		}
+	}
+	counts := make([]int, maxIndex+1)
+	for _, x := range o.Index {
+		counts[x]++
+	}
+	o.Groups = make([][]int32, maxIndex)
+	for g := range o.Groups {
+		o.Groups[g] = make([]int32, 0, counts[g+1])
+	}
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.Slice(order, func(a, b int) bool { return nodes[order[a]].Key < nodes[order[b]].Key })
+	for _, v := range order {
+		g := o.Index[v] - 1
+		o.Groups[g] = append(o.Groups[g], v)
+	}
+	return o
+}
+
+// scc returns each node's component number and the components in the
+// order Tarjan's algorithm completes them (reverse topological order of the
+// condensation: a component after every component it reaches). Iterative,
+// so that a million nodes do not exhaust the stack.
+func scc(nodes []Node) (comp []int32, comps [][]int32) {
+	n := len(nodes)
+	const unvisited = -1
+	index := make([]int32, n)
+	low := make([]int32, n)
+	comp = make([]int32, n)
+	onStack := make([]bool, n)
+	for i := range index {
+		index[i] = unvisited
+	}
+	var stack []int32
+	type frame struct {
+		v    int32
+		next int32 // next successor to visit: -1 owner, then subscribers
+	}
+	var call []frame
+	counter := int32(0)
+	succ := func(v int32, k int32) (int32, bool) {
+		if k < 0 {
+			return nodes[v].Owner, true
+		}
+		if int(k) < len(nodes[v].Subscribers) {
+			return nodes[v].Subscribers[k], true
+		}
+		return 0, false
+	}
+	for root := range nodes {
+		if index[root] != unvisited {
+			continue
+		}
+		call = append(call, frame{v: int32(root), next: -1})
+		index[root], low[root] = counter, counter
+		counter++
+		stack = append(stack, int32(root))
+		onStack[root] = true
+		for len(call) > 0 {
+			f := &call[len(call)-1]
+			w, ok := succ(f.v, f.next)
+			if ok {
+				f.next++
+				if w < 0 {
+					continue
+				}
+				if index[w] == unvisited {
+					index[w], low[w] = counter, counter
+					counter++
+					stack = append(stack, w)
+					onStack[w] = true
+					call = append(call, frame{v: w, next: -1})
+				} else if onStack[w] && index[w] < low[f.v] {
+					low[f.v] = index[w]
+				}
+				continue
+			}
+			v := f.v
+			call = call[:len(call)-1]
+			if len(call) > 0 {
+				if p := call[len(call)-1].v; low[v] < low[p] {
+					low[p] = low[v]
+				}
+			}
+			if low[v] == index[v] {
+				c := int32(len(comps))
+				var members []int32
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					comp[w] = c
+					members = append(members, w)
+					if w == v {
+						break
+					}
+				}
+				comps = append(comps, members)
+			}
+		}
+	}
+	return comp, comps
+}

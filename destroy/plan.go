@@ -1,0 +1,271 @@
+package destroy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/snapshot"
+)
+
+// Reason codes say why an object sits in its group (DESIGN.md section 6).
+const (
+	ReasonOwnedBy       = "owned_by"       // its owner, doomed too, is destroyed after it
+	ReasonSubscriber    = "subscriber"     // ID subscribes to its destruction and is destroyed after it
+	ReasonCycle         = "cycle"          // ID's dependency on it was ignored to break a cycle
+	ReasonOwnerSurvives = "owner_survives" // its owner ID stays in the model
+	ReasonTopLevel      = "top_level"      // it has no owner
+)
+
+// Warning codes are stable: scripts may match them.
+const (
+	WarnDangling          = "dangling_reference"
+	WarnCycle             = "cycle"
+	WarnIDless            = "idless_object"
+	WarnDuplicateDiffers  = "duplicate_differs"
+	WarnTypeChanged       = "type_changed"
+	WarnSubscriberMissing = "subscriber_missing"
+)
+
+// Reason is one reason for an object's place.
+type Reason struct {
+	Code    string `json:"code"`
+	ID      string `json:"id,omitempty"`
+	Handler string `json:"handler,omitempty"`
+}
+
+// Text renders r for people.
+func (r Reason) Text() string {
+	switch r.Code {
+	case ReasonOwnedBy:
+		return "owned by " + r.ID
+	case ReasonSubscriber:
+		return r.ID + " subscribes to its destruction"
+	case ReasonCycle:
+		return r.ID + " subscribes to its destruction (ignored: cycle)"
+	case ReasonOwnerSurvives:
+		return "its owner " + r.ID + " stays"
+	case ReasonTopLevel:
+		return "it has no owner"
+	}
+	return r.Code
+}
+
+// Planned is one doomed object of the plan.
+type Planned struct {
+	Snapshot int32 // index in the snapshot tree's Objects
+	ID       string
+	Type     string // the type as written in the snapshot
+	Class    string // the type's class name
+	Path     string // JSON path in the snapshot document
+	Owner    string // the owner's id, "" at the top
+	Group    int    // the group index
+	Reasons  []Reason
+}
+
+// Group is the objects destroyed together (in parallel), in snapshot
+// document order.
+type Group struct {
+	Index   int
+	Objects []int // indexes into Plan.Objects
+}
+
+// Notification is a subscriber's handler run before a publisher is
+// destroyed.
+type Notification struct {
+	Group      int
+	Publisher  int // index into Plan.Objects
+	Subscriber string
+	Handler    string
+	// SubscriberDoomed is true when the subscriber is doomed itself (it is
+	// still notified: all notifications come before any destroy).
+	SubscriberDoomed bool
+}
+
+// Warning is something a user should look at; it does not stop the plan.
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	ID      string `json:"id,omitempty"`
+	Path    string `json:"path,omitempty"`
+}
+
+// Plan is the ordered destruction of the doomed objects of a Diff.
+type Plan struct {
+	Diff *diff.Result
+	// Objects holds the doomed objects, in snapshot document order.
+	Objects []Planned
+	// Groups are in destruction order: descending index, deepest first.
+	Groups []Group
+	// Notifications are in the order they run: groups by ascending index,
+	// publishers in document order, records in header order.
+	Notifications []Notification
+	// Cycles lists each cycle's members (indexes into Objects) in document
+	// order.
+	Cycles   [][]int
+	Warnings []Warning
+}
+
+// NewPlan orders the doomed objects of d (DESIGN.md section 3).
+func NewPlan(d *diff.Result) *Plan {
+	snap, in := d.Snapshot, d.Incoming
+	p := &Plan{Diff: d, Objects: make([]Planned, len(d.Doomed))}
+	nodeOf := make([]int32, len(snap.Objects)) // snapshot index -> node, -1
+	for i := range nodeOf {
+		nodeOf[i] = -1
+	}
+	for n, i := range d.Doomed {
+		nodeOf[i] = int32(n)
+	}
+	nodes := make([]Node, len(d.Doomed))
+	for n, i := range d.Doomed {
+		o := &snap.Objects[i]
+		nodes[n] = Node{Owner: -1, Key: o.Start}
+		if o.Owner >= 0 {
+			nodes[n].Owner = nodeOf[o.Owner]
+		}
+		for _, dep := range o.Dependencies {
+			j, ok := snap.Lookup(dep.Subscriber)
+			if !ok || !d.IsDoomed(j) {
+				if !ok {
+					if _, alive := in.Lookup(dep.Subscriber); !alive {
+						p.warn(WarnSubscriberMissing, o.ID, snap.ObjectPath(i),
+							"onDestruction record of %s names subscriber %s, which is in neither model; ignored", o.ID, dep.Subscriber)
+					}
+				}
+				continue
+			}
+			w := nodeOf[j]
+			if w == int32(n) || w == nodes[n].Owner || contains(nodes[n].Subscribers, w) {
+				continue
+			}
+			nodes[n].Subscribers = append(nodes[n].Subscribers, w)
+		}
+	}
+	ord := Order(nodes)
+	for n, i := range d.Doomed {
+		o := &snap.Objects[i]
+		pl := &p.Objects[n]
+		*pl = Planned{Snapshot: i, ID: o.ID, Type: o.TypeString, Class: o.Type.Name, Path: snap.ObjectPath(i), Group: int(ord.Index[n])}
+		if o.Owner >= 0 {
+			pl.Owner = snap.Objects[o.Owner].ID
+		}
+		switch {
+		case nodes[n].Owner >= 0:
+			pl.Reasons = append(pl.Reasons, Reason{Code: ReasonOwnedBy, ID: pl.Owner})
+		case o.Owner >= 0:
+			pl.Reasons = append(pl.Reasons, Reason{Code: ReasonOwnerSurvives, ID: pl.Owner})
+		default:
+			pl.Reasons = append(pl.Reasons, Reason{Code: ReasonTopLevel})
+		}
+		ignored := ord.Ignored[int32(n)]
+		for _, w := range nodes[n].Subscribers {
+			code := ReasonSubscriber
+			if contains(ignored, w) {
+				code = ReasonCycle
+			}
+			pl.Reasons = append(pl.Reasons, Reason{Code: code, ID: snap.Objects[d.Doomed[w]].ID})
+		}
+	}
+	for g := len(ord.Groups) - 1; g >= 0; g-- {
+		grp := Group{Index: g + 1, Objects: make([]int, len(ord.Groups[g]))}
+		for k, v := range ord.Groups[g] {
+			grp.Objects[k] = int(v)
+		}
+		p.Groups = append(p.Groups, grp)
+	}
+	p.notifications(ord)
+	for _, c := range ord.Cycles {
+		members := make([]int, len(c))
+		ids := make([]string, len(c))
+		for k, v := range c {
+			members[k] = int(v)
+			ids[k] = p.Objects[v].ID
+		}
+		p.Cycles = append(p.Cycles, members)
+		p.warn(WarnCycle, ids[0], p.Objects[c[0]].Path,
+			"destruction dependencies form a cycle among %s; their dependency order is ignored, ownership is kept", strings.Join(ids, ", "))
+	}
+	p.diffWarnings()
+	return p
+}
+
+func (p *Plan) notifications(ord *Ordering) {
+	d := p.Diff
+	snap, in := d.Snapshot, d.Incoming
+	for g, members := range ord.Groups {
+		for _, v := range members {
+			o := &snap.Objects[d.Doomed[v]]
+			for _, dep := range o.Dependencies {
+				if !dep.HasHandler {
+					continue
+				}
+				doomed := false
+				if j, ok := in.Lookup(dep.Subscriber); ok {
+					if in.Objects[j].Destroyed {
+						continue
+					}
+				} else if j, ok := snap.Lookup(dep.Subscriber); ok && d.IsDoomed(j) {
+					doomed = true
+				} else {
+					continue
+				}
+				p.Notifications = append(p.Notifications, Notification{
+					Group: g + 1, Publisher: int(v), Subscriber: dep.Subscriber, Handler: dep.Handler, SubscriberDoomed: doomed,
+				})
+			}
+		}
+	}
+}
+
+func (p *Plan) diffWarnings() {
+	d := p.Diff
+	snap, in := d.Snapshot, d.Incoming
+	for _, r := range d.Dangling {
+		referrer := r.ReferrerID
+		if referrer == "" {
+			referrer = "the model"
+		}
+		p.warn(WarnDangling, r.DoomedID, r.Path, "%s references doomed object %s at %s", referrer, r.DoomedID, r.Path)
+	}
+	for _, i := range snap.IDless {
+		o := &snap.Objects[i]
+		p.warn(WarnIDless, "", snap.ObjectPath(i),
+			"object of type %s at %s has no id: it cannot be tracked between deployments and is never destroyed", orNone(o.TypeString), snap.ObjectPath(i))
+	}
+	for _, t := range []*snapshot.Tree{snap, in} {
+		for _, dup := range t.Duplicates {
+			if !dup.Differs {
+				continue
+			}
+			f := &t.Objects[dup.First]
+			p.warn(WarnDuplicateDiffers, f.ID, t.ObjectPath(dup.Copy),
+				"object %s is written more than once with different content (%s: first at %s, again at %s); the first copy is used",
+				f.ID, t.Doc.Name, t.ObjectPath(dup.First), t.ObjectPath(dup.Copy))
+		}
+	}
+	for _, tc := range d.TypeChanges {
+		p.warn(WarnTypeChanged, tc.ID, in.ObjectPath(tc.Incoming),
+			"object %s changed type from %s to %s: it is the same object and is not destroyed", tc.ID, orNone(tc.OldString), orNone(tc.NewString))
+	}
+}
+
+func (p *Plan) warn(code, id, path, format string, args ...any) {
+	p.Warnings = append(p.Warnings, Warning{Code: code, ID: id, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func contains(s []int32, v int32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

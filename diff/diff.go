@@ -1,0 +1,211 @@
+// Package diff compares the snapshot of the previous deployment of a Murano
+// object model with the incoming model: the objects removed offline
+// (doomed), the references left dangling to them, the destroyed objects
+// nothing live holds any more, and ids whose type changed (DESIGN.md
+// section 2).
+package diff
+
+import (
+	"sort"
+
+	"github.com/objgc/objgc/snapshot"
+)
+
+// Dangling is a reference in the incoming model to a doomed object.
+type Dangling struct {
+	Referrer   int32  // index in Incoming.Objects of the referring copy, -1 at the top
+	ReferrerID string // "" when the referrer has no id or there is none
+	Path       string // JSON path of the reference in the incoming document
+	Offset     int    // byte offset of the reference's opening quote
+	Doomed     int32  // index in Snapshot.Objects of the doomed object
+	DoomedID   string
+}
+
+// TypeChange is an id present in both trees with different types: the same
+// object, not destroyed; the plan warns.
+type TypeChange struct {
+	ID                   string
+	Snapshot, Incoming   int32 // indexes in the trees' Objects
+	Old, New             snapshot.Type
+	OldString, NewString string
+}
+
+// Result is the comparison of a snapshot with an incoming model.
+type Result struct {
+	Snapshot, Incoming *snapshot.Tree
+
+	// Doomed lists, in snapshot document order, the objects (first copies)
+	// whose id is in the snapshot, nowhere in the incoming model, and that
+	// are not already marked destroyed.
+	Doomed []int32
+	// Dangling lists the references of the incoming model to doomed ids,
+	// in document order.
+	Dangling []Dangling
+	// Dropped lists incoming objects (first copies) marked destroyed that
+	// nothing live holds any more: they leave the output without hooks.
+	Dropped []int32
+	// TypeChanges lists ids whose type changed, in snapshot document order.
+	TypeChanges []TypeChange
+
+	doomed []bool // by snapshot object index
+}
+
+// IsDoomed reports whether snapshot object i (a first copy) is doomed.
+func (r *Result) IsDoomed(i int32) bool { return i >= 0 && int(i) < len(r.doomed) && r.doomed[i] }
+
+// Compare computes the Result of snap against incoming. Neither tree is
+// modified.
+func Compare(snap, incoming *snapshot.Tree) *Result {
+	r := &Result{Snapshot: snap, Incoming: incoming, doomed: make([]bool, len(snap.Objects))}
+	for i := range snap.Objects {
+		o := &snap.Objects[i]
+		if !o.HasID || o.First != int32(i) {
+			continue
+		}
+		j, ok := incoming.Lookup(o.ID)
+		if !ok {
+			if !o.Destroyed {
+				r.doomed[i] = true
+				r.Doomed = append(r.Doomed, int32(i))
+			}
+			continue
+		}
+		if n := &incoming.Objects[j]; typeChanged(o.Type, n.Type) {
+			r.TypeChanges = append(r.TypeChanges, TypeChange{ID: o.ID, Snapshot: int32(i), Incoming: j,
+				Old: o.Type, New: n.Type, OldString: o.TypeString, NewString: n.TypeString})
+		}
+	}
+	byStart := func(objs []snapshot.Object, idx []int32) {
+		sort.Slice(idx, func(a, b int) bool { return objs[idx[a]].Start < objs[idx[b]].Start })
+	}
+	byStart(snap.Objects, r.Doomed)
+	sort.Slice(r.TypeChanges, func(a, b int) bool {
+		return snap.Objects[r.TypeChanges[a].Snapshot].Start < snap.Objects[r.TypeChanges[b].Snapshot].Start
+	})
+	if len(r.Doomed) > 0 {
+		r.findDangling()
+	}
+	r.findDropped()
+	return r
+}
+
+// typeChanged compares class names, and versions and packages where both
+// sides name them: a type string that gained its /version@package on an
+// engine upgrade is not a change.
+func typeChanged(a, b snapshot.Type) bool {
+	if a.Name != b.Name {
+		return true
+	}
+	if a.Version != "" && b.Version != "" && a.Version != b.Version {
+		return true
+	}
+	return a.Package != "" && b.Package != "" && a.Package != b.Package
+}
+
+func (r *Result) findDangling() {
+	snap, in := r.Snapshot, r.Incoming
+	in.StringsOfLength(snap.MightBeID, func(sv snapshot.StringValue) bool {
+		j, ok := snap.Lookup(sv.Value)
+		if !ok || !r.doomed[j] {
+			return true
+		}
+		d := Dangling{Referrer: in.ObjectAt(sv.Offset), Offset: sv.Offset, Doomed: j, DoomedID: sv.Value}
+		if d.Referrer >= 0 {
+			d.ReferrerID = in.Objects[in.Objects[d.Referrer].First].ID
+		}
+		d.Path = in.PathAt(sv.Offset)
+		r.Dangling = append(r.Dangling, d)
+		return true
+	})
+}
+
+// findDropped finds the destroyed objects of the incoming model that no
+// live object holds. An object holds another by nesting a copy of it
+// (Murano writes a destroyed object in full at its first reference) or by a
+// bare reference; a destroyed object held by a kept one is kept; one whose
+// copy holds a live object is kept so that nothing live is lost.
+func (r *Result) findDropped() {
+	in := r.Incoming
+	objs := in.Objects
+	var destroyed []int32
+	for i := range objs {
+		if o := &objs[i]; o.First == int32(i) && o.Destroyed {
+			destroyed = append(destroyed, int32(i))
+		}
+	}
+	if len(destroyed) == 0 {
+		return
+	}
+	// holders[d] = first copies holding destroyed object d.
+	holders := map[int32][]int32{}
+	isDestroyed := func(i int32) bool { return objs[objs[i].First].Destroyed }
+	kept := map[int32]bool{}
+	var queue []int32
+	keep := func(d int32) {
+		if !kept[d] {
+			kept[d] = true
+			queue = append(queue, d)
+		}
+	}
+	for i := range objs {
+		o := &objs[i]
+		f := o.First
+		if !objs[f].Destroyed {
+			continue
+		}
+		h := in.Enclosing(int32(i))
+		switch {
+		case h < 0:
+		case !isDestroyed(h):
+			keep(f)
+		default:
+			holders[f] = append(holders[f], objs[h].First)
+		}
+	}
+	// Live objects nested in destroyed copies keep those copies' objects.
+	for i := range objs {
+		if isDestroyed(int32(i)) {
+			continue
+		}
+		for h := in.Enclosing(int32(i)); h >= 0; h = in.Enclosing(h) {
+			if isDestroyed(h) {
+				keep(objs[h].First)
+			}
+		}
+	}
+	in.StringsOfLength(in.MightBeID, func(sv snapshot.StringValue) bool {
+		t, ok := in.Lookup(sv.Value)
+		if !ok || !objs[t].Destroyed {
+			return true
+		}
+		h := in.ObjectAt(sv.Offset)
+		switch {
+		case h < 0:
+		case !isDestroyed(h):
+			keep(t)
+		default:
+			holders[t] = append(holders[t], objs[h].First)
+		}
+		return true
+	})
+	// Propagate: a destroyed object held by a kept one is kept.
+	held := map[int32][]int32{} // holder -> destroyed objects it holds
+	for d, hs := range holders {
+		for _, h := range hs {
+			held[h] = append(held[h], d)
+		}
+	}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		for _, x := range held[d] {
+			keep(x)
+		}
+	}
+	for _, d := range destroyed {
+		if !kept[d] {
+			r.Dropped = append(r.Dropped, d)
+		}
+	}
+	sort.Slice(r.Dropped, func(a, b int) bool { return objs[r.Dropped[a]].Start < objs[r.Dropped[b]].Start })
+}

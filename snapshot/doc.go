@@ -1,0 +1,19 @@
+// Package snapshot reads OpenStack Murano object models into an index of
+// their objects.
+//
+// A model is JSON. An object is a JSON object whose "?" value is a JSON
+// object (the header); its other keys are properties. Ownership is nesting:
+// an object's owner is the nearest enclosing object, plain JSON objects and
+// arrays in between are transparent. A reference is a bare string equal to
+// some object's id. The same id may appear several times as full copies: the
+// first copy in document order is the object. These rules, and the input
+// forms (Murano's envelope {"Objects", "ObjectsCopy", "Attributes"}, an
+// engine task {"model": envelope}, a bare object tree), are those of
+// DESIGN.md section 1 and of Murano's engine (murano/dsl/object_store.py).
+//
+// The reader makes one pass over the bytes and keeps them: every object,
+// header and reference is a byte span of the input, so that a model can be
+// written back with untouched bytes unchanged. It is built for models of a
+// million objects: no allocation per JSON value, ids and type strings are
+// views of the input, paths are rendered only when asked for.
+package snapshot

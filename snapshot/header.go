@@ -1,0 +1,306 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// header holds what the reader takes from an object's "?" value.
+type header struct {
+	start, end   int
+	id           string
+	hasID        bool
+	typeString   string
+	typ          Type
+	destroyed    bool
+	deps         []Dependency
+	classVersion string
+	pkg          string
+}
+
+// unescape decodes a JSON string literal (with its quotes). It is only used
+// for the rare strings that hold escapes; the input has been validated.
+func unescape(quoted []byte) string {
+	var v string
+	if err := json.Unmarshal(quoted, &v); err != nil {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	return v
+}
+
+// headerString reads a string or null at s.pos. ok is false for null.
+func (s *scanner) headerString(what string) (v string, ok bool, err error) {
+	if s.pos < len(s.data) && s.data[s.pos] == 'n' {
+		return "", false, s.literal("null")
+	}
+	if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+		if err := s.value(); err != nil {
+			return "", false, err
+		}
+		return "", false, s.modelErr(what + " must be a string")
+	}
+	start := s.pos
+	n, esc, err := s.string()
+	if err != nil {
+		return "", false, err
+	}
+	if esc {
+		return unescape(s.data[start:s.pos]), true, nil
+	}
+	return s.str(start+1, start+1+int(n)), true, nil
+}
+
+// header reads the "?" value at s.pos into h. Values objgc does not read
+// are validated and skipped; nothing inside a header is a reference.
+func (s *scanner) header(h *header) error {
+	s.inHeader++
+	defer func() { s.inHeader-- }()
+	if err := s.enter(); err != nil {
+		return err
+	}
+	h.start = s.pos
+	s.pos++
+	seg := len(s.path)
+	s.path = append(s.path, 0)
+	var typePath string
+	s.ws()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+	} else {
+		for {
+			ks, ke, _, err := s.key()
+			if err != nil {
+				return err
+			}
+			s.path[seg] = int32(ks - 1)
+			switch s.str(ks, ke) {
+			case "id":
+				id, ok, err := s.headerString("the id")
+				if err != nil {
+					return err
+				}
+				if ok && id == "" {
+					return s.modelErr("the id must be a non-empty string")
+				}
+				h.id, h.hasID = id, ok
+			case "type":
+				t, _, err := s.headerString("the type")
+				if err != nil {
+					return err
+				}
+				h.typeString = t
+				typePath = renderPath(s.data, s.path)
+			case "classVersion":
+				if h.classVersion, _, err = s.headerString("classVersion"); err != nil {
+					return err
+				}
+			case "package":
+				if h.pkg, _, err = s.headerString("package"); err != nil {
+					return err
+				}
+			case "destroyed":
+				switch {
+				case s.pos+4 <= len(s.data) && string(s.data[s.pos:s.pos+4]) == "true":
+					h.destroyed = true
+					s.pos += 4
+				case s.pos+5 <= len(s.data) && string(s.data[s.pos:s.pos+5]) == "false":
+					s.pos += 5
+				case s.pos+4 <= len(s.data) && string(s.data[s.pos:s.pos+4]) == "null":
+					s.pos += 4
+				default:
+					if err := s.value(); err != nil {
+						return err
+					}
+					return s.modelErr("destroyed must be true or false")
+				}
+			case "dependencies":
+				if err := s.dependencies(h); err != nil {
+					return err
+				}
+			default:
+				if err := s.value(); err != nil {
+					return err
+				}
+			}
+			s.ws()
+			if s.pos >= len(s.data) {
+				return s.syntax("unexpected end of input in an object; expected ',' or '}'")
+			}
+			if s.data[s.pos] == ',' {
+				s.pos++
+				s.ws()
+				continue
+			}
+			if s.data[s.pos] == '}' {
+				s.pos++
+				break
+			}
+			return s.syntax(fmt.Sprintf("unexpected %s in an object; expected ',' or '}'", s.describe()))
+		}
+	}
+	s.path = s.path[:seg]
+	s.depth--
+	h.end = s.pos
+	if h.typeString != "" {
+		t, ok := ParseType(h.typeString)
+		if !ok {
+			return &ModelError{File: s.file, Path: typePath, Msg: fmt.Sprintf("type %q does not parse; expected name[/version][@package]", h.typeString)}
+		}
+		h.typ = t
+	}
+	if h.typ.Version == "" {
+		h.typ.Version = h.classVersion
+	}
+	if h.typ.Package == "" {
+		h.typ.Package = h.pkg
+	}
+	return nil
+}
+
+// dependencies reads "dependencies": {"onDestruction": [{"subscriber": ID,
+// "handler": NAME|null}, ...]} (murano/dsl/murano_object.py).
+func (s *scanner) dependencies(h *header) error {
+	if s.pos < len(s.data) && s.data[s.pos] == 'n' {
+		return s.literal("null")
+	}
+	if s.pos >= len(s.data) || s.data[s.pos] != '{' {
+		if err := s.value(); err != nil {
+			return err
+		}
+		return s.modelErr(`dependencies must be a JSON object like {"onDestruction": [...]}`)
+	}
+	return s.objectKeys(func(key string) error {
+		if key != "onDestruction" {
+			return s.value()
+		}
+		if s.pos < len(s.data) && s.data[s.pos] == 'n' {
+			return s.literal("null")
+		}
+		if s.pos >= len(s.data) || s.data[s.pos] != '[' {
+			if err := s.value(); err != nil {
+				return err
+			}
+			return s.modelErr("onDestruction must be an array of {\"subscriber\": ID, \"handler\": NAME or null}")
+		}
+		return s.arrayItems(func() error {
+			if s.pos >= len(s.data) || s.data[s.pos] != '{' {
+				if err := s.value(); err != nil {
+					return err
+				}
+				return s.modelErr("an onDestruction record must be a JSON object {\"subscriber\": ID, \"handler\": NAME or null}")
+			}
+			var d Dependency
+			hasSubscriber := false
+			recordPath := renderPath(s.data, s.path)
+			err := s.objectKeys(func(key string) error {
+				var err error
+				switch key {
+				case "subscriber":
+					d.Subscriber, hasSubscriber, err = s.headerString("the subscriber")
+					if err == nil && !hasSubscriber {
+						err = s.modelErr("the subscriber must be an object id (a string)")
+					}
+					return err
+				case "handler":
+					d.Handler, d.HasHandler, err = s.headerString("the handler")
+					return err
+				}
+				return s.value()
+			})
+			if err != nil {
+				return err
+			}
+			if !hasSubscriber {
+				return &ModelError{File: s.file, Path: recordPath, Msg: "an onDestruction record needs a \"subscriber\" id"}
+			}
+			h.deps = append(h.deps, d)
+			return nil
+		})
+	})
+}
+
+// objectKeys reads a JSON object at s.pos, calling fn with s.pos on each
+// key's value; fn must consume the value.
+func (s *scanner) objectKeys(fn func(key string) error) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	s.pos++
+	seg := len(s.path)
+	s.path = append(s.path, 0)
+	s.ws()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+	} else {
+		for {
+			ks, ke, esc, err := s.key()
+			if err != nil {
+				return err
+			}
+			s.path[seg] = int32(ks - 1)
+			k := s.str(ks, ke)
+			if esc {
+				k = unescape(s.data[ks-1 : ke+1])
+			}
+			if err := fn(k); err != nil {
+				return err
+			}
+			s.ws()
+			if s.pos >= len(s.data) {
+				return s.syntax("unexpected end of input in an object; expected ',' or '}'")
+			}
+			if s.data[s.pos] == ',' {
+				s.pos++
+				s.ws()
+				continue
+			}
+			if s.data[s.pos] == '}' {
+				s.pos++
+				break
+			}
+			return s.syntax(fmt.Sprintf("unexpected %s in an object; expected ',' or '}'", s.describe()))
+		}
+	}
+	s.path = s.path[:seg]
+	s.depth--
+	return nil
+}
+
+// arrayItems reads a JSON array at s.pos, calling fn with s.pos on each
+// item; fn must consume the item.
+func (s *scanner) arrayItems(fn func() error) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	s.pos++
+	s.ws()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+		s.depth--
+		return nil
+	}
+	seg := len(s.path)
+	s.path = append(s.path, -1)
+	for i := int32(0); ; i++ {
+		s.path[seg] = -(i + 1)
+		s.ws()
+		if err := fn(); err != nil {
+			return err
+		}
+		s.ws()
+		if s.pos >= len(s.data) {
+			return s.syntax("unexpected end of input in an array; expected ',' or ']'")
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			s.path = s.path[:seg]
+			s.depth--
+			return nil
+		default:
+			return s.syntax(fmt.Sprintf("unexpected %s in an array; expected ',' or ']'", s.describe()))
+		}
+	}
+}

@@ -1,0 +1,268 @@
+package snapshot
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"sync"
+	"unsafe"
+)
+
+// Document is one input held in memory.
+type Document struct {
+	Name string // the path as given; "-" is shown as <stdin>
+	Data []byte // never modified once read
+
+	sumOnce sync.Once
+	sum     string
+}
+
+// view returns a string sharing Data's memory (Data is never modified).
+func (d *Document) view(start, end int) string {
+	if end <= start {
+		return ""
+	}
+	return unsafe.String(&d.Data[start], end-start)
+}
+
+// SHA256 returns the hex sha256 of Data, computed once on first use.
+func (d *Document) SHA256() string {
+	d.sumOnce.Do(func() {
+		s := sha256.Sum256(d.Data)
+		d.sum = hex.EncodeToString(s[:])
+	})
+	return d.sum
+}
+
+// ReadDocument reads the file name, or stdin when name is "-". Errors name
+// the file and say what was expected: a file that does not exist, a
+// directory, an unreadable file.
+func ReadDocument(name string, stdin io.Reader) (*Document, error) {
+	if name == "-" {
+		if stdin == nil {
+			return nil, errors.New("<stdin>: no standard input")
+		}
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("<stdin>: reading: %w", err)
+		}
+		return &Document{Name: "<stdin>", Data: data}, nil
+	}
+	st, err := os.Stat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: no such file; expected a Murano model (JSON)", name)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", name, err)
+	case st.IsDir():
+		return nil, fmt.Errorf("%s: is a directory; expected a Murano model file (JSON)", name)
+	case st.Size() > MaxSize:
+		return nil, fmt.Errorf("%s: %d bytes; at most %d are supported", name, st.Size(), MaxSize)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &Document{Name: name, Data: data}, nil
+}
+
+// NewDocument wraps data already in memory.
+func NewDocument(name string, data []byte) *Document {
+	return &Document{Name: name, Data: data}
+}
+
+// form is the shape of a document's root.
+type form int
+
+const (
+	formBare     form = iota // an object tree
+	formEnvelope             // {"Objects", "ObjectsCopy", "Attributes"}
+	formTask                 // {"model": envelope, ...}
+)
+
+// parsed is a scanned document with its form and envelope keys.
+type parsed struct {
+	doc      *Document
+	idx      *flatIndex
+	form     form
+	envelope []keySpan // the envelope's keys (root's or model's)
+	envPath  string    // "$" or "$.model"
+}
+
+func parse(doc *Document) (*parsed, error) {
+	idx, err := scan(doc.Name, doc.Data)
+	if err != nil {
+		return nil, err
+	}
+	p := &parsed{doc: doc, idx: idx, envPath: "$"}
+	if idx.rootKind != '{' {
+		return p, nil
+	}
+	if n := len(idx.objects); n > 0 && idx.objects[n-1].encl == -1 && isRoot(doc.Data, idx.objects[n-1].Start) {
+		return p, nil // the root is an object of the model
+	}
+	has := func(keys []keySpan, k string) (keySpan, bool) {
+		for _, ks := range keys {
+			if ks.key == k {
+				return ks, true
+			}
+		}
+		return keySpan{}, false
+	}
+	_, o := has(idx.rootKeys, "Objects")
+	_, oc := has(idx.rootKeys, "ObjectsCopy")
+	_, at := has(idx.rootKeys, "Attributes")
+	switch {
+	case o || oc:
+		p.form, p.envelope = formEnvelope, idx.rootKeys
+	case at:
+		return nil, &ModelError{File: doc.Name, Path: "$", Msg: `an envelope needs "Objects" or "ObjectsCopy" (either may be null); found only "Attributes"`}
+	default:
+		m, ok := has(idx.rootKeys, "model")
+		if !ok || doc.Data[m.start] != '{' {
+			return p, nil // a plain root: a bare tree
+		}
+		_, o = has(idx.taskKeys, "Objects")
+		_, oc = has(idx.taskKeys, "ObjectsCopy")
+		if !o && !oc {
+			return nil, &ModelError{File: doc.Name, Path: "$.model", Msg: `an engine task's model must be an envelope with "Objects" or "ObjectsCopy"`}
+		}
+		p.form, p.envelope, p.envPath = formTask, idx.taskKeys, "$.model"
+	}
+	return p, nil
+}
+
+// isRoot reports whether off is the offset of the document's root value.
+func isRoot(data []byte, off int) bool {
+	return skipWS(data, 0) == off
+}
+
+func (p *parsed) key(k string) (keySpan, bool) {
+	for _, ks := range p.envelope {
+		if ks.key == k {
+			return ks, true
+		}
+	}
+	return keySpan{}, false
+}
+
+// tree builds the index of the tree data[start:end] at path.
+func (p *parsed) tree(path string, start, end int) (*Tree, error) {
+	data := p.doc.Data
+	t := &Tree{Doc: p.doc, Path: path, Start: start, End: end, segs: p.idx.segs}
+	switch data[start] {
+	case 'n':
+		t.Null = true
+		t.finish(0)
+		return t, nil
+	case '{', '[':
+	default:
+		return nil, &ModelError{File: p.doc.Name, Path: path, Msg: "expected an object tree (a JSON object or array) or null"}
+	}
+	objs := p.idx.objects
+	lo := sort.Search(len(objs), func(i int) bool { return objs[i].End > start })
+	hi := sort.Search(len(objs), func(i int) bool { return objs[i].End > end })
+	t.Objects = objs[lo:hi:hi]
+	strs := p.idx.strs
+	slo := sort.Search(len(strs), func(i int) bool { return int(strs[i].off) >= start })
+	shi := sort.Search(len(strs), func(i int) bool { return int(strs[i].off) >= end })
+	t.strs = strs[slo:shi:shi]
+	t.finish(lo)
+	return t, nil
+}
+
+func (p *parsed) bare() (*Tree, error) {
+	start := skipWS(p.doc.Data, 0)
+	return p.tree("$", start, len(p.doc.Data))
+}
+
+func (p *parsed) envelopeTree(k string) (*Tree, bool, error) {
+	ks, ok := p.key(k)
+	if !ok {
+		return nil, false, nil
+	}
+	t, err := p.tree(p.envPath+"."+k, int(ks.start), int(ks.end))
+	return t, true, err
+}
+
+// emptyTree is the tree of a missing key: no objects.
+func emptyTree(doc *Document, path string) *Tree {
+	t := &Tree{Doc: doc, Path: path, Null: true}
+	t.finish(0)
+	return t
+}
+
+// LoadModel reads a model file in Murano's own form, an envelope
+// {"Objects": incoming|null, "ObjectsCopy": snapshot|null, "Attributes":
+// [...]} or an engine task {"model": envelope}, and returns the snapshot
+// (ObjectsCopy) and the incoming model (Objects). A missing ObjectsCopy is
+// an empty snapshot (a first deployment); Objects null means the whole
+// environment is deleted. Errors are *SyntaxError or *ModelError.
+func LoadModel(doc *Document) (snap, incoming *Tree, err error) {
+	p, err := parse(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.form == formBare {
+		return nil, nil, &ModelError{File: doc.Name, Path: "$", Msg: `expected a Murano envelope {"Objects": ..., "ObjectsCopy": ...} or an engine task {"model": ...}; for two bare object trees use --snapshot and --graph`}
+	}
+	return p.pair()
+}
+
+func (p *parsed) pair() (snap, incoming *Tree, err error) {
+	incoming, ok, err := p.envelopeTree("Objects")
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		incoming = emptyTree(p.doc, p.envPath+".Objects")
+	}
+	snap, ok, err = p.envelopeTree("ObjectsCopy")
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		snap = emptyTree(p.doc, p.envPath+".ObjectsCopy")
+	}
+	return snap, incoming, nil
+}
+
+// LoadSnapshot reads the snapshot given with --snapshot: a bare object
+// tree, or from an envelope or task its ObjectsCopy when the key is
+// present, else its Objects.
+func LoadSnapshot(doc *Document) (*Tree, error) {
+	p, err := parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	if p.form == formBare {
+		return p.bare()
+	}
+	if t, ok, err := p.envelopeTree("ObjectsCopy"); ok || err != nil {
+		return t, err
+	}
+	t, _, err := p.envelopeTree("Objects")
+	return t, err
+}
+
+// LoadGraph reads the incoming model given with --graph: a bare object tree,
+// or from an envelope or task its Objects (missing: no objects).
+func LoadGraph(doc *Document) (*Tree, error) {
+	p, err := parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	if p.form == formBare {
+		return p.bare()
+	}
+	t, ok, err := p.envelopeTree("Objects")
+	if !ok && err == nil {
+		t = emptyTree(doc, p.envPath+".Objects")
+	}
+	return t, err
+}

@@ -1,0 +1,447 @@
+package snapshot
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// MaxDepth is the deepest nesting of JSON arrays and objects the reader
+// accepts. Murano models nest a few dozen levels at most; the limit turns
+// hostile input into a clear error instead of unbounded work.
+const MaxDepth = 1000
+
+// MaxSize is the largest input the reader accepts, in bytes: offsets are
+// kept as int32 to keep the index small.
+const MaxSize = 1<<31 - 1
+
+// strFlagEscaped marks, in strVal.n, a string whose raw bytes hold escapes.
+const strFlagEscaped = 1 << 31
+
+// strVal is a string value outside headers: a candidate reference.
+type strVal struct {
+	off int32  // offset of the opening quote
+	n   uint32 // raw length between the quotes, | strFlagEscaped
+}
+
+// keySpan is a key of the document's root object, or of its "model" object.
+type keySpan struct {
+	key        string
+	start, end int32 // the value's byte span
+	null       bool
+}
+
+// flatIndex is what one pass over a document records. Objects are in the
+// order their closing brace appears (owned objects before their owner);
+// strings are in document order.
+type flatIndex struct {
+	objects  []Object
+	strs     []strVal
+	segs     []int32 // path segments: >= 0 key offset, < 0 array index -(i+1)
+	rootKeys []keySpan
+	taskKeys []keySpan // keys of root.model when it is an object
+	rootKind byte      // first byte of the root value
+}
+
+// scanner is a validating recursive-descent JSON reader that records the
+// object model as it goes.
+type scanner struct {
+	file    string
+	data    []byte
+	pos     int
+	depth   int
+	path    []int32
+	pending []int32 // objects whose enclosing object is not yet known
+	idx     flatIndex
+
+	inHeader int  // > 0 while reading a header: nothing is recorded
+	inModel  bool // reading the value of the root's "model" key
+}
+
+// str returns a string that shares data's memory: the input is never
+// modified after it is read, so the view stays valid and costs nothing.
+func (s *scanner) str(start, end int) string {
+	if end <= start {
+		return ""
+	}
+	return unsafe.String(&s.data[start], end-start)
+}
+
+func scan(file string, data []byte) (*flatIndex, error) {
+	if len(data) > MaxSize {
+		return nil, &ModelError{File: file, Path: "$", Msg: fmt.Sprintf("input is %d bytes; at most %d are supported", len(data), MaxSize)}
+	}
+	s := &scanner{file: file, data: data}
+	s.ws()
+	if s.pos >= len(s.data) {
+		return nil, s.syntax("the input is empty; expected a JSON object or array")
+	}
+	s.idx.rootKind = s.data[s.pos]
+	if err := s.value(); err != nil {
+		return nil, err
+	}
+	s.ws()
+	if s.pos < len(s.data) {
+		return nil, s.syntax(fmt.Sprintf("unexpected %s after the top-level value", s.describe()))
+	}
+	return &s.idx, nil
+}
+
+func (s *scanner) ws() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\n', '\t', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) describe() string {
+	if s.pos >= len(s.data) {
+		return "end of input"
+	}
+	c := s.data[s.pos]
+	if c >= 0x20 && c < 0x7f {
+		return fmt.Sprintf("%q", rune(c))
+	}
+	return fmt.Sprintf("byte 0x%02x", c)
+}
+
+func (s *scanner) syntax(msg string) error {
+	line, col := lineCol(s.data, s.pos)
+	return &SyntaxError{File: s.file, Offset: s.pos, Line: line, Column: col, Path: renderPath(s.data, s.path), Msg: msg}
+}
+
+func (s *scanner) modelErr(msg string) error {
+	return &ModelError{File: s.file, Path: renderPath(s.data, s.path), Msg: msg}
+}
+
+// value reads any JSON value at s.pos (after white space) and records
+// objects and string values.
+func (s *scanner) value() error {
+	if s.pos >= len(s.data) {
+		return s.syntax("unexpected end of input; expected a value")
+	}
+	switch c := s.data[s.pos]; c {
+	case '{':
+		return s.object()
+	case '[':
+		return s.array()
+	case '"':
+		start := s.pos
+		n, esc, err := s.string()
+		if err != nil {
+			return err
+		}
+		if s.inHeader > 0 {
+			return nil
+		}
+		if esc {
+			n |= strFlagEscaped
+		}
+		s.idx.strs = append(s.idx.strs, strVal{off: int32(start), n: n})
+		return nil
+	default:
+		return s.scalar()
+	}
+}
+
+// scalar reads a number, true, false or null.
+func (s *scanner) scalar() error {
+	switch s.data[s.pos] {
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.literal("null")
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return s.number()
+	}
+	return s.syntax(fmt.Sprintf("unexpected %s; expected a value", s.describe()))
+}
+
+func (s *scanner) literal(lit string) error {
+	if len(s.data)-s.pos < len(lit) || string(s.data[s.pos:s.pos+len(lit)]) != lit {
+		return s.syntax(fmt.Sprintf("unexpected %s; expected %s", s.describe(), lit))
+	}
+	s.pos += len(lit)
+	return nil
+}
+
+func (s *scanner) digits() int {
+	n := 0
+	for s.pos < len(s.data) && s.data[s.pos] >= '0' && s.data[s.pos] <= '9' {
+		s.pos++
+		n++
+	}
+	return n
+}
+
+func (s *scanner) number() error {
+	if s.data[s.pos] == '-' {
+		s.pos++
+	}
+	if s.pos < len(s.data) && s.data[s.pos] == '0' {
+		s.pos++
+	} else if s.digits() == 0 {
+		return s.syntax(fmt.Sprintf("unexpected %s in a number; expected a digit", s.describe()))
+	}
+	if s.pos < len(s.data) && s.data[s.pos] == '.' {
+		s.pos++
+		if s.digits() == 0 {
+			return s.syntax(fmt.Sprintf("unexpected %s after a decimal point; expected a digit", s.describe()))
+		}
+	}
+	if s.pos < len(s.data) && (s.data[s.pos] == 'e' || s.data[s.pos] == 'E') {
+		s.pos++
+		if s.pos < len(s.data) && (s.data[s.pos] == '+' || s.data[s.pos] == '-') {
+			s.pos++
+		}
+		if s.digits() == 0 {
+			return s.syntax(fmt.Sprintf("unexpected %s in an exponent; expected a digit", s.describe()))
+		}
+	}
+	return nil
+}
+
+// plain[c] is true for bytes that need no attention inside a string.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// string reads a string at s.pos (on its opening quote) and returns the
+// raw length between the quotes and whether it holds escapes.
+func (s *scanner) string() (n uint32, escaped bool, err error) {
+	start := s.pos + 1
+	i := start
+	data := s.data
+	for {
+		for i < len(data) && plain[data[i]] {
+			i++
+		}
+		if i >= len(data) {
+			s.pos = i
+			return 0, false, s.syntax("unexpected end of input in a string; expected '\"'")
+		}
+		switch c := data[i]; {
+		case c == '"':
+			s.pos = i + 1
+			return uint32(i - start), escaped, nil
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(data) {
+				s.pos = i + 1
+				return 0, false, s.syntax("unexpected end of input in a string escape")
+			}
+			switch data[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(data) || !isHex(data[i+2]) || !isHex(data[i+3]) || !isHex(data[i+4]) || !isHex(data[i+5]) {
+					s.pos = i
+					return 0, false, s.syntax(`invalid \u escape in a string; expected four hex digits`)
+				}
+				i += 6
+			default:
+				s.pos = i
+				return 0, false, s.syntax(fmt.Sprintf("invalid escape \\%c in a string", data[i+1]))
+			}
+		default:
+			s.pos = i
+			return 0, false, s.syntax(fmt.Sprintf("control character 0x%02x in a string; it must be escaped", c))
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func (s *scanner) enter() error {
+	s.depth++
+	if s.depth > MaxDepth {
+		return s.modelErr(fmt.Sprintf("nesting deeper than %d levels; a Murano model nests far less", MaxDepth))
+	}
+	return nil
+}
+
+func (s *scanner) array() error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	s.pos++ // '['
+	s.ws()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+		s.depth--
+		return nil
+	}
+	seg := len(s.path)
+	s.path = append(s.path, -1)
+	for i := int32(0); ; i++ {
+		s.path[seg] = -(i + 1)
+		s.ws()
+		if err := s.value(); err != nil {
+			return err
+		}
+		s.ws()
+		if s.pos >= len(s.data) {
+			return s.syntax("unexpected end of input in an array; expected ',' or ']'")
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			s.path = s.path[:seg]
+			s.depth--
+			return nil
+		default:
+			return s.syntax(fmt.Sprintf("unexpected %s in an array; expected ',' or ']'", s.describe()))
+		}
+	}
+}
+
+// key reads an object key and returns its raw span (between the quotes).
+func (s *scanner) key() (start, end int, escaped bool, err error) {
+	if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+		return 0, 0, false, s.syntax(fmt.Sprintf("unexpected %s; expected a string key", s.describe()))
+	}
+	start = s.pos + 1
+	n, esc, err := s.string()
+	if err != nil {
+		return 0, 0, false, err
+	}
+	s.ws()
+	if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+		return 0, 0, false, s.syntax(fmt.Sprintf("unexpected %s after a key; expected ':'", s.describe()))
+	}
+	s.pos++
+	s.ws()
+	return start, start + int(n), esc, nil
+}
+
+func (s *scanner) object() error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	start := s.pos
+	s.pos++ // '{'
+	base := len(s.pending)
+	seg := len(s.path)
+	s.path = append(s.path, 0)
+	var h header
+	hasHeader := false
+	depth := s.depth
+	s.ws()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+	} else {
+		for {
+			ks, ke, kesc, err := s.key()
+			if err != nil {
+				return err
+			}
+			s.path[seg] = int32(ks - 1)
+			if ke-ks == 1 && s.data[ks] == '?' && s.inHeader == 0 {
+				if hasHeader {
+					return s.modelErr(`duplicate "?" key: an object has one header`)
+				}
+				if s.pos >= len(s.data) || s.data[s.pos] != '{' {
+					if s.pos < len(s.data) && s.data[s.pos] != '{' {
+						if err := s.value(); err != nil {
+							return err
+						}
+					}
+					return s.modelErr(`the header must be a JSON object`)
+				}
+				hasHeader = true
+				if err := s.header(&h); err != nil {
+					return err
+				}
+			} else {
+				var keys *[]keySpan
+				switch {
+				case s.inHeader > 0:
+				case depth == 1:
+					keys = &s.idx.rootKeys
+				case depth == 2 && s.inModel:
+					keys = &s.idx.taskKeys
+				}
+				if keys != nil {
+					k := s.noteKey(keys, ks, ke, kesc)
+					s.inModel = depth == 1 && k == "model"
+				}
+				if err := s.value(); err != nil {
+					return err
+				}
+				if keys != nil {
+					ksp := &(*keys)[len(*keys)-1]
+					ksp.end = int32(s.pos)
+					ksp.null = s.data[ksp.start] == 'n'
+					if depth == 1 {
+						s.inModel = false
+					}
+				}
+			}
+			s.ws()
+			if s.pos >= len(s.data) {
+				return s.syntax("unexpected end of input in an object; expected ',' or '}'")
+			}
+			if s.data[s.pos] == ',' {
+				s.pos++
+				s.ws()
+				continue
+			}
+			if s.data[s.pos] == '}' {
+				s.pos++
+				break
+			}
+			return s.syntax(fmt.Sprintf("unexpected %s in an object; expected ',' or '}'", s.describe()))
+		}
+	}
+	s.path = s.path[:seg]
+	s.depth--
+	if !hasHeader {
+		return nil
+	}
+	i := int32(len(s.idx.objects))
+	segLo := int32(len(s.idx.segs))
+	s.idx.segs = append(s.idx.segs, s.path...)
+	s.idx.objects = append(s.idx.objects, Object{
+		ID:           h.id,
+		HasID:        h.hasID,
+		Type:         h.typ,
+		TypeString:   h.typeString,
+		Destroyed:    h.destroyed,
+		Dependencies: h.deps,
+		Start:        start,
+		End:          s.pos,
+		HeaderStart:  h.start,
+		HeaderEnd:    h.end,
+		encl:         -1,
+		segLo:        segLo,
+		segHi:        int32(len(s.idx.segs)),
+	})
+	for _, c := range s.pending[base:] {
+		s.idx.objects[c].encl = i
+	}
+	s.pending = append(s.pending[:base], i)
+	return nil
+}
+
+// Root keys (and those of an engine task's "model") are recorded so that
+// the input form can be told without a second pass.
+func (s *scanner) noteKey(keys *[]keySpan, ks, ke int, esc bool) string {
+	k := s.str(ks, ke)
+	if esc {
+		k = unescape(s.data[ks-1 : ke+1])
+	}
+	*keys = append(*keys, keySpan{key: k, start: int32(s.pos)})
+	return k
+}

@@ -1,0 +1,285 @@
+package snapshot
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"sort"
+)
+
+// Dependency is one onDestruction record of a publisher's header: the
+// subscriber depends on the publisher (DESIGN.md section 1, Murano's
+// dependency-driven destruction spec). HasHandler is false for a null or
+// missing handler: such a record orders destruction without notifying.
+type Dependency struct {
+	Subscriber string
+	Handler    string
+	HasHandler bool
+}
+
+// Object is one full copy of an object in a tree. Offsets are byte offsets
+// into the tree's Document.Data.
+type Object struct {
+	ID         string // empty when HasID is false
+	HasID      bool   // false: an id-less object, never tracked nor destroyed
+	Type       Type   // zero Name when the header has no type
+	TypeString string // the header's type as written
+	Destroyed  bool   // the header says "destroyed": true
+
+	// Dependencies are the onDestruction records of this copy; on the
+	// object itself (First == its index) the records of all its copies,
+	// each (subscriber, handler) once, in document order.
+	Dependencies []Dependency
+
+	Start, End             int // the object's JSON value: data[Start:End]
+	HeaderStart, HeaderEnd int // the "?" value
+
+	// Owner is the index in Tree.Objects of the owner (the nearest
+	// enclosing object, taken as its first copy), or -1 at the top.
+	Owner int32
+	// First is the index of the first copy of this id in document order
+	// (the object itself); the object's own index for id-less objects.
+	First int32
+
+	encl         int32 // the nearest enclosing copy, -1 at the top
+	segLo, segHi int32 // path segments from the document root
+}
+
+// Duplicate is a later full copy of an object.
+type Duplicate struct {
+	First, Copy int32 // indexes in Tree.Objects
+	Differs     bool  // the copies' contents differ (a warning, not an error)
+}
+
+// Tree is the index of one object tree (a snapshot or an incoming model)
+// inside a document.
+type Tree struct {
+	Doc  *Document
+	Path string // JSON path of the tree's root in Doc, "$" for a bare tree
+	Null bool   // the tree is JSON null: no objects (Objects: null)
+
+	Start, End int // the tree's JSON value: Doc.Data[Start:End]
+
+	// Objects holds every full copy in the order their closing braces
+	// appear: owned objects before their owner. Sort by Start for document
+	// order.
+	Objects []Object
+
+	// IDless lists the id-less objects in document order.
+	IDless []int32
+	// Duplicates lists later copies of ids in document order.
+	Duplicates []Duplicate
+
+	strs  []strVal
+	segs  []int32
+	byID  map[string]int32
+	idLen [256]bool // lengths of ids shorter than 256 bytes
+	long  bool      // some id is 256 bytes or longer
+}
+
+// Lookup returns the index of the object with id (its first copy).
+func (t *Tree) Lookup(id string) (int32, bool) {
+	i, ok := t.byID[id]
+	return i, ok
+}
+
+// Len returns the number of distinct ids in the tree.
+func (t *Tree) Len() int { return len(t.byID) }
+
+// MightBeID is a cheap filter: false means no object of t has an id of
+// length n.
+func (t *Tree) MightBeID(n int) bool {
+	if n < len(t.idLen) {
+		return t.idLen[n]
+	}
+	return t.long
+}
+
+// StringValue is a string value of a tree outside headers: a reference when
+// it equals an object's id.
+type StringValue struct {
+	Offset int    // offset of the opening quote in Doc.Data
+	Value  string // decoded value
+}
+
+// Strings calls yield for every string value of the tree outside headers,
+// in document order, until yield returns false. Values share Doc.Data.
+func (t *Tree) Strings(yield func(StringValue) bool) {
+	data := t.Doc.Data
+	for _, sv := range t.strs {
+		off := int(sv.off)
+		n := int(sv.n &^ strFlagEscaped)
+		var v string
+		if sv.n&strFlagEscaped != 0 {
+			v = unescape(data[off : off+n+2])
+		} else {
+			v = t.Doc.view(off+1, off+1+n)
+		}
+		if !yield(StringValue{Offset: off, Value: v}) {
+			return
+		}
+	}
+}
+
+// StringsOfLength is Strings restricted to raw lengths accepted by keep, so
+// that most values are never turned into strings. Escaped strings are
+// always passed on.
+func (t *Tree) StringsOfLength(keep func(n int) bool, yield func(StringValue) bool) {
+	data := t.Doc.Data
+	for _, sv := range t.strs {
+		off := int(sv.off)
+		n := int(sv.n &^ strFlagEscaped)
+		var v string
+		if sv.n&strFlagEscaped != 0 {
+			v = unescape(data[off : off+n+2])
+			if !keep(len(v)) {
+				continue
+			}
+		} else {
+			if !keep(n) {
+				continue
+			}
+			v = t.Doc.view(off+1, off+1+n)
+		}
+		if !yield(StringValue{Offset: off, Value: v}) {
+			return
+		}
+	}
+}
+
+// Enclosing returns the index of the copy that syntactically encloses copy
+// i (not resolved to a first copy), or -1 at the top of the tree.
+func (t *Tree) Enclosing(i int32) int32 { return t.Objects[i].encl }
+
+// ObjectAt returns the innermost copy whose span holds offset off, or -1.
+func (t *Tree) ObjectAt(off int) int32 {
+	// Objects are in closing order, so End is increasing.
+	i := sort.Search(len(t.Objects), func(i int) bool { return t.Objects[i].End > off })
+	for j := int32(i); j >= 0 && int(j) < len(t.Objects); j = t.Objects[j].encl {
+		if t.Objects[j].Start <= off {
+			return j
+		}
+	}
+	return -1
+}
+
+// ObjectPath returns the JSON path of copy i, e.g.
+// $.applications[2].instance.
+func (t *Tree) ObjectPath(i int32) string {
+	o := &t.Objects[i]
+	return renderPath(t.Doc.Data, t.segs[o.segLo:o.segHi])
+}
+
+// PathAt returns the JSON path of the value that starts at offset off
+// inside the tree.
+func (t *Tree) PathAt(off int) string {
+	obj := t.ObjectAt(off)
+	base, from, to := t.Path, t.Start, t.End
+	if obj >= 0 {
+		base, from, to = t.ObjectPath(obj), t.Objects[obj].Start, t.Objects[obj].End
+		if off == from {
+			return base
+		}
+	}
+	return base + descend(t.Doc.Data, from, to, off)
+}
+
+// finish builds the id index, resolves first copies and owners, merges the
+// dependencies of copies and finds id-less objects.
+func (t *Tree) finish(lo int) {
+	objs := t.Objects
+	n := int32(len(objs))
+	t.byID = make(map[string]int32, len(objs))
+	for i := range objs {
+		o := &objs[i]
+		if o.encl >= 0 {
+			o.encl -= int32(lo)
+			if o.encl < 0 || o.encl >= n {
+				o.encl = -1
+			}
+		}
+		o.First = int32(i)
+		if !o.HasID {
+			continue
+		}
+		if l := len(o.ID); l < len(t.idLen) {
+			t.idLen[l] = true
+		} else {
+			t.long = true
+		}
+		if f, ok := t.byID[o.ID]; ok {
+			if objs[f].Start > o.Start { // an earlier copy encloses a later one
+				t.byID[o.ID] = int32(i)
+			}
+			continue
+		}
+		t.byID[o.ID] = int32(i)
+	}
+	var dups []int32
+	for i := range objs {
+		o := &objs[i]
+		if !o.HasID {
+			t.IDless = append(t.IDless, int32(i))
+			continue
+		}
+		if f := t.byID[o.ID]; f != int32(i) {
+			o.First = f
+			dups = append(dups, int32(i))
+		}
+	}
+	for i := range objs {
+		o := &objs[i]
+		o.Owner = -1
+		if o.encl >= 0 {
+			o.Owner = objs[o.encl].First
+		}
+	}
+	sortByStart(objs, t.IDless)
+	sortByStart(objs, dups)
+	for _, c := range dups {
+		f := objs[c].First
+		d := Duplicate{First: f, Copy: c}
+		d.Differs = !sameJSON(t.Doc.Data[objs[f].Start:objs[f].End], t.Doc.Data[objs[c].Start:objs[c].End])
+		t.Duplicates = append(t.Duplicates, d)
+		objs[f].Dependencies = mergeDependencies(objs[f].Dependencies, objs[c].Dependencies)
+	}
+	for i := range objs {
+		if o := &objs[i]; o.First == int32(i) && len(o.Dependencies) > 1 {
+			o.Dependencies = mergeDependencies(o.Dependencies[:0:0], o.Dependencies)
+		}
+	}
+}
+
+func sortByStart(objs []Object, idx []int32) {
+	sort.Slice(idx, func(a, b int) bool { return objs[idx[a]].Start < objs[idx[b]].Start })
+}
+
+// mergeDependencies appends to dst the records of add that dst lacks: a
+// subscriber that subscribes several times with one handler is notified
+// once (Murano's spec: "A may establish more than 1 destruction dependency
+// on B and still be notified just once").
+func mergeDependencies(dst, add []Dependency) []Dependency {
+next:
+	for _, d := range add {
+		for _, e := range dst {
+			if e == d {
+				continue next
+			}
+		}
+		dst = append(dst, d)
+	}
+	return dst
+}
+
+// sameJSON reports whether a and b hold the same JSON value, ignoring
+// white space and key order.
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
