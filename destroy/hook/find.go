@@ -1,0 +1,200 @@
+package hook
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// ErrNotExecutable is reported (in [Found.Err], and wrapped by the
+// [*HookError] that [Run] returns) for a hook that is a regular file
+// without any execute permission bit.
+var ErrNotExecutable = errors.New("not executable")
+
+// A Source is one place to look for hooks: the hook of class C for an event
+// is the file <Dir>/<C>/<event>.
+//
+// A Source with PackageDir set is a package's hooks folder: Dir is then
+// normally <PackageDir>/hooks (see [PackageSource]) and a hook found there
+// runs with PackageDir as its working directory and OBJGC_PACKAGE_DIR.
+type Source struct {
+	Dir        string
+	PackageDir string
+}
+
+// PackageSource returns the Source for the hooks shipped by the package
+// unpacked in dir: <dir>/hooks/<C>/<event> (DESIGN 4).
+func PackageSource(dir string) Source {
+	return Source{Dir: filepath.Join(dir, "hooks"), PackageDir: dir}
+}
+
+// DirSources returns one Source per hooks dir (--hooks-dir, config
+// hooks.dirs, OBJGC_HOOKS_DIR), in the given order. Empty entries, as an
+// OBJGC_HOOKS_DIR of "a::b" yields, are skipped: they do not mean the
+// current directory.
+func DirSources(dirs []string) []Source {
+	var s []Source
+	for _, d := range dirs {
+		if d != "" {
+			s = append(s, Source{Dir: d})
+		}
+	}
+	return s
+}
+
+// A SourceFunc returns, for one class of the hierarchy, the sources to
+// search in order.
+type SourceFunc func(class string) []Source
+
+// Sources returns the SourceFunc of DESIGN 4: for class C, every hooks dir
+// in order, then the package that defines C when packageDirs maps C to the
+// package's unpacked directory in the package cache. packageDirs may be nil.
+func Sources(dirs []string, packageDirs map[string]string) SourceFunc {
+	base := DirSources(dirs)
+	return func(class string) []Source {
+		s := base[:len(base):len(base)]
+		if p := packageDirs[class]; p != "" {
+			s = append(s, PackageSource(p))
+		}
+		return s
+	}
+}
+
+// Found is one hook file found by [Find] or [FindSources].
+type Found struct {
+	// Path is the hook's cleaned absolute path.
+	Path string
+	// Class is the class whose hook this is (OBJGC_CLASS).
+	Class string
+	// Event is the event looked up: "destroy" or a handler's name.
+	Event string
+	// Source is where the hook was found; Source.PackageDir is non-empty
+	// when the hook comes from a package.
+	Source Source
+	// Err is nil when the hook can run. Otherwise the file exists but
+	// cannot run: ErrNotExecutable for a regular file without execute
+	// permission, or the error from stat(2) (permission denied on the
+	// way, say). Such a hook is still returned, so that running it fails
+	// clearly instead of being silently skipped.
+	Err error
+}
+
+// WorkDir is the working directory the hook runs in (DESIGN 4): the package
+// directory when the hook comes from a package, else the hook's directory.
+func (f Found) WorkDir() string {
+	if f.Source.PackageDir != "" {
+		return f.Source.PackageDir
+	}
+	return filepath.Dir(f.Path)
+}
+
+// Find returns the hooks for event of an object whose class hierarchy is
+// classes (the object's class, then its ancestors in breadth-first order, as
+// the caller resolved them), looking in the hooks dirs in order: for each
+// class in turn, <dir>/<class>/<event> in each dir. See [FindSources] for
+// the rules; Find(dirs, classes, event) is FindSources(classes, event,
+// Sources(dirs, nil)).
+func Find(dirs []string, classes []string, event string) []Found {
+	return FindSources(classes, event, Sources(dirs, nil))
+}
+
+// FindFirst returns the handler hook for event: the first hook [Find] would
+// return, and false when there is none.
+func FindFirst(dirs []string, classes []string, event string) (Found, bool) {
+	return FindFirstSource(classes, event, Sources(dirs, nil))
+}
+
+// FindSources returns every hook for event, for each class of classes in
+// order and, within a class, each source of sources(class) in order. Destroy
+// hooks run in exactly this order (DESIGN 4).
+//
+// A hook is a regular file (symbolic links are followed); a directory or
+// any other kind of file at the path is not a hook and is skipped. A
+// regular file without execute permission is returned with Err set.
+// Each hook is returned once, for the first class it is found for: paths
+// are compared cleaned and absolute, so a dir given twice, or reached as
+// both a hooks dir and a package, yields its hooks once. Hooks reached
+// through different paths (a symbolic link to another hook) are different
+// hooks.
+//
+// A class or event that is not a single path component ("", ".", "..", or
+// containing "/" or NUL) has no hook: class and handler names come from the
+// object model and must not reach outside the hooks dirs.
+func FindSources(classes []string, event string, sources SourceFunc) []Found {
+	var found []Found
+	seen := make(map[string]bool)
+	lookup(classes, event, sources, func(f Found) bool {
+		if !seen[f.Path] {
+			seen[f.Path] = true
+			found = append(found, f)
+		}
+		return true
+	})
+	return found
+}
+
+// FindFirstSource returns the first hook [FindSources] would return, and
+// false when there is none. Handler hooks are looked up this way.
+func FindFirstSource(classes []string, event string, sources SourceFunc) (Found, bool) {
+	var first Found
+	ok := false
+	lookup(classes, event, sources, func(f Found) bool {
+		first, ok = f, true
+		return false
+	})
+	return first, ok
+}
+
+func lookup(classes []string, event string, sources SourceFunc, yield func(Found) bool) {
+	if !isComponent(event) || sources == nil {
+		return
+	}
+	for _, class := range classes {
+		if !isComponent(class) {
+			continue
+		}
+		for _, src := range sources(class) {
+			if src.Dir == "" {
+				continue
+			}
+			f, ok := stat(src, class, event)
+			if ok && !yield(f) {
+				return
+			}
+		}
+	}
+}
+
+func stat(src Source, class, event string) (Found, bool) {
+	path := filepath.Join(src.Dir, class, event)
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	f := Found{Path: path, Class: class, Event: event, Source: src}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
+		return f, false
+	case err != nil:
+		f.Err = err
+	case !fi.Mode().IsRegular():
+		return f, false
+	case fi.Mode().Perm()&0o111 == 0:
+		f.Err = fmt.Errorf("%s: %w (mode %v)", path, ErrNotExecutable, fi.Mode().Perm())
+	}
+	return f, true
+}
+
+// isComponent reports whether s is usable as one path component.
+func isComponent(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\x00")
+}
+
+// isNotDir reports ENOTDIR: <dir>/<class> exists but is a file.
+func isNotDir(err error) bool {
+	return errors.Is(err, syscall.ENOTDIR)
+}

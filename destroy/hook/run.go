@@ -1,0 +1,314 @@
+package hook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for the zero values of [Invocation]'s limits.
+const (
+	DefaultTimeout   = 10 * time.Minute // --hook-timeout
+	DefaultGrace     = 10 * time.Second // SIGTERM to SIGKILL
+	DefaultMaxStdout = 16 << 20         // bytes
+)
+
+// Event values of OBJGC_EVENT.
+const (
+	EventDestroy = "destroy"
+	EventNotify  = "notify"
+)
+
+// An Invocation is one run of one hook (DESIGN 4).
+type Invocation struct {
+	// Hook is the hook's path (Found.Path). A relative path is made
+	// absolute against objgc's working directory, never looked up in
+	// PATH.
+	Hook string
+	// Event is argv[1]: "destroy", or the handler's name for a
+	// notification. Empty means Handler when that is set, else "destroy".
+	Event string
+	// ObjectID is argv[2] and OBJGC_OBJECT_ID: the doomed object's id.
+	ObjectID string
+	// ObjectType is OBJGC_OBJECT_TYPE, the object's type string as in the
+	// snapshot (name/version@package).
+	ObjectType string
+	// Class is OBJGC_CLASS: the class whose hook this is (Found.Class),
+	// the object's class or one of its ancestors.
+	Class string
+	// Handler is OBJGC_HANDLER. A non-empty Handler makes this a
+	// notification: OBJGC_EVENT is "notify" and stdout may hold a patch.
+	Handler string
+	// SubscriberID is OBJGC_SUBSCRIBER_ID: the subscriber whose handler
+	// runs, for notifications.
+	SubscriberID string
+	// Group is OBJGC_GROUP: the index of the object's group.
+	Group int
+	// PackageDir is OBJGC_PACKAGE_DIR: the package the hook comes from
+	// (Found.Source.PackageDir), or empty.
+	PackageDir string
+	// Doomed is OBJGC_DOOMED: the path of a file listing every doomed id,
+	// one a line.
+	Doomed string
+	// Dir is the working directory. Empty means PackageDir when set, else
+	// the hook's directory (Found.WorkDir).
+	Dir string
+	// Stdin is the JSON document written to the hook's stdin (see
+	// [Document]); nil gives the hook an empty stdin.
+	Stdin []byte
+	// Env is the base environment, objgc's own (os.Environ()); the
+	// OBJGC_* variables above are added to it and replace any of the
+	// same name. A nil Env gives the hook only the OBJGC_* variables.
+	Env []string
+	// Timeout bounds the hook's run; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Grace is how long the hook's process group has between SIGTERM and
+	// SIGKILL; 0 means DefaultGrace. It also bounds how long Run waits
+	// for processes the hook left behind that still hold its stdout or
+	// stderr.
+	Grace time.Duration
+	// MaxStdout bounds stdout in bytes; 0 means DefaultMaxStdout. More is
+	// a failure.
+	MaxStdout int64
+	// Stderr, when set, receives each line the hook writes to stderr,
+	// without its line ending (a line longer than 64 KiB arrives in
+	// pieces). Calls come one at a time, from another goroutine, and all
+	// happen before Run returns.
+	Stderr func(line string)
+}
+
+func (inv *Invocation) event() string {
+	switch {
+	case inv.Event != "":
+		return inv.Event
+	case inv.Handler != "":
+		return inv.Handler
+	}
+	return EventDestroy
+}
+
+func (inv *Invocation) env() []string {
+	kind := EventDestroy
+	if inv.Handler != "" {
+		kind = EventNotify
+	}
+	return append(slices.Clip(inv.Env),
+		"OBJGC_EVENT="+kind,
+		"OBJGC_OBJECT_ID="+inv.ObjectID,
+		"OBJGC_OBJECT_TYPE="+inv.ObjectType,
+		"OBJGC_CLASS="+inv.Class,
+		"OBJGC_HANDLER="+inv.Handler,
+		"OBJGC_SUBSCRIBER_ID="+inv.SubscriberID,
+		"OBJGC_GROUP="+strconv.Itoa(inv.Group),
+		"OBJGC_PACKAGE_DIR="+inv.PackageDir,
+		"OBJGC_DOOMED="+inv.Doomed,
+	)
+}
+
+// Result is what a hook run produced. Run returns it also on failure, for
+// the report.
+type Result struct {
+	// Stdout is what the hook wrote to stdout, at most MaxStdout bytes.
+	Stdout []byte
+	// Output is the JSON object on stdout without surrounding
+	// whitespace, nil when stdout was empty.
+	Output json.RawMessage
+	// Patch is the "patch" member of Output: an RFC 7386 JSON Merge
+	// Patch (a JSON object) for the subscriber, see [MergePatch]. Only
+	// notifications have one; nil when absent or null.
+	Patch json.RawMessage
+	// ExitCode is the exit status, -1 when the hook did not exit
+	// normally.
+	ExitCode int
+	// StderrTail is the last 4 KiB of stderr, from a line start.
+	StderrTail string
+	// Duration is the wall time from start to the end of the hook's
+	// process group's output.
+	Duration time.Duration
+	// Pid is the hook's process id, which is also its process group id;
+	// 0 when it did not start.
+	Pid int
+}
+
+// Run runs one hook the way DESIGN 4 says, and waits for it.
+//
+// There is no shell: argv is [hook, event, object-id], the environment is
+// inv.Env plus the OBJGC_* variables, stdin is inv.Stdin. The hook runs in
+// a process group of its own (setpgid(2)), so that signals reach everything
+// it started. Exit status 0 with stdout empty or exactly one JSON object is
+// success; anything else is a *HookError, returned with a non-nil Result.
+//
+// Stopping a hook: when inv.Timeout expires or ctx is done, the hook's
+// process group gets SIGTERM, then SIGKILL inv.Grace later if any of it is
+// still there; Run returns once the group has exited or been killed (a
+// process that left the group with setsid(2) and holds the hook's output
+// is cut off at the same time). The caller's signal handling picks between
+// the two ways DESIGN 5 asks for: to let running hooks finish (first
+// SIGINT), stop starting new ones and keep ctx alive; to kill them (second
+// SIGINT), cancel ctx. A timeout is reported with TimedOut and wraps
+// context.DeadlineExceeded; an interruption wraps ctx's error
+// (context.Canceled), so errors.Is tells the two apart.
+//
+// Processes the hook leaves behind are its own business, unless they keep
+// its stdout or stderr open: Run waits inv.Grace for them after the hook
+// exits, then kills the process group and fails the hook.
+func Run(ctx context.Context, inv Invocation) (*Result, error) {
+	if inv.Timeout <= 0 {
+		inv.Timeout = DefaultTimeout
+	}
+	if inv.Grace <= 0 {
+		inv.Grace = DefaultGrace
+	}
+	if inv.MaxStdout <= 0 {
+		inv.MaxStdout = DefaultMaxStdout
+	}
+	path := inv.Hook
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	res := &Result{ExitCode: -1}
+	fail := func(he *HookError) (*Result, error) {
+		he.Hook, he.Event, he.ObjectID = path, inv.event(), inv.ObjectID
+		he.ExitCode = res.ExitCode
+		he.StderrTail = res.StderrTail
+		return res, he
+	}
+
+	if err := ctx.Err(); err != nil {
+		return fail(&HookError{Reason: "not started: " + err.Error(), Err: err})
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(&HookError{Reason: "not found", Err: err})
+	case err != nil:
+		return fail(&HookError{Reason: "cannot start: " + err.Error(), Err: err})
+	case !fi.Mode().IsRegular():
+		return fail(&HookError{Reason: "not a regular file", Err: fmt.Errorf("%s: mode %v", path, fi.Mode())})
+	case fi.Mode().Perm()&0o111 == 0:
+		return fail(&HookError{Reason: "not executable", Err: ErrNotExecutable})
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, inv.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, path, inv.event(), inv.ObjectID)
+	cmd.Dir = inv.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = Found{Path: path, Source: Source{PackageDir: inv.PackageDir}}.WorkDir()
+	}
+	cmd.Env = inv.env()
+	if len(inv.Stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(inv.Stdin)
+	}
+	stdout := &limitedBuffer{max: inv.MaxStdout}
+	stderr := &lineWriter{fn: inv.Stderr}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	setProcessGroup(cmd)
+
+	var terminated, killed atomic.Bool
+	killedCh := make(chan struct{})
+	cmd.Cancel = func() error {
+		terminated.Store(true)
+		return terminateGroup(cmd.Process.Pid)
+	}
+	// os/exec's own WaitDelay backstop SIGKILLs only the hook's process
+	// and closes the pipes; the goroutine below kills the whole group.
+	cmd.WaitDelay = inv.Grace
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		reason := "cannot start: " + err.Error()
+		if errors.Is(err, fs.ErrPermission) {
+			reason = "not executable: " + err.Error()
+		}
+		return fail(&HookError{Reason: reason, Err: err})
+	}
+	pgid := cmd.Process.Pid
+	res.Pid = pgid
+
+	stop := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-stop:
+			return
+		case <-runCtx.Done():
+		}
+		t := time.NewTimer(inv.Grace)
+		defer t.Stop()
+		select {
+		case <-stop:
+		case <-t.C:
+			killed.Store(true)
+			_ = killGroup(pgid)
+			close(killedCh)
+		}
+	}()
+
+	waitErr := cmd.Wait()
+	if terminated.Load() {
+		// The hook is gone, but members of its group that ignore
+		// SIGTERM may not be: they get until the grace period ends.
+	waitGroup:
+		for groupAlive(pgid) {
+			select {
+			case <-killedCh:
+				break waitGroup
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	close(stop)
+	<-stopped
+	res.Duration = time.Since(start)
+	stderr.flush()
+	res.StderrTail = stderr.Tail()
+	res.Stdout = stdout.buf.Bytes()
+
+	signal := ""
+	if ps := cmd.ProcessState; ps != nil {
+		res.ExitCode = ps.ExitCode()
+		signal = exitSignal(ps)
+	}
+
+	switch {
+	case terminated.Load():
+		how := "process group terminated"
+		if killed.Load() {
+			how = "process group killed"
+		}
+		if err := ctx.Err(); err != nil {
+			return fail(&HookError{Signal: signal, Reason: "interrupted (" + err.Error() + "), " + how, Err: err})
+		}
+		return fail(&HookError{Signal: signal, TimedOut: true,
+			Reason: fmt.Sprintf("timed out after %v, %s", inv.Timeout, how), Err: context.DeadlineExceeded})
+	case signal != "":
+		return fail(&HookError{Signal: signal, Reason: "killed by signal " + signal, Err: waitErr})
+	case res.ExitCode != 0 && waitErr != nil:
+		return fail(&HookError{Reason: waitErr.Error(), Err: waitErr})
+	case errors.Is(waitErr, exec.ErrWaitDelay):
+		_ = killGroup(pgid)
+		return fail(&HookError{Reason: fmt.Sprintf("exited, but processes it started kept its stdout or stderr open %v later; process group killed", inv.Grace), Err: waitErr})
+	case waitErr != nil:
+		return fail(&HookError{Reason: waitErr.Error(), Err: waitErr})
+	case stdout.overflow():
+		return fail(&HookError{Reason: fmt.Sprintf("stdout is larger than %d bytes", inv.MaxStdout)})
+	}
+	obj, patch, reason, err := parseStdout(res.Stdout, inv.Handler != "")
+	if err != nil {
+		return fail(&HookError{Reason: reason, Err: err})
+	}
+	res.Output, res.Patch = obj, patch
+	return res, nil
+}
