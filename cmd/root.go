@@ -79,6 +79,7 @@ writes the model back.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	addGlobalFlags(root)
 	root.AddCommand(
+		newPlanCmd(streams),
 		newVersionCmd(build, streams),
 	)
 	root.SetHelpTemplate(root.HelpTemplate() + "\n" + exitStatusHelp)

@@ -159,12 +159,18 @@ func NewPlan(d *diff.Result) *Plan {
 			pl.Reasons = append(pl.Reasons, Reason{Code: ReasonTopLevel})
 		}
 		ignored := ord.Ignored[int32(n)]
-		for _, w := range nodes[n].Subscribers {
+		var seen []int32
+		for _, dep := range o.Dependencies {
+			j, ok := snap.Lookup(dep.Subscriber)
+			if !ok || !d.IsDoomed(j) || j == i || contains(seen, j) {
+				continue
+			}
+			seen = append(seen, j)
 			code := ReasonSubscriber
-			if contains(ignored, w) {
+			if contains(ignored, nodeOf[j]) {
 				code = ReasonCycle
 			}
-			pl.Reasons = append(pl.Reasons, Reason{Code: code, ID: snap.Objects[d.Doomed[w]].ID})
+			pl.Reasons = append(pl.Reasons, Reason{Code: code, ID: dep.Subscriber})
 		}
 	}
 	for g := len(ord.Groups) - 1; g >= 0; g-- {

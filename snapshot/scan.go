@@ -375,7 +375,9 @@ func (s *scanner) object() error {
 				}
 				if keys != nil {
 					k := s.noteKey(keys, ks, ke, kesc)
-					s.inModel = depth == 1 && k == "model"
+					if depth == 1 {
+						s.inModel = k == "model"
+					}
 				}
 				if err := s.value(); err != nil {
 					return err

@@ -1,0 +1,206 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/snapshot"
+)
+
+type planOptions struct {
+	Model            string
+	Snapshot         string `mapstructure:"snapshot"`
+	Graph            string `mapstructure:"graph"`
+	Format           string `mapstructure:"format"`
+	Out              string `mapstructure:"out"`
+	DetailedExitcode bool   `mapstructure:"detailed-exitcode"`
+	OnDangling       string `mapstructure:"on-dangling"`
+	NoColor          bool   `mapstructure:"no-color"`
+	HooksDirs        []string
+}
+
+func newPlanCmd(streams *IO) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "plan [MODEL]",
+		Short: "Show what would be destroyed, in which order, without running hooks",
+		Long: `plan compares the snapshot of the previous deployment with the incoming model
+and prints the objects removed offline in the order objgc apply would destroy
+them: groups deepest first (owned objects before owners, a publisher before its
+subscribers), the notifications that run before any destroy, the hooks found,
+and warnings. It runs no hooks.
+
+MODEL is a Murano envelope {"Objects", "ObjectsCopy", "Attributes"} or an
+engine task {"model": ...}; or give two files with --snapshot and --graph,
+each a bare object tree or an envelope. "-" reads standard input.`,
+		Example: `  objgc plan testdata/models/wordpress-app-removed.json
+  objgc plan --snapshot before.json --graph after.json --format json
+  objgc plan model.json --out plan.json --detailed-exitcode`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			v, err := newConfig(c)
+			if err != nil {
+				return err
+			}
+			var opts planOptions
+			if err := v.Unmarshal(&opts); err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				opts.Model = args[0]
+			}
+			opts.HooksDirs = listSetting(v, "hooks.dirs")
+			return runPlan(c.Context(), streams, opts)
+		},
+	}
+	f := c.Flags()
+	addInputFlags(c)
+	f.String("format", "text", "output format: text, json or dot")
+	f.String("out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
+	f.Bool("detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not")
+	f.String("on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
+	f.StringArray("hooks-dir", nil, "look for hooks in `DIR`/<Class>/<event> (repeatable)")
+	c.SetHelpTemplate(c.HelpTemplate() + "\n" + exitStatusHelp)
+	return c
+}
+
+func addInputFlags(c *cobra.Command) {
+	c.Flags().String("snapshot", "", "the previous deployment's model `FILE` (bare tree or envelope)")
+	c.Flags().String("graph", "", "the incoming model `FILE` (bare tree or envelope)")
+}
+
+// listSetting returns a list setting given as a list (flags, config file)
+// or as one string with path-list separators (environment variable).
+func listSetting(v *viper.Viper, key string) []string {
+	switch x := v.Get(key).(type) {
+	case string:
+		return splitList([]string{x})
+	case []string:
+		return splitList(x)
+	case []any:
+		var s []string
+		for _, e := range x {
+			s = append(s, fmt.Sprint(e))
+		}
+		return splitList(s)
+	}
+	return nil
+}
+
+// inputs is what plan and apply read.
+type inputs struct {
+	Model, SnapshotFile, GraphFile *snapshot.Document
+	Snapshot, Incoming             *snapshot.Tree
+}
+
+// docs returns the documents read, in the order they were named.
+func (in *inputs) docs() []*snapshot.Document {
+	if in.Model != nil {
+		return []*snapshot.Document{in.Model}
+	}
+	return []*snapshot.Document{in.SnapshotFile, in.GraphFile}
+}
+
+// loadInputs reads MODEL, or --snapshot and --graph in parallel (each is a
+// pass over its bytes, and there are two cores to spare).
+func loadInputs(streams *IO, model, snapFile, graphFile string) (*inputs, error) {
+	switch {
+	case model != "" && (snapFile != "" || graphFile != ""):
+		return nil, usageErrorf("give MODEL or --snapshot and --graph, not both")
+	case model == "" && (snapFile == "") != (graphFile == ""):
+		return nil, usageErrorf("--snapshot and --graph go together")
+	case model == "" && snapFile == "":
+		return nil, usageErrorf("no model given: objgc plan MODEL, or --snapshot FILE --graph FILE")
+	case snapFile == "-" && graphFile == "-":
+		return nil, usageErrorf("only one of --snapshot and --graph can read standard input")
+	}
+	in := &inputs{}
+	if model != "" {
+		doc, err := snapshot.ReadDocument(model, streams.In)
+		if err != nil {
+			return nil, err
+		}
+		in.Model = doc
+		in.Snapshot, in.Incoming, err = snapshot.LoadModel(doc)
+		if err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
+	var wg sync.WaitGroup
+	var snapErr, graphErr error
+	load := func(name string, doc **snapshot.Document, tree **snapshot.Tree, fn func(*snapshot.Document) (*snapshot.Tree, error), errp *error) {
+		defer wg.Done()
+		d, err := snapshot.ReadDocument(name, streams.In)
+		if err != nil {
+			*errp = err
+			return
+		}
+		*doc = d
+		*tree, *errp = fn(d)
+	}
+	wg.Add(2)
+	go load(snapFile, &in.SnapshotFile, &in.Snapshot, snapshot.LoadSnapshot, &snapErr)
+	go load(graphFile, &in.GraphFile, &in.Incoming, snapshot.LoadGraph, &graphErr)
+	wg.Wait()
+	if snapErr != nil {
+		return nil, snapErr
+	}
+	if graphErr != nil {
+		return nil, graphErr
+	}
+	return in, nil
+}
+
+func checkOnDangling(mode string) error {
+	if mode != "error" && mode != "keep" {
+		return usageErrorf("--on-dangling must be error or keep, not %q", mode)
+	}
+	return nil
+}
+
+func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
+	switch opts.Format {
+	case "text", "json", "dot":
+	default:
+		return usageErrorf("--format must be text, json or dot, not %q", opts.Format)
+	}
+	if err := checkOnDangling(opts.OnDangling); err != nil {
+		return err
+	}
+	in, err := loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p := destroy.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+	hooks := findPlanHooks(p, opts.HooksDirs)
+	doc := newPlanDocument(in, p, opts.OnDangling, hooks)
+	if opts.Out != "" {
+		if err := writePlanFile(opts.Out, doc); err != nil {
+			return err
+		}
+	}
+	switch opts.Format {
+	case "json":
+		err = writeJSON(streams.Out, doc)
+	case "dot":
+		err = writeDot(streams.Out, p)
+	default:
+		err = writePlanText(streams.Out, newPalette(streams, opts.NoColor), in, p, opts.OnDangling, hooks)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.DetailedExitcode && len(p.Objects) > 0 {
+		return &exitError{code: ExitWorkFound}
+	}
+	return nil
+}
