@@ -1,0 +1,624 @@
+package pkgcache
+
+import (
+	"archive/zip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// HTTPDoer sends an HTTP request; *http.Client is one.
+type HTTPDoer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// AddResult is what Add did.
+type AddResult struct {
+	Entry      Entry    // the package as it is now in the cache
+	Installed  bool     // false: the id was already cached, nothing was unpacked
+	RemovedIDs []string // outdated ids of the same FullName and version removed afterwards
+	KeptIDs    []string // outdated ids left in place because they are in use
+}
+
+// Add puts one package into the cache. src is a zip archive (manifest.yaml
+// at the archive root, as Murano ships packages), a package directory, or
+// an http:// or https:// URL of an archive.
+//
+// The id is the hex sha256 of the archive bytes. A directory has no
+// archive: its id is the sha256 of a canonical zip built from it
+// (entries in lexical order, stored uncompressed, fixed times, modes 0644
+// or 0755), so the same directory always gets the same id; the zip of the
+// same files made by another tool gets another id.
+//
+// Install protocol (DESIGN.md section 8, cmd/go's modfetch): take the
+// usage lock of the id (shared), check, take the download lock
+// (exclusive, after the usage lock, never before), check again, unpack
+// into tmp/, validate, record the digests, rename into
+// packages/<FullName>/<version>/<id>/. Then the other ids of the same
+// FullName and version are removed, each only if its usage lock can be
+// taken exclusively without waiting. The usage lock is released when Add
+// returns; callers that read the package take it again with AcquireUsage
+// or a Session.
+//
+// A rejected source leaves nothing in packages/ or tmp/. Rejections are
+// *InvalidPackageError (errors.Is ErrInvalidPackage): not a zip archive or
+// a truncated one, entries with absolute names or "..", links leaving the
+// package, special files, more than MaxUnpackedSize bytes unpacked,
+// manifest.yaml missing or invalid or without FullName, FullName or
+// Version not a safe path component, class files missing or unreadable.
+// A URL that does not answer 200 or whose body stops early is a plain
+// error. Waiting for a lock ends with ctx (errors.Is ErrLocked).
+func (c *Cache) Add(ctx context.Context, src string) (AddResult, error) {
+	arc, err := c.fetch(ctx, src)
+	if err != nil {
+		return AddResult{}, err
+	}
+	defer arc.remove()
+	zr, err := zip.OpenReader(arc.path)
+	if err != nil {
+		return AddResult{}, &InvalidPackageError{Source: src, Reason: fmt.Sprintf("not a zip archive, or a truncated one: %v", err)}
+	}
+	defer zr.Close()
+	m, err := c.preflight(&zr.Reader)
+	if err != nil {
+		return AddResult{}, &InvalidPackageError{Source: src, Reason: err.Error()}
+	}
+	return c.install(ctx, src, &zr.Reader, m, arc.id)
+}
+
+// archiveFile is a source copied into tmp/ while hashing it.
+type archiveFile struct {
+	path   string
+	id     string
+	unlock func()
+}
+
+func (a *archiveFile) remove() {
+	os.Remove(a.path)
+	a.unlock()
+}
+
+// newTempFile creates tmp/dl.* and locks it so that a prune does not take
+// it for the leftover of a killed process.
+func (c *Cache) newTempFile() (*os.File, func(), error) {
+	f, err := os.CreateTemp(c.tmpDir(), "dl.")
+	if err != nil {
+		return nil, nil, err
+	}
+	fl := flock.New(f.Name())
+	if err := fl.Lock(); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, nil, err
+	}
+	return f, func() { _ = fl.Unlock() }, nil
+}
+
+// fetch copies src (file, directory or URL) into a temp file under tmp/,
+// computing its sha256, and never more than MaxUnpackedSize bytes.
+func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err error) {
+	f, unlock, err := c.newTempFile()
+	if err != nil {
+		return nil, fmt.Errorf("adding %s: %w", src, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			unlock()
+		}
+	}()
+	h := sha256.New()
+	w := io.MultiWriter(f, h)
+	limit := c.maxUnpacked()
+	switch {
+	case strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://"):
+		if err := c.download(ctx, src, w, limit); err != nil {
+			return nil, err
+		}
+	default:
+		st, err := os.Stat(src)
+		if err != nil {
+			return nil, fmt.Errorf("adding %s: %w", src, err)
+		}
+		if st.IsDir() {
+			if err := zipDir(src, w, limit); err != nil {
+				var ip *InvalidPackageError
+				if errors.As(err, &ip) {
+					return nil, err
+				}
+				return nil, fmt.Errorf("adding %s: %w", src, err)
+			}
+		} else {
+			in, err := os.Open(src)
+			if err != nil {
+				return nil, fmt.Errorf("adding %s: %w", src, err)
+			}
+			n, err := io.Copy(w, io.LimitReader(in, limit+1))
+			in.Close()
+			if err != nil {
+				return nil, fmt.Errorf("adding %s: %w", src, err)
+			}
+			if n > limit {
+				return nil, &InvalidPackageError{Source: src, Reason: fmt.Sprintf("archive is larger than the limit of %d bytes", limit)}
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("adding %s: %w", src, err)
+	}
+	return &archiveFile{path: f.Name(), id: hex.EncodeToString(h.Sum(nil)), unlock: unlock}, nil
+}
+
+func (c *Cache) download(ctx context.Context, url string, w io.Writer, limit int64) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("downloading %s: %w", url, err)
+	}
+	client := c.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("downloading %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("downloading %s: server answered %s", url, resp.Status)
+	}
+	n, err := io.Copy(w, io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return fmt.Errorf("downloading %s: body ended after %d bytes: %w", url, n, err)
+	}
+	if n > limit {
+		return &InvalidPackageError{Source: url, Reason: fmt.Sprintf("archive is larger than the limit of %d bytes", limit)}
+	}
+	if resp.ContentLength >= 0 && n != resp.ContentLength {
+		return fmt.Errorf("downloading %s: body has %d bytes, Content-Length said %d", url, n, resp.ContentLength)
+	}
+	return nil
+}
+
+// zipEpoch is the modification time of every entry of a canonical zip.
+var zipEpoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// zipDir writes the canonical zip of dir to w (see Add). The digests file
+// of a cache entry is left out, so that an entry can be re-added.
+func zipDir(dir string, w io.Writer, limit int64) error {
+	zw := zip.NewWriter(w)
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		if d.IsDir() || name == digestsFile {
+			return nil
+		}
+		hdr := &zip.FileHeader{Name: name, Method: zip.Store, Modified: zipEpoch}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			hdr.SetMode(fs.ModeSymlink | 0o777)
+			fw, err := zw.CreateHeader(hdr)
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(fw, filepath.ToSlash(target))
+			return err
+		case d.Type().IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			total += info.Size()
+			if total > limit {
+				return &InvalidPackageError{Source: dir, Reason: fmt.Sprintf("files are larger than the limit of %d bytes", limit)}
+			}
+			hdr.SetMode(canonicalMode(info.Mode()))
+			fw, err := zw.CreateHeader(hdr)
+			if err != nil {
+				return err
+			}
+			in, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			_, err = io.Copy(fw, in)
+			return err
+		default:
+			return &InvalidPackageError{Source: dir, Reason: fmt.Sprintf("%s is not a regular file, directory or link", name)}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// canonicalMode keeps only whether a file is executable.
+func canonicalMode(m fs.FileMode) fs.FileMode {
+	if m.Perm()&0o111 != 0 {
+		return 0o755
+	}
+	return 0o644
+}
+
+// preflight checks entry names and declared sizes and reads the manifest,
+// before any lock is taken or anything is written.
+func (c *Cache) preflight(zr *zip.Reader) (*Manifest, error) {
+	var total uint64
+	var manifest *zip.File
+	seen := map[string]bool{}
+	for _, f := range zr.File {
+		name, err := cleanZipName(f.Name)
+		if err != nil {
+			return nil, err
+		}
+		if seen[name] && !f.FileInfo().IsDir() {
+			return nil, fmt.Errorf("entry %q appears twice", f.Name)
+		}
+		seen[name] = true
+		total += f.UncompressedSize64
+		if total > uint64(c.maxUnpacked()) {
+			return nil, fmt.Errorf("archive expands past the limit of %d bytes", c.maxUnpacked())
+		}
+		if name == "manifest.yaml" {
+			manifest = f
+		}
+	}
+	if manifest == nil {
+		return nil, errors.New("no manifest.yaml at the archive root")
+	}
+	rc, err := manifest.Open()
+	if err != nil {
+		return nil, fmt.Errorf("reading manifest.yaml: %w", err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading manifest.yaml: %w", err)
+	}
+	return ParseManifest(data)
+}
+
+// digestRecord is the content of digestsFile: what was unpacked, recorded
+// at unpack time; Verify checks the package against it and List reads
+// Size and Installed from it.
+type digestRecord struct {
+	FullName  string            `json:"full_name"`
+	Version   string            `json:"version"`
+	ID        string            `json:"id"`
+	Installed time.Time         `json:"installed"`
+	Size      int64             `json:"size"`            // bytes of regular files
+	Files     map[string]string `json:"files"`           // '/'-separated name -> hex sha256
+	Links     map[string]string `json:"links,omitempty"` // name -> link target
+}
+
+func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id string) (AddResult, error) {
+	unlockUsage, err := c.AcquireUsage(ctx, id)
+	if err != nil {
+		return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
+	}
+	defer unlockUsage()
+	dest := c.entryDir(m.FullName, m.Version, id)
+	res := AddResult{}
+	if !isDir(dest) {
+		unlockDL, err := lockExclusive(ctx, c.lockPath(id+".download"))
+		if err != nil {
+			return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
+		}
+		defer unlockDL()
+		if !isDir(dest) {
+			if err := c.unpackAndRename(src, zr, m, id, dest); err != nil {
+				return AddResult{}, err
+			}
+			res.Installed = true
+		}
+	}
+	res.RemovedIDs, res.KeptIDs = c.removeOutdatedIDs(m.FullName, m.Version, id)
+	e, err := c.entry(m.FullName, m.Version, id)
+	if err != nil {
+		return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
+	}
+	e.InUse = true // by us, until we return
+	res.Entry = e
+	return res, nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// unpackAndRename runs with the download lock held.
+func (c *Cache) unpackAndRename(src string, zr *zip.Reader, m *Manifest, id, dest string) (err error) {
+	stage, err := os.MkdirTemp(c.tmpDir(), id+".stage.")
+	if err != nil {
+		return fmt.Errorf("adding %s: %w", src, err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(stage)
+		}
+	}()
+	rec, err := c.unpack(zr, stage)
+	if err != nil {
+		var ip *InvalidPackageError
+		if errors.As(err, &ip) {
+			return err
+		}
+		return &InvalidPackageError{Source: src, Reason: err.Error()}
+	}
+	p, err := LoadPackage(stage)
+	if err != nil {
+		return &InvalidPackageError{Source: src, Reason: strings.ReplaceAll(err.Error(), stage, "archive")}
+	}
+	if p.FullName != m.FullName || p.Version != m.Version {
+		return &InvalidPackageError{Source: src, Reason: "manifest.yaml changed while unpacking"}
+	}
+	rec.FullName, rec.Version, rec.ID, rec.Installed = m.FullName, m.Version, id, c.now().UTC()
+	if err := writeDigests(stage, rec); err != nil {
+		return fmt.Errorf("adding %s: %w", src, err)
+	}
+	if err := syncDir(stage); err != nil {
+		return fmt.Errorf("adding %s: %w", src, err)
+	}
+	// A prune may remove the empty <FullName>/<version>/ parents between
+	// MkdirAll and Rename; try again then.
+	for attempt := 0; ; attempt++ {
+		if err = os.MkdirAll(filepath.Dir(dest), 0o755); err == nil {
+			err = os.Rename(stage, dest)
+		}
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("adding %s: %w", src, err)
+	}
+	_ = syncDir(filepath.Dir(dest))
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
+
+func writeDigests(dir string, rec *digestRecord) error {
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, digestsFile), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(data, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// unpack writes zr's entries under stage: directories and regular files
+// first, links last, so that no file is ever written through a link.
+func (c *Cache) unpack(zr *zip.Reader, stage string) (*digestRecord, error) {
+	rec := &digestRecord{Files: map[string]string{}, Links: map[string]string{}}
+	limit := c.maxUnpacked()
+	type link struct{ name, target string }
+	var links []link
+	for _, f := range zr.File {
+		name, err := cleanZipName(f.Name)
+		if err != nil {
+			return nil, err
+		}
+		dst := filepath.Join(stage, filepath.FromSlash(name))
+		mode := f.Mode()
+		switch {
+		case mode.IsDir():
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return nil, fmt.Errorf("entry %q: %w", f.Name, err)
+			}
+		case mode&fs.ModeSymlink != 0:
+			rc, err := f.Open()
+			if err != nil {
+				return nil, fmt.Errorf("entry %q: %w", f.Name, err)
+			}
+			target, err := io.ReadAll(io.LimitReader(rc, 4096))
+			rc.Close()
+			if err != nil {
+				return nil, fmt.Errorf("entry %q: %w", f.Name, err)
+			}
+			t := string(target)
+			if t == "" || strings.HasPrefix(t, "/") || strings.Contains(t, `\`) || strings.Contains(t, "\x00") {
+				return nil, fmt.Errorf("link %q points to %q, outside the package", f.Name, t)
+			}
+			if j := path.Join(path.Dir(name), t); !filepath.IsLocal(filepath.FromSlash(j)) {
+				return nil, fmt.Errorf("link %q points to %q, outside the package", f.Name, t)
+			}
+			links = append(links, link{name, t})
+		case mode.IsRegular():
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return nil, fmt.Errorf("entry %q: %w", f.Name, err)
+			}
+			n, sum, err := extractFile(f, dst, limit-rec.Size)
+			if err != nil {
+				return nil, err
+			}
+			rec.Size += n
+			rec.Files[name] = sum
+		default:
+			return nil, fmt.Errorf("entry %q is not a regular file, directory or link", f.Name)
+		}
+	}
+	for _, l := range links {
+		dst := filepath.Join(stage, filepath.FromSlash(l.name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, fmt.Errorf("link %q: %w", l.name, err)
+		}
+		if err := os.Symlink(filepath.FromSlash(l.target), dst); err != nil {
+			return nil, fmt.Errorf("link %q: %w", l.name, err)
+		}
+		rec.Links[l.name] = l.target
+	}
+	// Links through other links can climb out even when each target looks
+	// local: check where each one really leads.
+	realStage, err := filepath.EvalSymlinks(stage)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range links {
+		dst := filepath.Join(stage, filepath.FromSlash(l.name))
+		real, err := filepath.EvalSymlinks(dst)
+		if err != nil {
+			continue // dangling inside the package: harmless
+		}
+		if rel, err := filepath.Rel(realStage, real); err != nil || !filepath.IsLocal(rel) && rel != "." {
+			return nil, fmt.Errorf("link %q points to %q, outside the package", l.name, l.target)
+		}
+	}
+	if len(rec.Links) == 0 {
+		rec.Links = nil
+	}
+	return rec, nil
+}
+
+// extractFile writes one regular file, at most limit bytes, and returns
+// its size and sha256.
+func extractFile(f *zip.File, dst string, limit int64) (int64, string, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return 0, "", fmt.Errorf("entry %q: %w", f.Name, err)
+	}
+	defer rc.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, canonicalMode(f.Mode()))
+	if err != nil {
+		return 0, "", fmt.Errorf("entry %q: %w", f.Name, err)
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(rc, limit+1))
+	if err == nil && n > limit {
+		err = errors.New("archive expands past the size limit")
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("entry %q: %w", f.Name, err)
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashFile returns the hex sha256 of the file at p.
+func hashFile(p string, h hash.Hash) (string, int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h.Reset()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// removeOutdatedIDs removes the ids of fullName/version other than keep
+// whose usage lock can be taken exclusively without waiting.
+func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept []string) {
+	ents, err := os.ReadDir(filepath.Join(c.packagesDir(), fullName, version))
+	if err != nil {
+		return nil, nil
+	}
+	for _, e := range ents {
+		id := e.Name()
+		if id == keep || !idRE.MatchString(id) {
+			continue
+		}
+		ok, err := c.removeEntry(fullName, version, id)
+		switch {
+		case err != nil:
+			kept = append(kept, id)
+		case ok:
+			removed = append(removed, id)
+		default:
+			kept = append(kept, id)
+		}
+	}
+	sort.Strings(removed)
+	sort.Strings(kept)
+	return removed, kept
+}
+
+// removeEntry removes packages/<fullName>/<version>/<id> if nobody uses
+// it: it takes the usage lock exclusively without waiting (false, nil when
+// that fails), renames the directory into tmp/ and deletes it there.
+func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
+	unlock, err := tryLockExclusive(c.lockPath(id + ".usage"))
+	if err != nil {
+		return false, err
+	}
+	if unlock == nil {
+		return false, nil
+	}
+	defer unlock()
+	dir := c.entryDir(fullName, version, id)
+	if !isDir(dir) {
+		return false, nil // someone removed it before us
+	}
+	trash, err := os.MkdirTemp(c.tmpDir(), id+".trash.")
+	if err != nil {
+		return false, fmt.Errorf("removing %s: %w", dir, err)
+	}
+	to := filepath.Join(trash, "pkg")
+	if err := os.Rename(dir, to); err != nil {
+		os.Remove(trash)
+		return false, fmt.Errorf("removing %s: %w", dir, err)
+	}
+	if err := os.RemoveAll(trash); err != nil {
+		return true, fmt.Errorf("removing %s: %w", trash, err)
+	}
+	return true, nil
+}

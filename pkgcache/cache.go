@@ -1,0 +1,265 @@
+// Package pkgcache manages objgc's on-disk cache of Murano packages
+// (DESIGN.md section 8, after the Murano "engine package cache" spec in
+// ../shared/seeds/murano-engine-package-cache.rst).
+//
+// Layout under the cache root:
+//
+//	packages/<FullName>/<version>/<id>/   one unpacked package; id = hex sha256 of the archive
+//	locks/<id>.usage                      usage lock (shared flock, held while a package is read)
+//	locks/<id>.download                   download lock (exclusive flock, held while <id> is unpacked)
+//	locks/<id>.lastuse                    last-use marker: its mtime is the last use
+//	locks/prune.lock                      one prune at a time (exclusive flock)
+//	tmp/                                  staging and trash, on the same filesystem as packages/
+//
+// Lock order: the usage lock of an id is always taken before its download
+// lock, never the other way round (the race described in the Murano spec).
+// Lock files are never unlinked. A directory under packages/ that exists is
+// complete: packages are unpacked in tmp/, validated and renamed into place.
+//
+// The package imports no CLI code; cmd/ is one caller, plan and apply are
+// others (see Session).
+package pkgcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// DefaultMaxUnpackedSize is the default limit, in bytes, on the sum of the
+// sizes of the files an archive expands to (512 MiB).
+const DefaultMaxUnpackedSize int64 = 512 << 20
+
+// DefaultVersion is the version of a package whose manifest has no Version
+// (Murano's rule).
+const DefaultVersion = "0.0.0"
+
+// lastUseInterval is how stale the last-use marker may get before a user
+// touches it again (DESIGN.md section 8: updated at most hourly).
+const lastUseInterval = time.Hour
+
+// lockPollInterval is how often a blocked lock request is retried while the
+// caller's context is still alive.
+const lockPollInterval = 10 * time.Millisecond
+
+// digestsFile is the name of the file, inside each unpacked package, that
+// records the sha256 of every file at unpack time. Archives that contain a
+// file of this name are rejected.
+const digestsFile = ".objgc-digests.json"
+
+// Sentinel errors. Test with errors.Is.
+var (
+	// ErrPruneRunning: another process (or goroutine) holds locks/prune.lock.
+	ErrPruneRunning = errors.New("a prune is already running")
+	// ErrLocked: a lock could not be taken before the context ended.
+	ErrLocked = errors.New("lock is held by another process")
+	// ErrNotFound: the package, version or class is not in the cache.
+	ErrNotFound = errors.New("not in the package cache")
+	// ErrInvalidPackage: an archive or directory was rejected by Add; the
+	// error is an *InvalidPackageError.
+	ErrInvalidPackage = errors.New("invalid package")
+	// ErrNoPolicy: Prune was called without any policy.
+	ErrNoPolicy = errors.New("no prune policy given (outdated, unused-for or max-size)")
+)
+
+// InvalidPackageError says why Add rejected a source. It matches
+// ErrInvalidPackage with errors.Is.
+type InvalidPackageError struct {
+	Source string // the source as given to Add
+	Reason string // what is wrong, e.g. `entry "../x" leaves the package`
+}
+
+func (e *InvalidPackageError) Error() string {
+	return fmt.Sprintf("invalid package %s: %s", e.Source, e.Reason)
+}
+
+// Is reports whether target is ErrInvalidPackage.
+func (e *InvalidPackageError) Is(target error) bool { return target == ErrInvalidPackage }
+
+// Cache is a package cache rooted at a directory. Its methods are safe for
+// concurrent use by several goroutines and several processes: all
+// coordination goes through flock(2) locks in locks/.
+type Cache struct {
+	root string
+	// MaxUnpackedSize limits, in bytes, what one archive may expand to
+	// (and the size of a downloaded archive). Zero means
+	// DefaultMaxUnpackedSize.
+	MaxUnpackedSize int64
+	// Client fetches http(s) sources; nil means http.DefaultClient.
+	Client HTTPDoer
+	// Now returns the current time; nil means time.Now. Tests set it.
+	Now func() time.Time
+}
+
+// Open returns the cache rooted at root, creating root, packages/, locks/
+// and tmp/ (mode 0755) if needed.
+func Open(root string) (*Cache, error) {
+	if root == "" {
+		return nil, errors.New("opening package cache: empty cache directory")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("opening package cache %s: %w", root, err)
+	}
+	for _, d := range []string{"packages", "locks", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(abs, d), 0o755); err != nil {
+			return nil, fmt.Errorf("opening package cache: %w", err)
+		}
+	}
+	return &Cache{root: abs}, nil
+}
+
+// Root returns the absolute cache directory.
+func (c *Cache) Root() string { return c.root }
+
+func (c *Cache) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Cache) maxUnpacked() int64 {
+	if c.MaxUnpackedSize > 0 {
+		return c.MaxUnpackedSize
+	}
+	return DefaultMaxUnpackedSize
+}
+
+func (c *Cache) packagesDir() string { return filepath.Join(c.root, "packages") }
+func (c *Cache) tmpDir() string      { return filepath.Join(c.root, "tmp") }
+func (c *Cache) lockPath(name string) string {
+	return filepath.Join(c.root, "locks", name)
+}
+
+// entryDir is packages/<FullName>/<version>/<id>.
+func (c *Cache) entryDir(fullName, version, id string) string {
+	return filepath.Join(c.root, "packages", fullName, version, id)
+}
+
+var (
+	fullNameRE = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_.]*$`)
+	versionRE  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.+-]*$`)
+	idRE       = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// safeComponent reports whether s may be used as one path component: the
+// characters of a Murano FullName (DESIGN.md section 1) or of a semantic
+// version, no "..", at most 200 bytes.
+func safeComponent(s string, re *regexp.Regexp) bool {
+	return len(s) <= 200 && re.MatchString(s) && !strings.Contains(s, "..")
+}
+
+// lockShared takes a shared flock on path, waiting until ctx ends. The
+// error wraps ErrLocked when ctx ended first.
+func lockShared(ctx context.Context, path string) (func(), error) {
+	return lock(ctx, path, true)
+}
+
+// lockExclusive takes an exclusive flock on path, waiting until ctx ends.
+func lockExclusive(ctx context.Context, path string) (func(), error) {
+	return lock(ctx, path, false)
+}
+
+func lock(ctx context.Context, path string, shared bool) (func(), error) {
+	fl := flock.New(path, flock.SetPermissions(0o644))
+	try := fl.TryLock
+	if shared {
+		try = fl.TryRLock
+	}
+	for {
+		ok, err := try()
+		if err != nil {
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if ok {
+			return func() { _ = fl.Unlock() }, nil
+		}
+		t := time.NewTimer(lockPollInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("locking %s: %w (%w)", path, ErrLocked, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// tryLockExclusive takes an exclusive flock on path without waiting. It
+// returns nil, nil when another holder has the lock.
+func tryLockExclusive(path string) (func(), error) {
+	fl := flock.New(path, flock.SetPermissions(0o644))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
+
+// inUse reports whether some process holds the usage lock of id: the
+// exclusive lock cannot be taken without waiting.
+func (c *Cache) inUse(id string) bool {
+	unlock, err := tryLockExclusive(c.lockPath(id + ".usage"))
+	if err != nil || unlock == nil {
+		return true
+	}
+	unlock()
+	return false
+}
+
+// AcquireUsage takes the usage lock of id (a shared flock on
+// locks/<id>.usage, waiting until ctx ends) and records the use on the
+// last-use marker (touched at most hourly). The caller holds the lock
+// until it calls unlock; while it does, no prune and no adder removes the
+// package. AcquireUsage does not check that the package exists: callers
+// check after locking (Session does). Errors wrap ErrLocked when ctx ends
+// first.
+func (c *Cache) AcquireUsage(ctx context.Context, id string) (unlock func(), err error) {
+	if !idRE.MatchString(id) {
+		return nil, fmt.Errorf("usage lock: %q is not a package id (hex sha256)", id)
+	}
+	unlock, err = lockShared(ctx, c.lockPath(id+".usage"))
+	if err != nil {
+		return nil, err
+	}
+	c.touchLastUse(id)
+	return unlock, nil
+}
+
+// touchLastUse updates locks/<id>.lastuse when it is missing or older than
+// lastUseInterval. Failures are ignored: the marker is advisory.
+func (c *Cache) touchLastUse(id string) {
+	p := c.lockPath(id + ".lastuse")
+	now := c.now()
+	st, err := os.Stat(p)
+	if err == nil && now.Sub(st.ModTime()) < lastUseInterval {
+		return
+	}
+	if err != nil {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return
+		}
+		f.Close()
+	}
+	_ = os.Chtimes(p, now, now)
+}
+
+// lastUse returns the marker's mtime, or the zero time.
+func (c *Cache) lastUse(id string) time.Time {
+	st, err := os.Stat(c.lockPath(id + ".lastuse"))
+	if err != nil {
+		return time.Time{}
+	}
+	return st.ModTime()
+}

@@ -1,0 +1,315 @@
+package pkgcache
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// ObjectClass is the root of every Murano class hierarchy: a class whose
+// file has no Extends extends it (Murano's rule), except itself.
+const ObjectClass = "io.murano.Object"
+
+// Manifest is a package's manifest.yaml, as Murano ships it (package
+// format 1.x). Keys objgc does not read are ignored.
+type Manifest struct {
+	Format   string            `yaml:"Format" json:"format,omitempty"`
+	Type     string            `yaml:"Type" json:"type,omitempty"`       // Application or Library
+	FullName string            `yaml:"FullName" json:"full_name"`        // e.g. io.murano
+	Name     string            `yaml:"Name" json:"name,omitempty"`       // display name
+	Version  string            `yaml:"Version" json:"version"`           // DefaultVersion when absent
+	Classes  map[string]string `yaml:"Classes" json:"classes,omitempty"` // full class name -> file under Classes/
+	Require  map[string]string `yaml:"Require" json:"require,omitempty"` // FullName -> version spec ("" = any)
+}
+
+// ParseManifest decodes manifest.yaml bytes and checks what the cache
+// relies on: FullName present and a safe path component (the characters
+// of DESIGN.md's FullName regex, no ".."), Version a safe path component
+// (DefaultVersion when absent), and every class file a relative path under
+// Classes/. Errors say what is wrong, without the file name (callers add
+// it).
+func ParseManifest(data []byte) (*Manifest, error) {
+	var m Manifest
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("manifest.yaml is not valid YAML: %w", err)
+	}
+	if m.FullName == "" {
+		return nil, errors.New("manifest.yaml has no FullName")
+	}
+	if !safeComponent(m.FullName, fullNameRE) {
+		return nil, fmt.Errorf("manifest.yaml: FullName %q is not a safe path component", m.FullName)
+	}
+	if m.Version == "" {
+		m.Version = DefaultVersion
+	}
+	if !safeComponent(m.Version, versionRE) {
+		return nil, fmt.Errorf("manifest.yaml: Version %q is not a safe path component", m.Version)
+	}
+	for class, file := range m.Classes {
+		if class == "" || file == "" || !filepath.IsLocal(filepath.FromSlash(file)) || strings.Contains(file, `\`) {
+			return nil, fmt.Errorf("manifest.yaml: class %q has file %q outside Classes/", class, file)
+		}
+	}
+	return &m, nil
+}
+
+// Class is one class defined by a package, read from its class file.
+type Class struct {
+	Name    string   // full name, e.g. io.murano.resources.LinuxMuranoInstance
+	Extends []string // full names of the direct parents, in file order; [ObjectClass] when the file has no Extends
+	File    string   // the class file, relative to the package's Classes/ directory
+	// Err is set when the class file cannot be resolved (an Extends name
+	// with an unknown prefix): Murano fails only when it loads that class,
+	// so the rest of the package stays usable; Hierarchy returns Err.
+	Err error
+}
+
+// Package is an unpacked package: its manifest and its classes.
+type Package struct {
+	FullName string
+	Version  string
+	ID       string // hex sha256 of the archive; "" for a directory read with LoadPackage
+	Dir      string // absolute path of the unpacked package
+	Manifest *Manifest
+	Classes  map[string]*Class // by full name
+}
+
+// LoadPackage reads dir/manifest.yaml and every class file it lists
+// (dir/Classes/<file>). A class file may hold several YAML documents, one
+// class each; each document's Name and Extends are resolved through its
+// Namespaces exactly as Murano's NamespaceResolver does (see ResolveName).
+// A manifest class whose file has no matching document is an error, and
+// so is a class file that is not YAML; an Extends name with an unknown
+// prefix only marks that class (Class.Err).
+func LoadPackage(dir string) (*Package, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("loading package %s: %w", dir, err)
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		return nil, fmt.Errorf("loading package %s: %w", dir, err)
+	}
+	p := &Package{FullName: m.FullName, Version: m.Version, Dir: dir, Manifest: m, Classes: map[string]*Class{}}
+	names := make([]string, 0, len(m.Classes))
+	for n := range m.Classes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	docsByFile := map[string][]classDoc{}
+	for _, name := range names {
+		file := m.Classes[name]
+		docs, ok := docsByFile[file]
+		if !ok {
+			docs, err = readClassFile(filepath.Join(dir, "Classes", filepath.FromSlash(file)))
+			if err != nil {
+				return nil, fmt.Errorf("loading package %s: class %s: %w", m.FullName, name, err)
+			}
+			docsByFile[file] = docs
+		}
+		cl, err := classFromDocs(name, file, docs)
+		if err != nil {
+			return nil, fmt.Errorf("loading package %s: %w", m.FullName, err)
+		}
+		p.Classes[name] = cl
+	}
+	return p, nil
+}
+
+// classDoc is one YAML document of a class file.
+type classDoc struct {
+	Name       string            `yaml:"Name"`
+	Namespaces map[string]string `yaml:"Namespaces"`
+	Extends    any               `yaml:"Extends"`
+}
+
+func readClassFile(p string) ([]classDoc, error) {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []classDoc
+	for {
+		var d classDoc
+		err := dec.Decode(&d)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", p, len(docs)+1, err)
+		}
+		docs = append(docs, d)
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%s: no class document", p)
+	}
+	return docs, nil
+}
+
+// classFromDocs picks the document defining class name: the one whose
+// Name resolves to name, else the one whose Name is name's last
+// component, else the only document of the file.
+func classFromDocs(name, file string, docs []classDoc) (*Class, error) {
+	short := name[strings.LastIndex(name, ".")+1:]
+	pick := -1
+	for i, d := range docs {
+		if full, err := ResolveName(d.Name, d.Namespaces); err == nil && full == name {
+			pick = i
+			break
+		}
+	}
+	if pick < 0 {
+		for i, d := range docs {
+			if d.Name == short {
+				pick = i
+				break
+			}
+		}
+	}
+	if pick < 0 && len(docs) == 1 {
+		pick = 0
+	}
+	if pick < 0 {
+		return nil, fmt.Errorf("class %s: no document named %s in Classes/%s", name, short, file)
+	}
+	d := docs[pick]
+	var raw []string
+	switch e := d.Extends.(type) {
+	case nil:
+	case string:
+		raw = []string{e}
+	case []any:
+		for _, x := range e {
+			s, ok := x.(string)
+			if !ok {
+				return nil, fmt.Errorf("class %s: Classes/%s: Extends item %v is not a class name", name, file, x)
+			}
+			raw = append(raw, s)
+		}
+	default:
+		return nil, fmt.Errorf("class %s: Classes/%s: Extends must be a class name or a list of them", name, file)
+	}
+	cl := &Class{Name: name, File: file}
+	for _, r := range raw {
+		full, err := ResolveName(r, d.Namespaces)
+		if err != nil {
+			cl.Err = fmt.Errorf("class %s: Classes/%s: Extends: %w", name, file, err)
+			cl.Extends = nil
+			return cl, nil
+		}
+		cl.Extends = append(cl.Extends, full)
+	}
+	if len(raw) == 0 && name != ObjectClass {
+		cl.Extends = []string{ObjectClass}
+	}
+	return cl, nil
+}
+
+// ResolveName turns a class name as written in a class file into a full
+// name, as Murano's NamespaceResolver does: ":Name" is the global Name;
+// "prefix:Name" is namespaces[prefix] + "." + Name (an unknown prefix is
+// an error); a name with no dot is in the "=" namespace when there is one;
+// any other name (one containing a dot) is already full.
+func ResolveName(name string, namespaces map[string]string) (string, error) {
+	if name == "" {
+		return "", errors.New("empty class name")
+	}
+	if strings.HasPrefix(name, ":") {
+		return name[1:], nil
+	}
+	if prefix, short, ok := strings.Cut(name, ":"); ok {
+		if short == "" || strings.Contains(short, ":") {
+			return "", fmt.Errorf("class name %q is not prefix:Name", name)
+		}
+		ns, ok := namespaces[prefix]
+		if !ok && prefix != "" {
+			return "", fmt.Errorf("class name %q: unknown namespace prefix %q", name, prefix)
+		}
+		if ns == "" {
+			return short, nil
+		}
+		return ns + "." + short, nil
+	}
+	if def, ok := namespaces["="]; ok && !strings.Contains(name, ".") {
+		return def + "." + name, nil
+	}
+	return name, nil
+}
+
+// Hierarchy returns class and its ancestors in breadth-first order over
+// Extends, each class once (DESIGN.md section 4). lookup finds the
+// definition of a class (in any package); a class it cannot find is listed
+// but its parents are unknown. The first element is always class.
+func Hierarchy(class string, lookup func(name string) (*Class, error)) ([]string, error) {
+	var out []string
+	seen := map[string]bool{class: true}
+	queue := []string{class}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		out = append(out, name)
+		cl, err := lookup(name)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		if cl.Err != nil {
+			return out, cl.Err
+		}
+		for _, parent := range cl.Extends {
+			if !seen[parent] {
+				seen[parent] = true
+				queue = append(queue, parent)
+			}
+		}
+	}
+	return out, nil
+}
+
+// defines reports whether the manifest lists class.
+func (m *Manifest) defines(class string) bool {
+	_, ok := m.Classes[class]
+	return ok
+}
+
+// cleanZipName checks an archive entry name: relative, '/'-separated, no
+// "..", not the reserved digests file. It returns the cleaned name.
+func cleanZipName(name string) (string, error) {
+	if strings.Contains(name, `\`) || strings.HasPrefix(name, "/") || strings.Contains(name, "\x00") {
+		return "", fmt.Errorf("entry %q has an absolute or non-portable name", name)
+	}
+	trimmed := strings.TrimSuffix(name, "/")
+	for _, part := range strings.Split(trimmed, "/") {
+		if part == ".." {
+			return "", fmt.Errorf("entry %q leaves the package (..)", name)
+		}
+	}
+	c := path.Clean(trimmed)
+	if c == "." || !filepath.IsLocal(filepath.FromSlash(c)) {
+		return "", fmt.Errorf("entry %q is not a relative path inside the package", name)
+	}
+	if c == digestsFile {
+		return "", fmt.Errorf("entry %q uses a name reserved by objgc", name)
+	}
+	return c, nil
+}
+
+// readManifest reads and parses dir/manifest.yaml.
+func readManifest(dir string) (*Manifest, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	return ParseManifest(data)
+}
