@@ -1,0 +1,131 @@
+package hook
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// found renders a Found as "class:path-relative-to-root[:pkg][:err]".
+func render(root string, fs []Found) []string {
+	var out []string
+	for _, f := range fs {
+		rel, _ := filepath.Rel(root, f.Path)
+		s := f.Class + ":" + filepath.ToSlash(rel)
+		if f.Source.PackageDir != "" {
+			s += ":pkg"
+		}
+		if errors.Is(f.Err, ErrNotExecutable) {
+			s += ":notexec"
+		} else if f.Err != nil {
+			s += ":" + f.Err.Error()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestFind(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, rel := range []string{
+		"a/Derived/destroy", "b/Derived/destroy", "b/Base/destroy",
+		"a/io.murano.Object/destroy", "b/Base/onDestroyed", "a/Derived/onDestroyed",
+	} {
+		writeHook(t, root, rel, "exit 0\n")
+	}
+	// Not hooks: a directory named like the event, a hook of another event.
+	if err := os.MkdirAll(filepath.Join(a, "Base", "destroy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeHook(t, root, "a/Base/deploy", "exit 0\n")
+	// Found, but cannot run.
+	noexec := writeHook(t, root, "b/io.murano.Object/destroy", "exit 0\n")
+	if err := os.Chmod(noexec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	classes := []string{"Derived", "Base", "io.murano.Object"}
+
+	for _, tc := range []struct {
+		name    string
+		dirs    []string
+		classes []string
+		event   string
+		want    []string
+	}{
+		{name: "classes then dirs", dirs: []string{a, b}, classes: classes, event: "destroy",
+			want: []string{"Derived:a/Derived/destroy", "Derived:b/Derived/destroy", "Base:b/Base/destroy",
+				"io.murano.Object:a/io.murano.Object/destroy", "io.murano.Object:b/io.murano.Object/destroy:notexec"}},
+		{name: "dir order", dirs: []string{b, a}, classes: classes[:1], event: "destroy",
+			want: []string{"Derived:b/Derived/destroy", "Derived:a/Derived/destroy"}},
+		{name: "same dir twice, spelled differently", dirs: []string{a, "", a + "/../a/", a}, classes: []string{"Derived", "Derived"}, event: "destroy",
+			want: []string{"Derived:a/Derived/destroy"}},
+		{name: "handler", dirs: []string{a, b}, classes: classes, event: "onDestroyed",
+			want: []string{"Derived:a/Derived/onDestroyed", "Base:b/Base/onDestroyed"}},
+		{name: "none", dirs: []string{a, b}, classes: []string{"Other"}, event: "destroy"},
+		{name: "no dirs", classes: classes, event: "destroy"},
+		// Each of these would name a/Derived/destroy if it were joined.
+		{name: "unsafe event", dirs: []string{a}, classes: []string{"Base"}, event: "../Derived/destroy"},
+		{name: "unsafe class", dirs: []string{filepath.Join(a, "Derived", "sub"), root}, classes: []string{"..", ".", "", "a/Derived"}, event: "destroy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := render(root, Find(tc.dirs, tc.classes, tc.event))
+			if !equal(got, tc.want) {
+				t.Errorf("Find = %q\nwant %q", got, tc.want)
+			}
+			first, ok := FindFirst(tc.dirs, tc.classes, tc.event)
+			switch {
+			case len(tc.want) == 0 && ok:
+				t.Errorf("FindFirst = %v, want none", first)
+			case len(tc.want) > 0 && (!ok || render(root, []Found{first})[0] != tc.want[0]):
+				t.Errorf("FindFirst = %q, %v; want %q", render(root, []Found{first}), ok, tc.want[0])
+			}
+		})
+	}
+}
+
+func TestFindSourcesPackage(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "hooks")
+	pkgDerived := filepath.Join(root, "pkg-derived")
+	pkgCore := filepath.Join(root, "pkg-core")
+	writeHook(t, root, "hooks/Derived/destroy", "exit 0\n")
+	writeHook(t, root, "pkg-derived/hooks/Derived/destroy", "exit 0\n")
+	writeHook(t, root, "pkg-derived/hooks/Base/destroy", "exit 0\n") // not Base's package
+	writeHook(t, root, "pkg-core/hooks/Base/destroy", "exit 0\n")
+
+	// A package's hooks dir also given as a hooks dir yields its hooks once,
+	// as found first: from the hooks dir.
+	sources := Sources([]string{dir, filepath.Join(pkgCore, "hooks")},
+		map[string]string{"Derived": pkgDerived, "Base": pkgCore})
+	found := FindSources([]string{"Derived", "Base"}, "destroy", sources)
+	want := []string{"Derived:hooks/Derived/destroy", "Derived:pkg-derived/hooks/Derived/destroy:pkg", "Base:pkg-core/hooks/Base/destroy"}
+	if got := render(root, found); !equal(got, want) {
+		t.Fatalf("FindSources = %q\nwant %q", got, want)
+	}
+	if wd := found[0].WorkDir(); wd != filepath.Join(dir, "Derived") {
+		t.Errorf("hooks dir hook: WorkDir = %s", wd)
+	}
+	if wd := found[1].WorkDir(); wd != pkgDerived || found[1].Source.PackageDir != pkgDerived {
+		t.Errorf("package hook: WorkDir = %s, Source %+v", wd, found[1].Source)
+	}
+
+	// Without hooks dirs the package alone supplies the handler.
+	first, ok := FindFirstSource([]string{"Derived", "Base"}, "destroy", Sources(nil, map[string]string{"Base": pkgCore}))
+	if !ok || first.Class != "Base" || first.Source != PackageSource(pkgCore) {
+		t.Errorf("FindFirstSource = %+v, %v", first, ok)
+	}
+}
