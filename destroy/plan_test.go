@@ -1,0 +1,149 @@
+package destroy
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/snapshot"
+)
+
+func planFile(t *testing.T, name string) *Plan {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "pairs", name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, in, err := snapshot.LoadModel(snapshot.NewDocument(path, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewPlan(diff.Compare(snap, in))
+}
+
+func planJSON(t *testing.T, snapJSON, incomingJSON string) *Plan {
+	t.Helper()
+	snap, err := snapshot.LoadSnapshot(snapshot.NewDocument("snap.json", []byte(snapJSON)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := snapshot.LoadGraph(snapshot.NewDocument("in.json", []byte(incomingJSON)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewPlan(diff.Compare(snap, in))
+}
+
+// groupIDs returns the plan's groups as ids, in destruction order.
+func groupIDs(p *Plan) [][]string {
+	var out [][]string
+	for _, g := range p.Groups {
+		var ids []string
+		for _, i := range g.Objects {
+			ids = append(ids, p.Objects[i].ID)
+		}
+		out = append(out, ids)
+	}
+	return out
+}
+
+func TestPlanRealPairs(t *testing.T) {
+	tests := []struct {
+		file   string
+		groups [][]string
+	}{
+		{"app-removed.json", [][]string{
+			{"76b9ca88-c668-4e37-a830-5845adc10b0e"},
+			{"769af50c-9629-4694-b623-e9b392941279", "fda74653-8b66-42e2-be16-12ebc87d7570"},
+		}},
+		{"region-removed.json", [][]string{{"72d2c13c600247c98e09e2e3c1cd9d70"}, {"f8cb28d147914850978edb35eca156e1"}}},
+		{"task-region-removed.json", [][]string{{"72d2c13c600247c98e09e2e3c1cd9d70"}, {"f8cb28d147914850978edb35eca156e1"}}},
+		{"wordpress-app-removed.json", [][]string{{"fec71a35-8abc-4a8f-a5e4-91e77854d761"}}},
+		{"app-moved.json", nil},
+		{"environment-deleted.json", [][]string{
+			{"825dc61d-217a-4fd8-80fc-43807f8d6fa2", "3ddd4945-e4b8-4dac-9f85-537fc0957151", "0b568a74-66c9-4e73-84d8-7dd1b96066ec"},
+			{"c46770dec1db483ca2322914b842e50f", "e7a13d3c-b3c9-42fa-975d-a47b142fd233", "d224db7d-081d-47a4-9333-9d2677b90b1f",
+				"33e91790-5c44-40ce-9292-9dd4856325a0", "19a87de5-41ce-4e63-bf43-0e25dd409a1e", "fec71a35-8abc-4a8f-a5e4-91e77854d761"},
+			{"83bff5acf8354816b08cf9b4917c898d"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			p := planFile(t, tt.file)
+			if got := groupIDs(p); !reflect.DeepEqual(got, tt.groups) {
+				t.Errorf("groups = %v\nwant %v", got, tt.groups)
+			}
+		})
+	}
+}
+
+func TestPlanNotificationsAscendingBeforeDestroys(t *testing.T) {
+	p := planFile(t, "region-removed-handlers.json")
+	type note struct {
+		group             int
+		pub, sub, handler string
+		doomed            bool
+	}
+	var got []note
+	for _, n := range p.Notifications {
+		got = append(got, note{n.Group, p.Objects[n.Publisher].ID, n.Subscriber, n.Handler, n.SubscriberDoomed})
+	}
+	want := []note{
+		{1, "f8cb28d147914850978edb35eca156e1", "f7f22c174070455c9cafc59391402bdc", "onRegionRemoved", false},
+		{2, "72d2c13c600247c98e09e2e3c1cd9d70", "f8cb28d147914850978edb35eca156e1", "onNetworkDestroyed", true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("notifications = %+v\nwant %+v", got, want)
+	}
+}
+
+func TestPlanDependencyRecordsEverywhere(t *testing.T) {
+	// The network's record sits in a later duplicate copy, the app's in a
+	// header after its properties; both are honoured, once each.
+	snap := `{"?": {"id": "env", "type": "io.murano.Environment"},
+	  "apps": [
+	    {"vm": {"?": {"id": "vm", "type": "io.murano.resources.Instance"}}, "?": {"id": "app", "type": "A",
+	      "dependencies": {"onDestruction": [{"subscriber": "other", "handler": "onAppGone"}]}}},
+	    {"?": {"id": "other", "type": "B"}, "uses": "app"}
+	  ],
+	  "net": {"?": {"id": "net", "type": "N"}},
+	  "copy": {"?": {"id": "net", "type": "N", "dependencies": {"onDestruction": [
+	    {"subscriber": "vm", "handler": null}, {"subscriber": "vm", "handler": null}]}}}
+	}`
+	in := `{"?": {"id": "env", "type": "io.murano.Environment"}, "apps": [{"?": {"id": "other", "type": "B"}}]}`
+	p := planJSON(t, snap, in)
+	// net must go before vm (vm subscribes), vm before app (owned).
+	want := [][]string{{"net"}, {"vm"}, {"app"}}
+	if got := groupIDs(p); !reflect.DeepEqual(got, want) {
+		t.Errorf("groups = %v, want %v", got, want)
+	}
+	if len(p.Notifications) != 1 || p.Notifications[0].Handler != "onAppGone" || p.Notifications[0].Subscriber != "other" {
+		t.Errorf("notifications = %+v", p.Notifications)
+	}
+}
+
+func TestPlanWarnings(t *testing.T) {
+	snap := `{"?": {"id": "env", "type": "E"},
+	  "a": {"?": {"id": "a", "type": "T/1.0@p", "dependencies": {"onDestruction": [
+	     {"subscriber": "b", "handler": null}, {"subscriber": "ghost", "handler": "h"}]}}},
+	  "b": {"?": {"id": "b", "type": "T", "dependencies": {"onDestruction": [{"subscriber": "a", "handler": null}]}}},
+	  "noid": {"?": {"type": "X"}},
+	  "c": {"?": {"id": "c", "type": "Old"}}
+	}`
+	in := `{"?": {"id": "env", "type": "E"}, "c": {"?": {"id": "c", "type": "New"}}, "ref": "a"}`
+	p := planJSON(t, snap, in)
+	codes := map[string]int{}
+	for _, w := range p.Warnings {
+		codes[w.Code]++
+	}
+	want := map[string]int{WarnCycle: 1, WarnSubscriberMissing: 1, WarnIDless: 1, WarnTypeChanged: 1, WarnDangling: 1}
+	if !reflect.DeepEqual(codes, want) {
+		t.Errorf("warning codes = %v, want %v\n%+v", codes, want, p.Warnings)
+	}
+	if len(p.Cycles) != 1 || len(p.Cycles[0]) != 2 {
+		t.Errorf("cycles = %v", p.Cycles)
+	}
+}
