@@ -67,3 +67,23 @@ func TestExampleHook(t *testing.T) {
 		t.Errorf("stdout = %q, want empty", res.Stdout)
 	}
 }
+
+// TestExampleHookInDocs keeps the copy in docs/hooks.md the same as the
+// hook that TestExampleHook runs, from "set -eu" on.
+func TestExampleHookInDocs(t *testing.T) {
+	hook, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hooks", "example", "io.murano.resources.LinuxMuranoInstance", "destroy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "hooks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, ok := strings.Cut(string(hook), "\nset -eu\n")
+	if !ok {
+		t.Fatal("example hook has no set -eu line")
+	}
+	if !strings.Contains(string(docs), "```sh\n#!/bin/sh\nset -eu\n"+body+"```\n") {
+		t.Error("docs/hooks.md does not show the example hook as in testdata (from set -eu on)")
+	}
+}
