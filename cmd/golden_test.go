@@ -77,3 +77,26 @@ func TestGoldenPlans(t *testing.T) {
 		})
 	}
 }
+
+// TestManPagesUpToDate fails when docs/man is stale: run go generate ./cmd.
+func TestManPagesUpToDate(t *testing.T) {
+	dir := t.TempDir()
+	if err := GenManPages(dir); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, _ := filepath.Glob(filepath.Join("..", "docs", "man", "*.1"))
+	if len(committed) != len(entries) {
+		t.Errorf("docs/man has %d pages, the commands make %d: run go generate ./cmd", len(committed), len(entries))
+	}
+	for _, e := range entries {
+		got, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		want, err := os.ReadFile(filepath.Join("..", "docs", "man", e.Name()))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("docs/man/%s is stale: run go generate ./cmd", e.Name())
+		}
+	}
+}

@@ -65,7 +65,6 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 	f.Bool("detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not")
 	f.String("on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
 	f.StringArray("hooks-dir", nil, "look for hooks in `DIR`/<Class>/<event> (repeatable)")
-	c.SetHelpTemplate(c.HelpTemplate() + "\n" + exitStatusHelp)
 	return c
 }
 

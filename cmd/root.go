@@ -82,6 +82,19 @@ writes the model back.`,
 		newPlanCmd(streams),
 		newVersionCmd(build, streams),
 	)
-	root.SetHelpTemplate(root.HelpTemplate() + "\n" + exitStatusHelp)
+	addExitStatus(root)
 	return root
+}
+
+// addExitStatus lists the exit codes in the long help (and so the man
+// page) of every command.
+func addExitStatus(c *cobra.Command) {
+	long := c.Long
+	if long == "" {
+		long = c.Short + "."
+	}
+	c.Long = long + "\n\n" + exitStatusHelp
+	for _, sub := range c.Commands() {
+		addExitStatus(sub)
+	}
 }
