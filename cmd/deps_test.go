@@ -1,0 +1,35 @@
+package cmd
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDomainPackagesStayInward checks that the domain packages import no
+// CLI library and not cmd/ (STYLE.md: dependencies point inward).
+func TestDomainPackagesStayInward(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	forbidden := []string{
+		"github.com/spf13/cobra", "github.com/spf13/viper", "github.com/spf13/pflag",
+		"github.com/fatih/color", "github.com/objgc/objgc/cmd",
+	}
+	for _, pkg := range []string{"../snapshot", "../diff", "../destroy/...", "../pkgcache/..."} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			if strings.Contains(string(out), "matched no packages") || strings.Contains(string(out), "no Go files") {
+				continue
+			}
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, f := range forbidden {
+				if dep == f || strings.HasPrefix(dep, f+"/") {
+					t.Errorf("%s depends on %s", pkg, dep)
+				}
+			}
+		}
+	}
+}
