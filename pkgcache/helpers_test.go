@@ -3,6 +3,8 @@ package pkgcache
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
+	"hash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -122,3 +124,5 @@ func dirNames(t testing.TB, dir string) []string {
 	})
 	return out
 }
+
+func newSHA() hash.Hash { return sha256.New() }
