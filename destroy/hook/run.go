@@ -58,7 +58,7 @@ type Invocation struct {
 	// (Found.Source.PackageDir), or empty.
 	PackageDir string
 	// Doomed is OBJGC_DOOMED: the path of a file listing every doomed id,
-	// one a line.
+	// one a line. Run makes it, PackageDir and Dir absolute.
 	Doomed string
 	// Dir is the working directory. Empty means PackageDir when set, else
 	// the hook's directory (Found.WorkDir).
@@ -172,10 +172,10 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	if inv.MaxStdout <= 0 {
 		inv.MaxStdout = DefaultMaxStdout
 	}
-	path := inv.Hook
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
+	// The hook runs in another directory: every path it is given must
+	// be absolute to mean the same there.
+	path := absPath(inv.Hook)
+	inv.PackageDir, inv.Doomed, inv.Dir = absPath(inv.PackageDir), absPath(inv.Doomed), absPath(inv.Dir)
 	res := &Result{ExitCode: -1}
 	fail := func(he *HookError) (*Result, error) {
 		he.Hook, he.Event, he.ObjectID = path, inv.event(), inv.ObjectID
@@ -311,4 +311,16 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	}
 	res.Output, res.Patch = obj, patch
 	return res, nil
+}
+
+// absPath makes a non-empty path absolute; filepath.Abs fails only when
+// the working directory is gone, and then the path is kept as it is.
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }

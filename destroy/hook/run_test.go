@@ -1,3 +1,5 @@
+//go:build unix
+
 package hook
 
 import (
@@ -332,6 +334,26 @@ func TestRunEmptyStdinAndNilEnv(t *testing.T) {
 		if !strings.HasPrefix(l, "OBJGC_") && !strings.HasPrefix(l, "PWD=") {
 			t.Errorf("unexpected line with nil Env and Stdin: %q", l)
 		}
+	}
+}
+
+func TestRunRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	hook := writeHook(t, dir, "C/destroy", `printf '%s\n' "$OBJGC_DOOMED" "$OBJGC_PACKAGE_DIR" "$(pwd -P)" >"`+out+`"`)
+	// Relative to the test's working directory, the package directory.
+	_, err := Run(context.Background(), Invocation{Hook: hook, ObjectID: "x", Doomed: "doomed", PackageDir: "."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	real, _ := filepath.EvalSymlinks(wd)
+	if want := filepath.Join(wd, "doomed") + "\n" + wd + "\n" + real + "\n"; string(b) != want {
+		t.Errorf("hook saw %q, want %q", b, want)
 	}
 }
 
