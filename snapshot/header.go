@@ -68,6 +68,7 @@ func (s *scanner) header(h *header) error {
 		s.pos++
 	} else {
 		for {
+			s.path[seg] = 0 // no key read yet
 			ks, ke, _, err := s.key()
 			if err != nil {
 				return err
@@ -233,6 +234,7 @@ func (s *scanner) objectKeys(fn func(key string) error) error {
 		s.pos++
 	} else {
 		for {
+			s.path[seg] = 0 // no key read yet
 			ks, ke, esc, err := s.key()
 			if err != nil {
 				return err

@@ -20,6 +20,11 @@ func renderPath(data []byte, segs []int32) string {
 		if len(segs) > 2*keep && i >= keep && i < len(segs)-keep {
 			continue
 		}
+		if seg == 0 {
+			// A key's quote is never at offset 0 (it sits inside an
+			// object): 0 marks an object whose next key is not read yet.
+			continue
+		}
 		if seg < 0 {
 			b.WriteByte('[')
 			b.WriteString(strconv.Itoa(int(-seg - 1)))

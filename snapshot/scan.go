@@ -36,7 +36,7 @@ type keySpan struct {
 type flatIndex struct {
 	objects  []Object
 	strs     []strVal
-	segs     []int32 // path segments: >= 0 key offset, < 0 array index -(i+1)
+	segs     []int32 // path segments: > 0 key offset, < 0 array index -(i+1)
 	rootKeys []keySpan
 	taskKeys []keySpan // keys of root.model when it is an object
 	rootKind byte      // first byte of the root value
@@ -343,6 +343,7 @@ func (s *scanner) object() error {
 		s.pos++
 	} else {
 		for {
+			s.path[seg] = 0 // no key read yet
 			ks, ke, kesc, err := s.key()
 			if err != nil {
 				return err
