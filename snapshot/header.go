@@ -62,7 +62,7 @@ func (s *scanner) header(h *header) error {
 	s.pos++
 	seg := len(s.path)
 	s.path = append(s.path, 0)
-	var typePath string
+	typeSeg := int32(-1) // the "type" key, for an error's path
 	s.ws()
 	if s.pos < len(s.data) && s.data[s.pos] == '}' {
 		s.pos++
@@ -90,7 +90,7 @@ func (s *scanner) header(h *header) error {
 					return err
 				}
 				h.typeString = t
-				typePath = renderPath(s.data, s.path)
+				typeSeg = s.path[seg]
 			case "classVersion":
 				if h.classVersion, _, err = s.headerString("classVersion"); err != nil {
 					return err
@@ -139,16 +139,17 @@ func (s *scanner) header(h *header) error {
 			return s.syntax(fmt.Sprintf("unexpected %s in an object; expected ',' or '}'", s.describe()))
 		}
 	}
-	s.path = s.path[:seg]
-	s.depth--
-	h.end = s.pos
 	if h.typeString != "" {
 		t, ok := ParseType(h.typeString)
 		if !ok {
-			return &ModelError{File: s.file, Path: typePath, Msg: fmt.Sprintf("type %q does not parse; expected name[/version][@package]", h.typeString)}
+			s.path[seg] = typeSeg
+			return s.modelErr(fmt.Sprintf("type %q does not parse; expected name[/version][@package]", h.typeString))
 		}
 		h.typ = t
 	}
+	s.path = s.path[:seg]
+	s.depth--
+	h.end = s.pos
 	if h.typ.Version == "" {
 		h.typ.Version = h.classVersion
 	}
@@ -192,7 +193,7 @@ func (s *scanner) dependencies(h *header) error {
 			}
 			var d Dependency
 			hasSubscriber := false
-			recordPath := renderPath(s.data, s.path)
+			recordDepth := len(s.path)
 			err := s.objectKeys(func(key string) error {
 				var err error
 				switch key {
@@ -212,7 +213,8 @@ func (s *scanner) dependencies(h *header) error {
 				return err
 			}
 			if !hasSubscriber {
-				return &ModelError{File: s.file, Path: recordPath, Msg: "an onDestruction record needs a \"subscriber\" id"}
+				s.path = s.path[:recordDepth]
+				return s.modelErr("an onDestruction record needs a \"subscriber\" id")
 			}
 			h.deps = append(h.deps, d)
 			return nil

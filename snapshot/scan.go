@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"fmt"
 	"unsafe"
 )
@@ -71,6 +72,13 @@ func scan(file string, data []byte) (*flatIndex, error) {
 		return nil, &ModelError{File: file, Path: "$", Msg: fmt.Sprintf("input is %d bytes; at most %d are supported", len(data), MaxSize)}
 	}
 	s := &scanner{file: file, data: data}
+	// Size the index from cheap counts (vectorised byte counts) so that it
+	// is not copied as it grows: every object has a '?' in its "?" key,
+	// every string two quotes.
+	objects := bytes.Count(data, []byte{'?'})
+	s.idx.objects = make([]Object, 0, objects)
+	s.idx.strs = make([]strVal, 0, bytes.Count(data, []byte{'"'})/4)
+	s.idx.segs = make([]int32, 0, objects*8)
 	s.ws()
 	if s.pos >= len(s.data) {
 		return nil, s.syntax("the input is empty; expected a JSON object or array")

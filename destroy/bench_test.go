@@ -1,0 +1,158 @@
+package destroy
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/internal/modelgen"
+	"github.com/objgc/objgc/snapshot"
+)
+
+// benchModel returns the paths of a generated snapshot of n objects and an
+// incoming model with a tenth of the applications removed, made once per
+// process in a temporary folder (or in $OBJGC_BENCH_DIR, kept between runs).
+func benchModel(b *testing.B, n int) (snapPath, incomingPath string) {
+	b.Helper()
+	dir := os.Getenv("OBJGC_BENCH_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "objgc-bench")
+	}
+	dir = filepath.Join(dir, strconv.Itoa(n))
+	snapPath, incomingPath = filepath.Join(dir, "snapshot.json"), filepath.Join(dir, "incoming.json")
+	if _, err := os.Stat(incomingPath); err == nil {
+		return snapPath, incomingPath
+	}
+	s, i, _, err := modelgen.WriteFiles(dir, modelgen.Config{Objects: n, RemoveApps: 0.1, Seed: 1, Indent: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, i
+}
+
+// planBytes is what objgc plan --snapshot --graph does before printing:
+// both trees read in parallel, compared and ordered.
+func planBytes(b *testing.B, snapData, incomingData []byte) *Plan {
+	var snap, in *snapshot.Tree
+	var errS, errI error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		snap, errS = snapshot.LoadSnapshot(snapshot.NewDocument("snapshot.json", snapData))
+	}()
+	go func() {
+		defer wg.Done()
+		in, errI = snapshot.LoadGraph(snapshot.NewDocument("incoming.json", incomingData))
+	}()
+	wg.Wait()
+	if errS != nil || errI != nil {
+		b.Fatal(errS, errI)
+	}
+	return NewPlan(diff.Compare(snap, in))
+}
+
+// BenchmarkPlanMillion plans a 1,000,000-object snapshot against an
+// incoming model with a tenth of the applications removed, and times
+// gjson.ValidBytes over the same two inputs in the same run. Metrics:
+// plan-s and valid-s per operation, their ratio (target <= 2), and
+// peak-mem/input: the growth of the process's peak RSS while planning from
+// the files, divided by the inputs' size (target <= 2).
+func BenchmarkPlanMillion(b *testing.B) { benchmarkPlan(b, 1_000_000) }
+
+// BenchmarkPlan100k is the same on 100,000 objects.
+func BenchmarkPlan100k(b *testing.B) { benchmarkPlan(b, 100_000) }
+
+func benchmarkPlan(b *testing.B, n int) {
+	snapPath, incomingPath := benchModel(b, n)
+	snapData, err := os.ReadFile(snapPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	incomingData, err := os.ReadFile(incomingPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	input := float64(len(snapData) + len(incomingData))
+	b.SetBytes(int64(input))
+	var planTime, validTime time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if !gjson.ValidBytes(snapData) || !gjson.ValidBytes(incomingData) {
+			b.Fatal("generated model is not valid JSON")
+		}
+		validTime += time.Since(t0)
+		t0 = time.Now()
+		p := planBytes(b, snapData, incomingData)
+		planTime += time.Since(t0)
+		if len(p.Objects) == 0 {
+			b.Fatal("nothing to destroy")
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(planTime.Seconds()/float64(b.N), "plan-s/op")
+	b.ReportMetric(validTime.Seconds()/float64(b.N), "valid-s/op")
+	b.ReportMetric(float64(planTime)/float64(validTime), "plan/valid")
+
+	// Peak memory: drop the benchmark's own copies, then plan from the
+	// files as objgc plan does and read the peak RSS (VmHWM) growth.
+	snapData, incomingData = nil, nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	if !resetPeakRSS() {
+		b.Log("cannot reset the peak RSS (/proc/self/clear_refs): no memory metric")
+		return
+	}
+	base := rss("VmRSS")
+	sd, err := snapshot.ReadDocument(snapPath, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gd, err := snapshot.ReadDocument(incomingPath, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := planBytes(b, sd.Data, gd.Data)
+	peak := rss("VmHWM")
+	runtime.KeepAlive(p)
+	b.ReportMetric(float64(peak-base)/input, "peak-mem/input")
+	b.ReportMetric(input/(1<<20), "input-MiB")
+}
+
+// resetPeakRSS resets VmHWM (Linux: writing 5 to /proc/self/clear_refs).
+func resetPeakRSS() bool {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
+// rss returns a /proc/self/status field in bytes.
+func rss(field string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if bytes.HasPrefix(line, []byte(field+":")) {
+			fields := strings.Fields(string(line[len(field)+1:]))
+			if len(fields) > 0 {
+				kb, _ := strconv.ParseInt(fields[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
