@@ -69,12 +69,16 @@ func (s *scanner) header(h *header) error {
 	} else {
 		for {
 			s.path[seg] = 0 // no key read yet
-			ks, ke, _, err := s.key()
+			ks, ke, kesc, err := s.key()
 			if err != nil {
 				return err
 			}
 			s.path[seg] = int32(ks - 1)
-			switch s.str(ks, ke) {
+			k := s.str(ks, ke)
+			if kesc {
+				k = unescape(s.data[ks-1 : ke+1])
+			}
+			switch k {
 			case "id":
 				id, ok, err := s.headerString("the id")
 				if err != nil {

@@ -357,7 +357,7 @@ func (s *scanner) object() error {
 				return err
 			}
 			s.path[seg] = int32(ks - 1)
-			if ke-ks == 1 && s.data[ks] == '?' && s.inHeader == 0 {
+			if s.inHeader == 0 && (ke-ks == 1 && s.data[ks] == '?' || kesc && unescape(s.data[ks-1:ke+1]) == "?") {
 				if hasHeader {
 					return s.modelErr(`duplicate "?" key: an object has one header`)
 				}
