@@ -1,7 +1,7 @@
 package snapshot
 
 import (
-	"bytes"
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 )
@@ -72,13 +72,12 @@ func scan(file string, data []byte) (*flatIndex, error) {
 		return nil, &ModelError{File: file, Path: "$", Msg: fmt.Sprintf("input is %d bytes; at most %d are supported", len(data), MaxSize)}
 	}
 	s := &scanner{file: file, data: data}
-	// Size the index from cheap counts (vectorised byte counts) so that it
-	// is not copied as it grows: every object has a '?' in its "?" key,
-	// every string two quotes.
-	objects := bytes.Count(data, []byte{'?'})
-	s.idx.objects = make([]Object, 0, objects)
-	s.idx.strs = make([]strVal, 0, bytes.Count(data, []byte{'"'})/4)
-	s.idx.segs = make([]int32, 0, objects*8)
+	// Size the index from the input's size (generated and real models
+	// hold an object per 300 to 700 bytes and a string value per 40), so
+	// that it is rarely copied as it grows; a count would cost a pass.
+	s.idx.objects = make([]Object, 0, len(data)/512+16)
+	s.idx.strs = make([]strVal, 0, len(data)/48+16)
+	s.idx.segs = make([]int32, 0, len(data)/64+16)
 	s.ws()
 	if s.pos >= len(s.data) {
 		return nil, s.syntax("the input is empty; expected a JSON object or array")
@@ -95,14 +94,24 @@ func scan(file string, data []byte) (*flatIndex, error) {
 }
 
 func (s *scanner) ws() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\n', '\t', '\r':
-			s.pos++
+	data, i := s.data, s.pos
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\r':
+			i++
+		case '\n':
+			// Pretty-printed models indent every line: skip the spaces
+			// eight at a time.
+			i++
+			for i+8 <= len(data) && binary.LittleEndian.Uint64(data[i:]) == 0x2020202020202020 {
+				i += 8
+			}
 		default:
+			s.pos = i
 			return
 		}
 	}
+	s.pos = i
 }
 
 func (s *scanner) describe() string {
@@ -229,6 +238,15 @@ func (s *scanner) string() (n uint32, escaped bool, err error) {
 	i := start
 	data := s.data
 	for {
+		// Eight bytes at a time while none is a quote, a backslash or a
+		// control character, then byte by byte.
+		for i+8 <= len(data) {
+			x := binary.LittleEndian.Uint64(data[i:])
+			if hasByte(x, '"')|hasByte(x, '\\')|hasLess(x, 0x20) != 0 {
+				break
+			}
+			i += 8
+		}
 		for i < len(data) && plain[data[i]] {
 			i++
 		}
@@ -265,6 +283,15 @@ func (s *scanner) string() (n uint32, escaped bool, err error) {
 		}
 	}
 }
+
+const lo8, hi8 = 0x0101010101010101, 0x8080808080808080
+
+// hasLess is non-zero when some byte of x is below n (n <= 128): the
+// classic SWAR test (Hacker's Delight, 6-1).
+func hasLess(x uint64, n byte) uint64 { return (x - lo8*uint64(n)) &^ x & hi8 }
+
+// hasByte is non-zero when some byte of x equals c.
+func hasByte(x uint64, c byte) uint64 { return hasLess(x^(lo8*uint64(c)), 1) }
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'

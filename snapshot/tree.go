@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"sort"
 )
 
@@ -190,6 +191,8 @@ func (t *Tree) finish(lo int) {
 	objs := t.Objects
 	n := int32(len(objs))
 	t.byID = make(map[string]int32, len(objs))
+	var dups []int32
+	swapped := false
 	for i := range objs {
 		o := &objs[i]
 		if o.encl >= 0 {
@@ -200,6 +203,7 @@ func (t *Tree) finish(lo int) {
 		}
 		o.First = int32(i)
 		if !o.HasID {
+			t.IDless = append(t.IDless, int32(i))
 			continue
 		}
 		if l := len(o.ID); l < len(t.idLen) {
@@ -207,25 +211,35 @@ func (t *Tree) finish(lo int) {
 		} else {
 			t.long = true
 		}
-		if f, ok := t.byID[o.ID]; ok {
-			if objs[f].Start > o.Start { // an earlier copy encloses a later one
-				t.byID[o.ID] = int32(i)
-			}
+		f, ok := t.byID[o.ID]
+		if !ok {
+			t.byID[o.ID] = int32(i)
 			continue
 		}
-		t.byID[o.ID] = int32(i)
+		dups = append(dups, int32(i))
+		if objs[f].Start > o.Start { // an earlier copy encloses a later one
+			t.byID[o.ID] = int32(i)
+			swapped = true
+		}
 	}
-	var dups []int32
-	for i := range objs {
-		o := &objs[i]
-		if !o.HasID {
-			t.IDless = append(t.IDless, int32(i))
-			continue
+	if swapped {
+		// Closing order is not document order for copies nested in a
+		// copy of the same id: take the first copies from the map.
+		all := dups
+		dups = dups[:0:0]
+		for _, i := range all {
+			if f := t.byID[objs[i].ID]; f != i {
+				dups = append(dups, i)
+			}
 		}
-		if f := t.byID[o.ID]; f != int32(i) {
-			o.First = f
-			dups = append(dups, int32(i))
+		for f := range objs {
+			if objs[f].HasID && t.byID[objs[f].ID] != int32(f) && !slices.Contains(dups, int32(f)) {
+				dups = append(dups, int32(f))
+			}
 		}
+	}
+	for _, i := range dups {
+		objs[i].First = t.byID[objs[i].ID]
 	}
 	for i := range objs {
 		o := &objs[i]
