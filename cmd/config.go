@@ -100,3 +100,17 @@ func splitList(values []string) []string {
 	}
 	return out
 }
+
+// cacheDir returns the package cache root: --cache-dir, OBJGC_CACHE_DIR,
+// cache.dir in the config file, else <os.UserCacheDir()>/objgc (DESIGN.md
+// section 8).
+func cacheDir(v *viper.Viper) (string, error) {
+	if d := v.GetString("cache.dir"); d != "" {
+		return d, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no package cache directory: %w (set --cache-dir or OBJGC_CACHE_DIR)", err)
+	}
+	return filepath.Join(base, "objgc"), nil
+}

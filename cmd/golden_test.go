@@ -60,6 +60,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 
 func TestGoldenPlans(t *testing.T) {
 	t.Setenv("NO_COLOR", "")
+	t.Setenv("OBJGC_CACHE_DIR", t.TempDir()) // no packages: hierarchies are the class alone
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, format := range []string{"text", "json", "dot"} {

@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/pkgcache"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -23,6 +26,7 @@ type planOptions struct {
 	OnDangling       string `mapstructure:"on-dangling"`
 	NoColor          bool   `mapstructure:"no-color"`
 	HooksDirs        []string
+	CacheDir         string
 }
 
 func newPlanCmd(streams *IO) *cobra.Command {
@@ -55,6 +59,9 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 				opts.Model = args[0]
 			}
 			opts.HooksDirs = listSetting(v, "hooks.dirs")
+			if opts.CacheDir, err = cacheDir(v); err != nil {
+				return err
+			}
 			return runPlan(c.Context(), streams, opts)
 		},
 	}
@@ -65,6 +72,7 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 	f.Bool("detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not")
 	f.String("on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
 	f.StringArray("hooks-dir", nil, "look for hooks in `DIR`/<Class>/<event> (repeatable)")
+	f.String("cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	return c
 }
 
@@ -156,6 +164,23 @@ func loadInputs(streams *IO, model, snapFile, graphFile string) (*inputs, error)
 	return in, nil
 }
 
+// openPackages starts a package cache session when the cache directory
+// exists: plan and apply read class hierarchies and package hooks from it
+// and hold the usage locks of what they read until the run ends. A missing
+// cache is no error (the hierarchy of a class is then the class alone);
+// plan does not create one.
+func openPackages(streams *IO, dir string) *pkgcache.Session {
+	if st, err := os.Stat(filepath.Join(dir, "packages")); err != nil || !st.IsDir() {
+		return nil
+	}
+	c, err := pkgcache.Open(dir)
+	if err != nil {
+		fmt.Fprintf(streams.Err, "objgc: package cache %s not used: %v\n", dir, err)
+		return nil
+	}
+	return c.NewSession()
+}
+
 func checkOnDangling(mode string) error {
 	if mode != "error" && mode != "keep" {
 		return usageErrorf("--on-dangling must be error or keep, not %q", mode)
@@ -180,7 +205,12 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		return err
 	}
 	p := destroy.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
-	hooks := findPlanHooks(p, opts.HooksDirs)
+	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
+	if session := openPackages(streams, opts.CacheDir); session != nil {
+		defer session.Close()
+		finder.Packages = session
+	}
+	hooks := findPlanHooks(ctx, p, finder)
 	doc := newPlanDocument(in, p, opts.OnDangling, hooks)
 	if opts.Out != "" {
 		if err := writePlanFile(opts.Out, doc); err != nil {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,45 +21,53 @@ import (
 // docs/plan-format.md.
 const PlanFormatVersion = "1"
 
-// planHooks are the hooks a plan would run, found in the hooks dirs.
+// planHooks are the hooks a plan would run.
 type planHooks struct {
+	classes [][]string     // by index into Plan.Objects: the class hierarchy
+	pkg     []string       // by index into Plan.Objects: FullName/version of the defining package, "" if not cached
 	destroy [][]hook.Found // by index into Plan.Objects
 	notify  []*hook.Found  // by index into Plan.Notifications; nil: none
 }
 
 // findPlanHooks looks up every hook the plan would run (DESIGN.md section
-// 4): destroy hooks of each doomed object's class, the handler hook of each
-// notification's subscriber class. Without the class's package in the
-// cache the hierarchy is the class alone.
-func findPlanHooks(p *destroy.Plan, dirs []string) *planHooks {
-	h := &planHooks{destroy: make([][]hook.Found, len(p.Objects)), notify: make([]*hook.Found, len(p.Notifications))}
-	if len(dirs) == 0 {
+// 4): the destroy hooks of each doomed object's class hierarchy, the
+// handler hook of each notification's subscriber.
+func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder) *planHooks {
+	h := &planHooks{
+		classes: make([][]string, len(p.Objects)),
+		pkg:     make([]string, len(p.Objects)),
+		destroy: make([][]hook.Found, len(p.Objects)),
+		notify:  make([]*hook.Found, len(p.Notifications)),
+	}
+	if len(f.Dirs) == 0 && f.Packages == nil {
 		return h
 	}
+	snap := p.Diff.Snapshot
 	for i := range p.Objects {
-		if c := p.Objects[i].Class; c != "" {
-			h.destroy[i] = hook.Find(dirs, []string{c}, "destroy")
-		}
+		t := snap.Objects[p.Objects[i].Snapshot].Type
+		c := f.Hierarchy(ctx, t)
+		h.classes[i], h.pkg[i] = c.Names, c.Package
+		h.destroy[i] = f.Find(ctx, t, hook.EventDestroy)
 	}
 	for i, n := range p.Notifications {
-		if c := subscriberClass(p, n); c != "" {
-			if f, ok := hook.FindFirst(dirs, []string{c}, n.Handler); ok {
-				h.notify[i] = &f
+		if t, ok := subscriberType(p, n); ok {
+			if found := f.Find(ctx, t, n.Handler); len(found) > 0 {
+				h.notify[i] = &found[0]
 			}
 		}
 	}
 	return h
 }
 
-// subscriberClass returns the class of a notification's subscriber: from
+// subscriberType returns the type of a notification's subscriber: from
 // the incoming model when it lives there, else from the snapshot.
-func subscriberClass(p *destroy.Plan, n destroy.Notification) string {
+func subscriberType(p *destroy.Plan, n destroy.Notification) (snapshot.Type, bool) {
 	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
 		if j, ok := t.Lookup(n.Subscriber); ok {
-			return t.Objects[j].Type.Name
+			return t.Objects[j].Type, true
 		}
 	}
-	return ""
+	return snapshot.Type{}, false
 }
 
 // planDocument is the JSON plan (docs/plan-format.md).
@@ -91,6 +100,8 @@ type planObject struct {
 	Path    string           `json:"path"`
 	Owner   *string          `json:"owner"`
 	Reasons []destroy.Reason `json:"reasons"`
+	Classes []string         `json:"classes"`
+	Package *string          `json:"package"`
 	Hooks   []planHook       `json:"hooks"`
 }
 
@@ -149,7 +160,16 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 		pg := planGroup{Index: g.Index, Objects: make([]planObject, 0, len(g.Objects))}
 		for _, i := range g.Objects {
 			o := &p.Objects[i]
-			po := planObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, Hooks: []planHook{}}
+			po := planObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, Classes: hooks.classes[i], Hooks: []planHook{}}
+			if po.Classes == nil {
+				po.Classes = []string{}
+				if o.Class != "" {
+					po.Classes = []string{o.Class}
+				}
+			}
+			if pkg := hooks.pkg[i]; pkg != "" {
+				po.Package = &pkg
+			}
 			if o.Owner != "" {
 				owner := o.Owner
 				po.Owner = &owner
@@ -309,6 +329,9 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 				reasons[k] = r.Text()
 			}
 			fmt.Fprintf(bw, "      %s\n", strings.Join(reasons, "; "))
+			if cs := hooks.classes[i]; len(cs) > 1 {
+				fmt.Fprintf(bw, "      classes: %s (package %s)\n", strings.Join(cs, " < "), hooks.pkg[i])
+			}
 			switch hs := hooks.destroy[i]; {
 			case len(hs) > 0:
 				for _, h := range hs {
