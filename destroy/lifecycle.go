@@ -1,0 +1,107 @@
+package destroy
+
+import "fmt"
+
+// State is where a doomed object is in its lifecycle (DESIGN.md section 5).
+// The apply journal records every change of state; Transition says which
+// changes are legal.
+type State string
+
+// The lifecycle states. An object is alive until a run finds it doomed; it
+// never becomes alive again.
+const (
+	// StateAlive: the object exists in the model. Every object starts here,
+	// and an object the journal has no record of is alive.
+	StateAlive State = "alive"
+	// StateDoomed: the object is in the snapshot and not in the incoming
+	// model; this run destroys it.
+	StateDoomed State = "doomed"
+	// StateNotified: every subscriber's handler for the object's destruction
+	// has run (or failed: a failed notification is a warning). An object
+	// whose onDestruction list has no handler to notify passes through this
+	// state too, so that "notified" always means "all notifications for
+	// this publisher are over".
+	StateNotified State = "notified"
+	// StateDestroying: the object's destroy hooks are running.
+	StateDestroying State = "destroying"
+	// StateDestroyed: every destroy hook succeeded (or --force overrode a
+	// failure); the object is flagged destroyed in the output.
+	StateDestroyed State = "destroyed"
+	// StateRemoved: the destroyed object is left out of the output model
+	// because nothing references it.
+	StateRemoved State = "removed"
+	// StateFailed: a destroy hook failed. The object stays in ObjectsCopy
+	// and the next run dooms it again.
+	StateFailed State = "failed"
+)
+
+// States returns every lifecycle state, in lifecycle order.
+func States() []State {
+	return []State{StateAlive, StateDoomed, StateNotified, StateDestroying,
+		StateDestroyed, StateRemoved, StateFailed}
+}
+
+// transitions is the table of DESIGN.md section 5:
+//
+//	alive -> doomed -> notified -> destroying -> destroyed -> removed
+//	destroying -> failed -> doomed (the next run)
+//
+// There is deliberately no doomed -> destroying shortcut for an object
+// with no handler to notify: it is recorded as notified, so that a resumed
+// run can tell "notifications over" from "notifications not started"
+// without looking at the plan. Nor is there failed -> destroyed: --force
+// records destroying -> destroyed (the hook's end record keeps the
+// failure).
+var transitions = map[State][]State{
+	StateAlive:      {StateDoomed},
+	StateDoomed:     {StateNotified},
+	StateNotified:   {StateDestroying},
+	StateDestroying: {StateDestroyed, StateFailed},
+	StateDestroyed:  {StateRemoved},
+	StateFailed:     {StateDoomed},
+}
+
+// Valid reports whether s is one of the lifecycle states.
+func (s State) Valid() bool {
+	switch s {
+	case StateAlive, StateDoomed, StateNotified, StateDestroying,
+		StateDestroyed, StateRemoved, StateFailed:
+		return true
+	}
+	return false
+}
+
+// TransitionError is an illegal change of state: a move that is not in the
+// lifecycle table, or a state that does not exist.
+type TransitionError struct {
+	ID       string // the object's id; "" when Transition was called alone
+	From, To State
+}
+
+func (e *TransitionError) Error() string {
+	var what string
+	switch {
+	case !e.From.Valid():
+		what = fmt.Sprintf("unknown state %q", e.From)
+	case !e.To.Valid():
+		what = fmt.Sprintf("unknown state %q", e.To)
+	default:
+		what = fmt.Sprintf("illegal state transition %s -> %s", e.From, e.To)
+	}
+	if e.ID != "" {
+		return "object " + e.ID + ": " + what
+	}
+	return what
+}
+
+// Transition returns nil when an object may go from one state to the
+// other, and a *TransitionError otherwise (including from == to, unknown
+// states, and any move back to alive).
+func Transition(from, to State) error {
+	for _, s := range transitions[from] {
+		if s == to {
+			return nil
+		}
+	}
+	return &TransitionError{From: from, To: to}
+}

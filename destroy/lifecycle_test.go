@@ -1,0 +1,82 @@
+package destroy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestTransitionEveryPair(t *testing.T) {
+	legal := map[[2]State]bool{
+		{StateAlive, StateDoomed}:         true,
+		{StateDoomed, StateNotified}:      true,
+		{StateNotified, StateDestroying}:  true,
+		{StateDestroying, StateDestroyed}: true,
+		{StateDestroying, StateFailed}:    true,
+		{StateDestroyed, StateRemoved}:    true,
+		{StateFailed, StateDoomed}:        true,
+	}
+	states := append(States(), "", "bogus")
+	n := 0
+	for _, from := range states {
+		for _, to := range states {
+			err := Transition(from, to)
+			if legal[[2]State{from, to}] {
+				n++
+				if err != nil {
+					t.Errorf("Transition(%q, %q) = %v, want nil", from, to, err)
+				}
+				continue
+			}
+			var te *TransitionError
+			if !errors.As(err, &te) {
+				t.Errorf("Transition(%q, %q) = %v, want *TransitionError", from, to, err)
+				continue
+			}
+			if te.From != from || te.To != to || te.ID != "" {
+				t.Errorf("Transition(%q, %q) = %+v", from, to, te)
+			}
+		}
+	}
+	if n != len(legal) {
+		t.Fatalf("tested %d legal transitions, want %d", n, len(legal))
+	}
+}
+
+func TestTransitionNeverBackToAlive(t *testing.T) {
+	for _, s := range States() {
+		if Transition(s, StateAlive) == nil {
+			t.Errorf("%s -> alive is legal", s)
+		}
+	}
+}
+
+func TestTransitionErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		err  *TransitionError
+		want string
+	}{
+		{&TransitionError{From: StateDoomed, To: StateDestroying}, "illegal state transition doomed -> destroying"},
+		{&TransitionError{ID: "abc", From: StateRemoved, To: StateAlive}, "object abc: illegal state transition removed -> alive"},
+		{&TransitionError{ID: "abc", From: "zombie", To: StateAlive}, `object abc: unknown state "zombie"`},
+		{&TransitionError{From: StateAlive, To: ""}, `unknown state ""`},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestStatesValid(t *testing.T) {
+	seen := map[State]bool{}
+	for _, s := range States() {
+		if !s.Valid() || seen[s] || strings.ToLower(string(s)) != string(s) {
+			t.Errorf("state %q", s)
+		}
+		seen[s] = true
+	}
+	if len(seen) != 7 || State("Alive").Valid() {
+		t.Error(fmt.Sprint(seen))
+	}
+}
