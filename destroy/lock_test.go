@@ -1,0 +1,256 @@
+package destroy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// helperEnv makes the test binary a helper process instead of running the
+// tests: "<mode>:<arg>". Concurrency is tested with real processes and
+// real flock(2), as cmd/go's lockedfile tests do.
+const helperEnv = "OBJGC_DESTROY_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if h := os.Getenv(helperEnv); h != "" {
+		mode, arg, _ := strings.Cut(h, ":")
+		switch mode {
+		case "lock-hold":
+			os.Exit(lockHoldHelper(arg))
+		case "journal-append":
+			os.Exit(journalAppendHelper(arg))
+		}
+		fmt.Fprintf(os.Stderr, "unknown %s mode %q\n", helperEnv, mode)
+		os.Exit(2)
+	}
+	os.Exit(m.Run())
+}
+
+// lockHoldHelper takes the lock of target, says "locked" on stdout and
+// holds it until stdin is closed.
+func lockHoldHelper(target string) int {
+	unlock, err := LockTarget(context.Background(), target, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("locked")
+	io.Copy(io.Discard, os.Stdin)
+	unlock()
+	return 0
+}
+
+// helper is a running helper process.
+type helper struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
+}
+
+func startHelper(t *testing.T, mode, arg string) *helper {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	// GORACE: the race runtime otherwise sleeps a second at exit.
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode+":"+arg, "GORACE=atexit_sleep_ms=0")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &helper{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
+	t.Cleanup(func() {
+		h.cmd.Process.Kill()
+		h.cmd.Wait()
+	})
+	return h
+}
+
+// expect reads the helper's next line of output and fails unless it is
+// want.
+func (h *helper) expect(t *testing.T, want string) {
+	t.Helper()
+	line, err := h.out.ReadString('\n')
+	if strings.TrimSpace(line) != want {
+		t.Fatalf("helper said %q (%v), want %q", line, err, want)
+	}
+}
+
+func lockHeld(t *testing.T) (target string, h *helper) {
+	t.Helper()
+	target = filepath.Join(t.TempDir(), "model.json")
+	h = startHelper(t, "lock-hold", target)
+	h.expect(t, "locked")
+	return target, h
+}
+
+func TestLockTargetFailsAtOnceWhenHeld(t *testing.T) {
+	target, h := lockHeld(t)
+	start := time.Now()
+	unlock, err := LockTarget(context.Background(), target, 0)
+	if err == nil {
+		unlock()
+		t.Fatal("second LockTarget took the lock")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("timeout 0 waited %s", d)
+	}
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("error %v does not wrap ErrLocked", err)
+	}
+	var le *LockedError
+	if !errors.As(err, &le) {
+		t.Fatalf("error %T is not a *LockedError", err)
+	}
+	if le.Path != target+".lock" || le.Waited != 0 {
+		t.Errorf("LockedError %+v", le)
+	}
+	pid := "pid " + strconv.Itoa(h.cmd.Process.Pid)
+	host, _ := os.Hostname()
+	if !strings.HasPrefix(le.Holder, pid+" on host "+host+" since ") || !strings.Contains(err.Error(), pid) {
+		t.Errorf("holder %q, error %q: want %s on host %s", le.Holder, err, pid, host)
+	}
+	if !strings.Contains(le.Holder, "-test.run") {
+		t.Errorf("holder %q lacks the command line", le.Holder)
+	}
+}
+
+func TestLockTargetWaitsForHolderToExit(t *testing.T) {
+	target, h := lockHeld(t)
+	type result struct {
+		unlock func()
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		unlock, err := LockTarget(context.Background(), target, 10*time.Second)
+		done <- result{unlock, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("LockTarget returned while the lock was held: %v", r.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	h.stdin.Close()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if err := h.cmd.Wait(); err != nil {
+		t.Errorf("helper: %v", err)
+	}
+	b, err := os.ReadFile(target + ".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf(`{"pid":%d,`, os.Getpid()); !strings.HasPrefix(string(b), want) {
+		t.Errorf("lock file holds %q, want our record %s...", b, want)
+	}
+	r.unlock()
+	r.unlock() // twice is fine
+	if _, err := os.Stat(target + ".lock"); err != nil {
+		t.Errorf("lock file gone after unlock: %v", err)
+	}
+}
+
+func TestLockTargetReleasedWhenHolderIsKilled(t *testing.T) {
+	target, h := lockHeld(t)
+	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.cmd.Wait()
+	unlock, err := LockTarget(context.Background(), target, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if _, err := os.Stat(target + ".lock"); err != nil {
+		t.Errorf("lock file gone: %v", err)
+	}
+	// And it can be taken again at once.
+	unlock, err = LockTarget(context.Background(), target, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+}
+
+func TestLockTargetTimeoutExpires(t *testing.T) {
+	target, h := lockHeld(t)
+	_, err := LockTarget(context.Background(), target, 200*time.Millisecond)
+	var le *LockedError
+	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
+		t.Fatalf("got %v, want a *LockedError", err)
+	}
+	if le.Waited < 200*time.Millisecond || !strings.Contains(le.Holder, strconv.Itoa(h.cmd.Process.Pid)) {
+		t.Errorf("LockedError %+v", le)
+	}
+	if !strings.Contains(err.Error(), "(waited ") {
+		t.Errorf("error %q does not say it waited", err)
+	}
+}
+
+func TestLockTargetContextEnds(t *testing.T) {
+	target, _ := lockHeld(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := LockTarget(ctx, target, -1)
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrLocked) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}
+
+// flock(2) locks belong to open file descriptions, so a second LockTarget
+// in the same process conflicts too.
+func TestLockTargetInProcess(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "m.json")
+	unlock, err := LockTarget(context.Background(), target, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = LockTarget(context.Background(), target, 0)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d ", os.Getpid())) {
+		t.Fatalf("second lock: %v", err)
+	}
+	unlock()
+	b, err := os.ReadFile(target + ".lock")
+	if err != nil || len(b) != 0 {
+		t.Errorf("after unlock the lock file holds %q (%v), want it empty", b, err)
+	}
+	unlock, err = LockTarget(context.Background(), target, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+}
+
+func TestDescribeHolder(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", "another process (it has not recorded itself yet)"},
+		{`{"pid":7,"host":"h","started":"2026-01-02T03:04:05Z","command":["objgc","apply","m.json"]}` + "\n",
+			"pid 7 on host h since 2026-01-02T03:04:05Z (objgc apply m.json)"},
+		// Our record first, the tail of a longer previous one after it.
+		{`{"pid":7}` + "\n" + `"]}` + "\n", "pid 7"},
+		{"garbage", `another process (unreadable holder record "garbage")`},
+	} {
+		if got := describeHolder([]byte(tc.in)); got != tc.want {
+			t.Errorf("describeHolder(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
