@@ -7,6 +7,7 @@ package diff
 
 import (
 	"sort"
+	"sync"
 
 	"github.com/objgc/objgc/snapshot"
 )
@@ -57,24 +58,43 @@ func (r *Result) IsDoomed(i int32) bool { return i >= 0 && int(i) < len(r.doomed
 // modified.
 func Compare(snap, incoming *snapshot.Tree) *Result {
 	r := &Result{Snapshot: snap, Incoming: incoming, doomed: make([]bool, len(snap.Objects))}
-	for i := range snap.Objects {
-		o := &snap.Objects[i]
-		if !o.HasID || o.First != int32(i) {
-			continue
-		}
-		j, ok := incoming.Lookup(o.ID)
-		if !ok {
-			if !o.Destroyed {
-				r.doomed[i] = true
-				r.Doomed = append(r.Doomed, int32(i))
-			}
-			continue
-		}
-		if n := &incoming.Objects[j]; typeChanged(o.Type, n.Type) {
-			r.TypeChanges = append(r.TypeChanges, TypeChange{ID: o.ID, Snapshot: int32(i), Incoming: j,
-				Old: o.Type, New: n.Type, OldString: o.TypeString, NewString: n.TypeString})
-		}
+	// Two halves in parallel: a million lookups in the incoming index
+	// are the bulk of the work, and maps are safe for concurrent reads.
+	type part struct {
+		doomed  []int32
+		changes []TypeChange
 	}
+	var parts [2]part
+	var wg sync.WaitGroup
+	half := len(snap.Objects) / 2
+	for k, bounds := range [2][2]int{{0, half}, {half, len(snap.Objects)}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pt := &parts[k]
+			for i := bounds[0]; i < bounds[1]; i++ {
+				o := &snap.Objects[i]
+				if !o.HasID || o.First != int32(i) {
+					continue
+				}
+				j, ok := incoming.Lookup(o.ID)
+				if !ok {
+					if !o.Destroyed {
+						r.doomed[i] = true
+						pt.doomed = append(pt.doomed, int32(i))
+					}
+					continue
+				}
+				if n := &incoming.Objects[j]; typeChanged(o.Type, n.Type) {
+					pt.changes = append(pt.changes, TypeChange{ID: o.ID, Snapshot: int32(i), Incoming: j,
+						Old: o.Type, New: n.Type, OldString: o.TypeString, NewString: n.TypeString})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	r.Doomed = append(parts[0].doomed, parts[1].doomed...)
+	r.TypeChanges = append(parts[0].changes, parts[1].changes...)
 	byStart := func(objs []snapshot.Object, idx []int32) {
 		sort.Slice(idx, func(a, b int) bool { return objs[idx[a]].Start < objs[idx[b]].Start })
 	}

@@ -13,7 +13,7 @@ type header struct {
 	typeString   string
 	typ          Type
 	destroyed    bool
-	deps         []Dependency
+	depLo, depHi int32 // the header's records in the scanner's arena
 	classVersion string
 	pkg          string
 }
@@ -59,6 +59,7 @@ func (s *scanner) header(h *header) error {
 		return err
 	}
 	h.start = s.pos
+	h.depLo, h.depHi = int32(len(s.idx.deps)), int32(len(s.idx.deps))
 	s.pos++
 	seg := len(s.path)
 	s.path = append(s.path, 0)
@@ -220,7 +221,8 @@ func (s *scanner) dependencies(h *header) error {
 				s.path = s.path[:recordDepth]
 				return s.modelErr("an onDestruction record needs a \"subscriber\" id")
 			}
-			h.deps = append(h.deps, d)
+			s.idx.deps = append(s.idx.deps, d)
+			h.depHi = int32(len(s.idx.deps))
 			return nil
 		})
 	})

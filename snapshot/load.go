@@ -158,7 +158,7 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 	switch data[start] {
 	case 'n':
 		t.Null = true
-		t.finish(0)
+		t.finish(0, nil)
 		return t, nil
 	case '{', '[':
 	default:
@@ -172,7 +172,7 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 	slo := sort.Search(len(strs), func(i int) bool { return int(strs[i].off) >= start })
 	shi := sort.Search(len(strs), func(i int) bool { return int(strs[i].off) >= end })
 	t.strs = strs[slo:shi:shi]
-	t.finish(lo)
+	t.finish(lo, p.idx.deps)
 	return t, nil
 }
 
@@ -193,7 +193,7 @@ func (p *parsed) envelopeTree(k string) (*Tree, bool, error) {
 // emptyTree is the tree of a missing key: no objects.
 func emptyTree(doc *Document, path string) *Tree {
 	t := &Tree{Doc: doc, Path: path, Null: true}
-	t.finish(0)
+	t.finish(0, nil)
 	return t
 }
 

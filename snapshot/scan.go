@@ -37,7 +37,8 @@ type keySpan struct {
 type flatIndex struct {
 	objects  []Object
 	strs     []strVal
-	segs     []int32 // path segments: > 0 key offset, < 0 array index -(i+1)
+	segs     []int32      // path segments: > 0 key offset, < 0 array index -(i+1)
+	deps     []Dependency // onDestruction records of all headers
 	rootKeys []keySpan
 	taskKeys []keySpan // keys of root.model when it is an object
 	rootKind byte      // first byte of the root value
@@ -452,19 +453,20 @@ func (s *scanner) object() error {
 	segLo := int32(len(s.idx.segs))
 	s.idx.segs = append(s.idx.segs, s.path...)
 	s.idx.objects = append(s.idx.objects, Object{
-		ID:           h.id,
-		HasID:        h.hasID,
-		Type:         h.typ,
-		TypeString:   h.typeString,
-		Destroyed:    h.destroyed,
-		Dependencies: h.deps,
-		Start:        start,
-		End:          s.pos,
-		HeaderStart:  h.start,
-		HeaderEnd:    h.end,
-		encl:         -1,
-		segLo:        segLo,
-		segHi:        int32(len(s.idx.segs)),
+		ID:          h.id,
+		HasID:       h.hasID,
+		Type:        h.typ,
+		TypeString:  h.typeString,
+		Destroyed:   h.destroyed,
+		depLo:       h.depLo,
+		depHi:       h.depHi,
+		Start:       start,
+		End:         s.pos,
+		HeaderStart: h.start,
+		HeaderEnd:   h.end,
+		encl:        -1,
+		segLo:       segLo,
+		segHi:       int32(len(s.idx.segs)),
 	})
 	for _, c := range s.pending[base:] {
 		s.idx.objects[c].encl = i

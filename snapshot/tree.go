@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
-	"slices"
 	"sort"
 )
 
@@ -44,6 +43,7 @@ type Object struct {
 
 	encl         int32 // the nearest enclosing copy, -1 at the top
 	segLo, segHi int32 // path segments from the document root
+	depLo, depHi int32 // this copy's records in the scanner's arena
 }
 
 // Duplicate is a later full copy of an object.
@@ -187,14 +187,16 @@ func (t *Tree) PathAt(off int) string {
 
 // finish builds the id index, resolves first copies and owners, merges the
 // dependencies of copies and finds id-less objects.
-func (t *Tree) finish(lo int) {
+func (t *Tree) finish(lo int, deps []Dependency) {
 	objs := t.Objects
 	n := int32(len(objs))
 	t.byID = make(map[string]int32, len(objs))
-	var dups []int32
-	swapped := false
+	var dupIDs map[string]bool
 	for i := range objs {
 		o := &objs[i]
+		if o.depHi > o.depLo {
+			o.Dependencies = deps[o.depLo:o.depHi:o.depHi]
+		}
 		if o.encl >= 0 {
 			o.encl -= int32(lo)
 			if o.encl < 0 || o.encl >= n {
@@ -211,32 +213,38 @@ func (t *Tree) finish(lo int) {
 		} else {
 			t.long = true
 		}
-		f, ok := t.byID[o.ID]
-		if !ok {
-			t.byID[o.ID] = int32(i)
-			continue
-		}
-		dups = append(dups, int32(i))
-		if objs[f].Start > o.Start { // an earlier copy encloses a later one
-			t.byID[o.ID] = int32(i)
-			swapped = true
+		// One map operation per id: a map that does not grow had the id.
+		before := len(t.byID)
+		t.byID[o.ID] = int32(i)
+		if len(t.byID) == before {
+			if dupIDs == nil {
+				dupIDs = map[string]bool{}
+			}
+			dupIDs[o.ID] = true
 		}
 	}
-	if swapped {
-		// Closing order is not document order for copies nested in a
-		// copy of the same id: take the first copies from the map.
-		all := dups
-		dups = dups[:0:0]
-		for _, i := range all {
-			if f := t.byID[objs[i].ID]; f != i {
-				dups = append(dups, i)
+	var dups []int32
+	if dupIDs != nil {
+		// The first copy in document order is the object: the copy with
+		// the smallest Start (closing order differs for a copy nested in
+		// a copy of the same id).
+		for i := range objs {
+			o := &objs[i]
+			if !o.HasID || !dupIDs[o.ID] {
+				continue
+			}
+			dups = append(dups, int32(i))
+			if f := t.byID[o.ID]; objs[f].Start > o.Start {
+				t.byID[o.ID] = int32(i)
 			}
 		}
-		for f := range objs {
-			if objs[f].HasID && t.byID[objs[f].ID] != int32(f) && !slices.Contains(dups, int32(f)) {
-				dups = append(dups, int32(f))
+		kept := dups[:0]
+		for _, i := range dups {
+			if t.byID[objs[i].ID] != i {
+				kept = append(kept, i)
 			}
 		}
+		dups = kept
 	}
 	for _, i := range dups {
 		objs[i].First = t.byID[objs[i].ID]
