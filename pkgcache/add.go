@@ -3,6 +3,7 @@ package pkgcache
 import (
 	"archive/zip"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -596,29 +597,40 @@ func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept
 // it: it takes the usage lock exclusively without waiting (false, nil when
 // that fails), renames the directory into tmp/ and deletes it there.
 func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
-	unlock, err := tryLockExclusive(c.lockPath(id + ".usage"))
-	if err != nil {
+	trash, ok, err := c.claimEntry(fullName, version, id)
+	if err != nil || !ok {
 		return false, err
-	}
-	if unlock == nil {
-		return false, nil
-	}
-	defer unlock()
-	dir := c.entryDir(fullName, version, id)
-	if !isDir(dir) {
-		return false, nil // someone removed it before us
-	}
-	trash, err := os.MkdirTemp(c.tmpDir(), id+".trash.")
-	if err != nil {
-		return false, fmt.Errorf("removing %s: %w", dir, err)
-	}
-	to := filepath.Join(trash, "pkg")
-	if err := os.Rename(dir, to); err != nil {
-		os.Remove(trash)
-		return false, fmt.Errorf("removing %s: %w", dir, err)
 	}
 	if err := os.RemoveAll(trash); err != nil {
 		return true, fmt.Errorf("removing %s: %w", trash, err)
 	}
 	return true, nil
+}
+
+// claimEntry takes the usage lock of id exclusively without waiting and,
+// holding it, renames the package directory into tmp/<id>.trash.*/, which
+// it returns for the caller to delete. Once renamed, the package is gone
+// from packages/ and the lock is released. ok is false when the package is
+// in use or already gone.
+func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool, err error) {
+	unlock, err := tryLockExclusive(c.lockPath(id + ".usage"))
+	if err != nil {
+		return "", false, err
+	}
+	if unlock == nil {
+		return "", false, nil
+	}
+	defer unlock()
+	dir := c.entryDir(fullName, version, id)
+	if !isDir(dir) {
+		return "", false, nil // someone removed it before us
+	}
+	// One rename straight to a fresh name: no directory to create first.
+	var b [8]byte
+	rand.Read(b[:])
+	trash = filepath.Join(c.tmpDir(), id+".trash."+hex.EncodeToString(b[:]))
+	if err := os.Rename(dir, trash); err != nil {
+		return "", false, fmt.Errorf("removing %s: %w", dir, err)
+	}
+	return trash, true, nil
 }

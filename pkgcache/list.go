@@ -39,6 +39,10 @@ func (e Entry) lastUseOrInstalled() time.Time {
 
 // entry reads what List reports about one package directory.
 func (c *Cache) entry(fullName, version, id string) (Entry, error) {
+	return c.entryInfo(fullName, version, id, true)
+}
+
+func (c *Cache) entryInfo(fullName, version, id string, withInUse bool) (Entry, error) {
 	dir := c.entryDir(fullName, version, id)
 	e := Entry{FullName: fullName, Version: version, ID: id, Dir: dir}
 	rec, err := readDigestsHeader(dir)
@@ -54,7 +58,9 @@ func (c *Cache) entry(fullName, version, id string) (Entry, error) {
 		e.Size, e.Installed = rec.Size, rec.Installed
 	}
 	e.LastUse = c.lastUse(id)
-	e.InUse = c.inUse(id)
+	if withInUse {
+		e.InUse = c.inUse(id)
+	}
 	return e, nil
 }
 
@@ -137,6 +143,10 @@ func readDirNames(dir string) ([]string, error) {
 // removed while List runs is left out. List takes no lock that others
 // wait for: InUse is tested with a non-blocking exclusive flock.
 func (c *Cache) List(ctx context.Context) ([]Entry, error) {
+	return c.list(ctx, true)
+}
+
+func (c *Cache) list(ctx context.Context, withInUse bool) ([]Entry, error) {
 	keys, err := c.scan()
 	if err != nil {
 		return nil, err
@@ -152,7 +162,7 @@ func (c *Cache) List(ctx context.Context) ([]Entry, error) {
 			defer wg.Done()
 			for i := range next {
 				k := keys[i]
-				e, err := c.entry(k.fullName, k.version, k.id)
+				e, err := c.entryInfo(k.fullName, k.version, k.id, withInUse)
 				entries[i], ok[i] = e, err == nil
 			}
 		}()

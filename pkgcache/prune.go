@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -69,7 +70,9 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	}
 	defer unlock()
 
-	entries, err := c.List(ctx)
+	// In-use flags are needed to count in-use packages against MaxSize and
+	// to report a dry run; a real removal learns it from the lock itself.
+	entries, err := c.list(ctx, opts.LimitSize || opts.DryRun)
 	if err != nil {
 		return res, fmt.Errorf("pruning: %w", err)
 	}
@@ -154,6 +157,8 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	}
 
 	touched := map[string]bool{} // <FullName>/<version> dirs that may now be empty
+	var trashes []string         // renamed out of packages/, to delete
+	defer func() { deleteAll(trashes) }()
 	for _, i := range order {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -169,7 +174,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			}
 			continue
 		}
-		ok, err := c.removeEntry(e.FullName, e.Version, e.ID)
+		trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID)
 		if err != nil {
 			return res, fmt.Errorf("pruning: %w", err)
 		}
@@ -181,11 +186,14 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			continue
 		}
 		r.InUse = false
+		trashes = append(trashes, trash)
 		res.Removed = append(res.Removed, r)
 		res.Freed += e.Size
 		touched[filepath.Join(e.FullName, e.Version)] = true
 	}
 	if !opts.DryRun {
+		deleteAll(trashes)
+		trashes = nil
 		for d := range touched {
 			// os.Remove fails on a directory that is not empty: that is
 			// the check. An adder that loses this race retries MkdirAll.
@@ -196,6 +204,27 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		res.Leftovers = c.cleanTmp(now)
 	}
 	return res, nil
+}
+
+// deleteAll removes the directories, a few at a time: removal is mostly
+// waiting for the filesystem.
+func deleteAll(dirs []string) {
+	var wg sync.WaitGroup
+	next := make(chan string)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range next {
+				os.RemoveAll(d)
+			}
+		}()
+	}
+	for _, d := range dirs {
+		next <- d
+	}
+	close(next)
+	wg.Wait()
 }
 
 // cleanTmp removes what killed processes left in tmp/: a staging directory

@@ -1,0 +1,82 @@
+package pkgcache
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// benchCache writes a cache of n small packages straight into the layout
+// (as Add leaves them: manifest, one class file, digests): n/2 FullNames in
+// versions 1.0.0 and 2.0.0, so half the packages are outdated.
+func benchCache(b *testing.B, n int) *Cache {
+	b.Helper()
+	c, err := Open(filepath.Join(b.TempDir(), "cache"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		fn := fmt.Sprintf("com.example.bench.P%05d", i/2)
+		version := []string{"1.0.0", "2.0.0"}[i%2]
+		sum := sha256.Sum256([]byte(fn + "/" + version))
+		id := hex.EncodeToString(sum[:])
+		dir := c.entryDir(fn, version, id)
+		if err := os.MkdirAll(filepath.Join(dir, "Classes"), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		files := map[string]string{
+			"manifest.yaml":  fmt.Sprintf("Format: 1.4\nType: Application\nFullName: %s\nVersion: %s\nClasses:\n  %s: P.yaml\n", fn, version, fn),
+			"Classes/P.yaml": "Namespaces:\n  =: com.example.bench\n  std: io.murano\nName: P\nExtends: std:Application\n",
+		}
+		rec := &digestRecord{FullName: fn, Version: version, ID: id, Installed: base.Add(time.Duration(i) * time.Second), Files: map[string]string{}}
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), []byte(body), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			s := sha256.Sum256([]byte(body))
+			rec.Files[name] = hex.EncodeToString(s[:])
+			rec.Size += int64(len(body))
+		}
+		if err := writeDigests(dir, rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return c
+}
+
+// BenchmarkPrune10k prunes the outdated half of a 10,000-package cache.
+func BenchmarkPrune10k(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		c := benchCache(b, 10000)
+		b.StartTimer()
+		res, err := c.Prune(context.Background(), PruneOptions{Outdated: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Removed) != 5000 {
+			b.Fatalf("removed %d, want 5000", len(res.Removed))
+		}
+	}
+}
+
+// BenchmarkList10k lists a 10,000-package cache.
+func BenchmarkList10k(b *testing.B) {
+	c := benchCache(b, 10000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		list, err := c.List(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(list) != 10000 {
+			b.Fatalf("listed %d", len(list))
+		}
+	}
+}
