@@ -43,12 +43,16 @@ type IO struct {
 // Run executes objgc with args (without the program name) and returns the
 // exit status (see the Exit* constants). It prints errors to stderr.
 func Run(ctx context.Context, build BuildInfo, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	streams := &IO{In: stdin, Out: stdout, Err: stderr, Getenv: os.Getenv, IsTTYOut: isTerminal(stdout)}
+	return run(ctx, build, args, &IO{In: stdin, Out: stdout, Err: stderr, Getenv: os.Getenv, IsTTYOut: isTerminal(stdout)})
+}
+
+// run is Run with the streams given: tests set IsTTYOut.
+func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 	root := newRootCmd(build, streams)
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.Err)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
@@ -57,10 +61,10 @@ func Run(ctx context.Context, build BuildInfo, args []string, stdin io.Reader, s
 	if errors.As(err, &ee) && ee.err == nil {
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "objgc: %v\n", err)
+	fmt.Fprintf(streams.Err, "objgc: %v\n", err)
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(stderr, "Run 'objgc --help' for usage.")
+		fmt.Fprintln(streams.Err, "Run 'objgc --help' for usage.")
 	}
 	return exitCode(err)
 }

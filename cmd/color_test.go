@@ -1,0 +1,46 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestColourOnlyOnATerminal: colour codes appear on a terminal, and never
+// with NO_COLOR set, with --no-color, or when stdout is not a terminal
+// (DESIGN.md section 9).
+func TestColourOnlyOnATerminal(t *testing.T) {
+	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
+	tests := []struct {
+		name    string
+		tty     bool
+		noColor string
+		args    []string
+		colour  bool
+	}{
+		{"terminal", true, "", nil, true},
+		{"terminal with NO_COLOR", true, "1", nil, false},
+		{"terminal with --no-color", true, "", []string{"--no-color"}, false},
+		{"pipe", false, "", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYOut: tt.tty,
+				Getenv: func(k string) string {
+					if k == "NO_COLOR" {
+						return tt.noColor
+					}
+					return ""
+				}}
+			args := append([]string{"plan", "../testdata/pairs/dangling-reference.json"}, tt.args...)
+			if code := run(context.Background(), BuildInfo{}, args, streams); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			if got := strings.Contains(out.String(), "\x1b["); got != tt.colour {
+				t.Errorf("colour codes present = %v, want %v:\n%q", got, tt.colour, out.String())
+			}
+		})
+	}
+}
