@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/objgc/objgc/cmd"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected output in testdata/script/*.txtar")
+
+// TestMain makes the test binary double as objgc: testscript installs it
+// as "objgc" in the scripts' PATH, and runs cmd.Main when called so.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"objgc": func() { os.Exit(cmd.Main(cmd.BuildInfo{Version: "test"})) },
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar: the real binary on real files,
+// with real exit codes. Each script's work directory holds copies of
+// testdata/models and testdata/pairs (as models/ and pairs/) so that
+// outputs name stable relative paths; $REPO is the repository root.
+func TestScripts(t *testing.T) {
+	repo, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("REPO", repo)
+			// A race-enabled objgc would sleep a second before every
+			// successful exit (the race runtime's default).
+			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			for _, dir := range []string{"models", "pairs"} {
+				if err := copyDir(filepath.Join(repo, "testdata", dir), filepath.Join(env.WorkDir, dir)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":  cmdExitcode,
+			"bigstring": cmdBigstring,
+			"repeat":    cmdRepeat,
+		},
+	})
+}
+
+// cmdExitcode runs a command and asserts its exact exit status:
+// exitcode N command [args...]. Its stdout and stderr are kept for the
+// stdout, stderr and cmp commands that follow.
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! exitcode; give the status expected")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	got := 0
+	var ee *exec.ExitError
+	switch err := ts.Exec(args[1], args[2:]...); {
+	case err == nil:
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	default:
+		ts.Fatalf("exitcode: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdBigstring writes a file holding one JSON string of N MiB:
+// bigstring FILE N.
+func cmdBigstring(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: bigstring FILE MiB")
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil || n < 1 {
+		ts.Fatalf("bigstring: bad size %q", args[1])
+	}
+	data := make([]byte, n<<20)
+	data[0] = 'a'
+	for k := 1; k < len(data); k *= 2 {
+		copy(data[k:], data[:k])
+	}
+	data[0], data[len(data)-1] = '"', '"'
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// cmdRepeat writes a file holding a string repeated N times:
+// repeat FILE N STRING.
+func cmdRepeat(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: repeat FILE N STRING")
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil || n < 0 {
+		ts.Fatalf("repeat: bad count %q", args[1])
+	}
+	data := make([]byte, 0, n*len(args[2]))
+	for range n {
+		data = append(data, args[2]...)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// copyDir copies the regular files of src into a new directory dst, each
+// writable so that scripts may change them.
+func copyDir(src, dst string) error {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
