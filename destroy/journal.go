@@ -1,0 +1,610 @@
+package destroy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+)
+
+// JournalVersion is the "journal" value of the header line this code
+// writes and reads.
+const JournalVersion = 1
+
+// Hook record phases.
+const (
+	PhaseStart = "start"
+	PhaseEnd   = "end"
+)
+
+// ErrJournalInputs is wrapped by OpenJournal's error when the journal
+// belongs to a run on other inputs. The journal is left alone.
+var ErrJournalInputs = errors.New("journal belongs to a run on other inputs")
+
+// JournalPath is where apply keeps the journal of target: <target>.journal.
+func JournalPath(target string) string { return target + ".journal" }
+
+// JournalInput is one input of a run: the file as given and the sha256
+// (lower-case hex) of its bytes.
+type JournalInput struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// journalHeader is the first line of a journal.
+type journalHeader struct {
+	Journal int            `json:"journal"`
+	Inputs  []JournalInput `json:"inputs"`
+	Started string         `json:"started"` // RFC 3339
+	PID     int            `json:"pid"`
+}
+
+// Record is one line of the journal after the header. It is one of:
+//
+//   - a state change: ID, From, To (From may be left empty in Append: the
+//     journal fills in the object's last recorded state);
+//   - a hook record: Hook (the hook's path), Event ("destroy" or the
+//     handler's name), ID (the object the hook runs for: for a notification
+//     the publisher), Subscriber (notifications only), Phase; an end record
+//     also has OK, and Exit when the hook exited (not when it was killed by
+//     a signal or could not start), and Patch, the merge patch a
+//     notification printed;
+//   - a commit record: Committed, the outputs of a write-back that has been
+//     renamed into place.
+//
+// Seq numbers the records 1, 2, 3... in the order they were written;
+// Append assigns it.
+type Record struct {
+	Seq        int64           `json:"seq"`
+	Hook       string          `json:"hook,omitempty"`
+	Event      string          `json:"event,omitempty"`
+	ID         string          `json:"id,omitempty"`
+	Subscriber string          `json:"subscriber,omitempty"`
+	From       State           `json:"from,omitempty"`
+	To         State           `json:"to,omitempty"`
+	Phase      string          `json:"phase,omitempty"`
+	Exit       *int            `json:"exit,omitempty"`
+	OK         *bool           `json:"ok,omitempty"`
+	Patch      json.RawMessage `json:"patch,omitempty"`
+	Committed  []JournalInput  `json:"committed,omitempty"`
+}
+
+// HookKey names one run of a hook: the same key in a resumed run is the
+// same hook run.
+type HookKey struct {
+	Hook       string // the hook's path
+	Event      string // "destroy" or the handler's name
+	ID         string // the object (for a notification, the publisher)
+	Subscriber string // notifications only
+}
+
+func (r *Record) key() HookKey {
+	return HookKey{Hook: r.Hook, Event: r.Event, ID: r.ID, Subscriber: r.Subscriber}
+}
+
+// HookResult is what an end record says about a hook run.
+type HookResult struct {
+	OK    bool
+	Exit  int             // the exit status; -1 when none was recorded
+	Patch json.RawMessage // a notification's patch, nil when none
+}
+
+// Resume is what OpenJournal found in an existing journal for the same
+// inputs. For a new journal, Resumed is false and the maps are empty.
+type Resume struct {
+	Resumed bool
+	Started time.Time // when the journal's first run started
+	PID     int       // that run's process id
+	// States holds every object with a state record: its last state.
+	// Objects not in it are alive.
+	States map[string]State
+	// Done holds the hooks with an end record: they are never run again;
+	// a resumed run reuses their result (and a notification's patch).
+	Done map[HookKey]HookResult
+	// Unfinished lists the hooks that started without an end record, in
+	// the order they started: they run again (hooks are idempotent).
+	Unfinished []HookKey
+	// Notes says what OpenJournal repaired or replaced, for the log.
+	Notes []string
+}
+
+// Journal is the apply journal of DESIGN.md section 5: JSON lines,
+// append-only, each record fsynced before Append returns. Its methods are
+// safe for concurrent use.
+type Journal struct {
+	path string
+
+	mu        sync.Mutex
+	f         *os.File
+	err       error // sticky: after a failed write the file is in doubt
+	seq       int64
+	states    map[string]State
+	running   map[HookKey]int64 // started, no end yet: seq of the start
+	here      map[HookKey]bool  // started by this process
+	done      map[HookKey]HookResult
+	committed bool
+}
+
+// OpenJournal opens the journal at path (JournalPath(target)) for a run
+// on inputs, creating it or resuming it. The caller must hold the
+// target's lock (LockTarget).
+//
+//   - No journal: a new one is created atomically (header written to a
+//     temporary file, fsynced, renamed into place).
+//   - A journal whose inputs have the same sha256s, in the same order
+//     (paths may differ): it is resumed. A torn last line (a crash while it
+//     was written) is cut off, with a note; any other line that is not a
+//     valid record is an error naming the file and line.
+//   - A journal holding a commit record: the run it belongs to completed
+//     its write-back, so it is replaced, with a note.
+//   - Any other journal: an error wrapping ErrJournalInputs that names the
+//     file. Its hooks may have changed the world without the model saying
+//     so; the user checks and deletes it (docs/journal.md).
+func OpenJournal(path string, inputs []JournalInput) (*Journal, *Resume, error) {
+	if len(inputs) == 0 {
+		return nil, nil, fmt.Errorf("journal %s: no inputs", path)
+	}
+	for _, in := range inputs {
+		if !isSHA256(in.SHA256) {
+			return nil, nil, fmt.Errorf("journal %s: input %s: sha256 %q is not 64 lower-case hex digits", path, in.Path, in.SHA256)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return createJournal(path, inputs, nil)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening journal: %w", err)
+	}
+	j := newJournal(path)
+	res, end, torn, err := j.replay(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if j.committed {
+		f.Close()
+		note := fmt.Sprintf("journal %s: replaced the journal of a run started %s by pid %d that had completed its write-back",
+			path, res.Started.Format(time.RFC3339), res.PID)
+		return createJournal(path, inputs, []string{note})
+	}
+	if !sameInputs(res.inputs, inputs) {
+		f.Close()
+		return nil, nil, fmt.Errorf("journal %s is of a run started %s by pid %d on %s, not on %s: %w; "+
+			"if no objgc apply is running, that run stopped before its write-back: see docs/journal.md before deleting %s",
+			path, res.Started.Format(time.RFC3339), res.PID, describeInputs(res.inputs), describeInputs(inputs), ErrJournalInputs, path)
+	}
+	if torn > 0 {
+		if err := f.Truncate(end); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("journal %s: cutting off the torn last line: %w", path, err)
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("journal %s: %w", path, err)
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("journal %s: ignored a torn last line (%d bytes after record %d): the previous run stopped while writing it",
+			path, torn, j.seq))
+	}
+	j.f = f
+	return j, &res.Resume, nil
+}
+
+func newJournal(path string) *Journal {
+	return &Journal{
+		path:    path,
+		states:  map[string]State{},
+		running: map[HookKey]int64{},
+		here:    map[HookKey]bool{},
+		done:    map[HookKey]HookResult{},
+	}
+}
+
+// createJournal writes a new journal holding only its header and renames
+// it over path, so that a journal on disk always has a complete header.
+func createJournal(path string, inputs []JournalInput, notes []string) (_ *Journal, _ *Resume, err error) {
+	now := time.Now()
+	line, err := json.Marshal(journalHeader{
+		Journal: JournalVersion,
+		Inputs:  inputs,
+		Started: now.UTC().Format(time.RFC3339),
+		PID:     os.Getpid(),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating journal: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(append(line, '\n')); err != nil {
+		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return nil, nil, fmt.Errorf("creating journal: %w", err)
+	}
+	if err = syncDir(dir); err != nil {
+		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
+	}
+	// The descriptor still refers to the renamed file; append from now on.
+	// O_APPEND cannot be set on it, so reopen by name (we hold the lock).
+	tmp.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening journal: %w", err)
+	}
+	j := newJournal(path)
+	j.f = f
+	return j, &Resume{
+		Started: now.Truncate(time.Second),
+		PID:     os.Getpid(),
+		States:  map[string]State{},
+		Done:    map[HookKey]HookResult{},
+		Notes:   notes,
+	}, nil
+}
+
+// replayed is a Resume plus what only OpenJournal needs.
+type replayed struct {
+	Resume
+	inputs []JournalInput
+}
+
+// replay reads the journal from r into j. end is the offset just after the
+// last complete line; torn the length of an unterminated fragment after
+// it (0 when none).
+func (j *Journal) replay(r io.Reader) (res replayed, end, torn int64, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return res, 0, 0, fmt.Errorf("reading journal %s: %w", j.path, rerr)
+		}
+		if rerr == io.EOF {
+			if len(line) > 0 && n == 1 {
+				return res, 0, 0, fmt.Errorf("journal %s:1: no complete header line", j.path)
+			}
+			torn = int64(len(line))
+			break
+		}
+		if n == 1 {
+			if err := parseHeader(line, &res); err != nil {
+				return res, 0, 0, fmt.Errorf("journal %s:1: %w", j.path, err)
+			}
+		} else {
+			var rec Record
+			if err := strictUnmarshal(line, &rec); err != nil {
+				return res, 0, 0, fmt.Errorf("journal %s:%d: not a record: %w", j.path, n, err)
+			}
+			if rec.Seq != j.seq+1 {
+				return res, 0, 0, fmt.Errorf("journal %s:%d: seq %d after %d", j.path, n, rec.Seq, j.seq)
+			}
+			if err := j.check(&rec, true); err != nil {
+				return res, 0, 0, fmt.Errorf("journal %s:%d: %w", j.path, n, err)
+			}
+			j.apply(&rec)
+		}
+		end += int64(len(line))
+	}
+	if end == 0 {
+		return res, 0, 0, fmt.Errorf("journal %s is empty: it has no header line", j.path)
+	}
+	res.Resumed = true
+	res.States = maps.Clone(j.states)
+	res.Done = maps.Clone(j.done)
+	for k := range j.running {
+		res.Unfinished = append(res.Unfinished, k)
+	}
+	slices.SortFunc(res.Unfinished, func(a, b HookKey) int { return int(j.running[a] - j.running[b]) })
+	return res, end, torn, nil
+}
+
+func parseHeader(line []byte, res *replayed) error {
+	var h journalHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		return fmt.Errorf("not a journal header: %w", err)
+	}
+	if h.Journal != JournalVersion {
+		return fmt.Errorf("journal format %d, this objgc reads format %d", h.Journal, JournalVersion)
+	}
+	t, err := time.Parse(time.RFC3339, h.Started)
+	if err != nil {
+		return fmt.Errorf("header: started: %w", err)
+	}
+	if len(h.Inputs) == 0 {
+		return errors.New("header: no inputs")
+	}
+	res.Started, res.PID, res.inputs = t, h.PID, h.Inputs
+	return nil
+}
+
+func strictUnmarshal(line []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("more than one JSON value on the line")
+	}
+	return nil
+}
+
+// check validates rec against the journal's state. replay is true while
+// reading an existing journal: a hook that started without an end may
+// start again (the resumed run restarted it).
+func (j *Journal) check(rec *Record, replay bool) error {
+	kinds := 0
+	if rec.To != "" || rec.From != "" {
+		kinds++
+	}
+	if rec.Hook != "" || rec.Phase != "" {
+		kinds++
+	}
+	if rec.Committed != nil {
+		kinds++
+	}
+	if kinds != 1 {
+		return errors.New("a record is one of a state change, a hook record and a commit record")
+	}
+	if j.committed {
+		return errors.New("record after the commit record")
+	}
+	switch {
+	case rec.Committed != nil:
+		if rec.ID != "" || rec.Event != "" || rec.Subscriber != "" || rec.Exit != nil || rec.OK != nil || rec.Patch != nil {
+			return errors.New("commit record with other fields")
+		}
+		return nil
+	case rec.Hook == "" && rec.Phase == "":
+		if rec.ID == "" {
+			return errors.New("state change without an object id")
+		}
+		if rec.Event != "" || rec.Subscriber != "" || rec.Exit != nil || rec.OK != nil || rec.Patch != nil {
+			return fmt.Errorf("object %s: state change with hook fields", rec.ID)
+		}
+		cur := j.state(rec.ID)
+		if rec.From == "" && !replay {
+			rec.From = cur
+		}
+		if rec.From != cur {
+			return fmt.Errorf("object %s: state change from %s, but its recorded state is %s", rec.ID, rec.From, cur)
+		}
+		if err := Transition(rec.From, rec.To); err != nil {
+			err.(*TransitionError).ID = rec.ID
+			return err
+		}
+		return nil
+	}
+	if rec.Hook == "" || rec.Event == "" || rec.ID == "" {
+		return errors.New("hook record without hook, event or object id")
+	}
+	k := rec.key()
+	if _, ok := j.done[k]; ok {
+		return fmt.Errorf("hook %s %s for %s: already has an end record", rec.Hook, rec.Event, rec.ID)
+	}
+	switch rec.Phase {
+	case PhaseStart:
+		if rec.Exit != nil || rec.OK != nil || rec.Patch != nil {
+			return fmt.Errorf("hook %s %s for %s: start record with a result", rec.Hook, rec.Event, rec.ID)
+		}
+		if !replay && j.here[k] {
+			return fmt.Errorf("hook %s %s for %s: already started", rec.Hook, rec.Event, rec.ID)
+		}
+	case PhaseEnd:
+		if rec.OK == nil {
+			return fmt.Errorf("hook %s %s for %s: end record without ok", rec.Hook, rec.Event, rec.ID)
+		}
+		if _, ok := j.running[k]; !ok {
+			return fmt.Errorf("hook %s %s for %s: end record without a start record", rec.Hook, rec.Event, rec.ID)
+		}
+		if rec.Patch != nil && !json.Valid(rec.Patch) {
+			return fmt.Errorf("hook %s %s for %s: patch is not JSON", rec.Hook, rec.Event, rec.ID)
+		}
+	default:
+		return fmt.Errorf("hook record phase %q, want %q or %q", rec.Phase, PhaseStart, PhaseEnd)
+	}
+	return nil
+}
+
+// apply updates the journal's state with a checked record.
+func (j *Journal) apply(rec *Record) {
+	j.seq = rec.Seq
+	switch {
+	case rec.Committed != nil:
+		j.committed = true
+	case rec.Hook == "":
+		j.states[rec.ID] = rec.To
+	case rec.Phase == PhaseStart:
+		j.running[rec.key()] = rec.Seq
+	default:
+		k := rec.key()
+		delete(j.running, k)
+		delete(j.here, k)
+		res := HookResult{OK: *rec.OK, Exit: -1, Patch: rec.Patch}
+		if rec.Exit != nil {
+			res.Exit = *rec.Exit
+		}
+		j.done[k] = res
+	}
+}
+
+func (j *Journal) state(id string) State {
+	if s, ok := j.states[id]; ok {
+		return s
+	}
+	return StateAlive
+}
+
+// Path returns the journal's file name.
+func (j *Journal) Path() string { return j.path }
+
+// State returns the object's last recorded state; alive when it has none.
+func (j *Journal) State(id string) State {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.state(id)
+}
+
+// Append validates rec, gives it the next Seq, writes it as one line and
+// fsyncs the journal before it returns, so that a step that depends on
+// the record starts only once the record is durable.
+//
+// A state change must be legal (Transition) from the object's last
+// recorded state (alive when none); an empty From is filled in with that
+// state. A hook start is refused for a hook that has an end record, or
+// that this process started already; a hook end needs a start and OK.
+// A refused record is not written, and the error is a *TransitionError for
+// an illegal transition. After a failed write or fsync the journal
+// refuses every record: the file's content is in doubt.
+func (j *Journal) Append(rec Record) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return j.err
+	}
+	if j.f == nil {
+		return fmt.Errorf("journal %s: closed", j.path)
+	}
+	if err := j.check(&rec, false); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	rec.Seq = j.seq + 1
+	line, err := json.Marshal(&rec)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	if _, err := j.f.Write(append(line, '\n')); err != nil {
+		j.err = fmt.Errorf("writing journal: %w", err)
+		return j.err
+	}
+	if err := j.f.Sync(); err != nil {
+		j.err = fmt.Errorf("journal %s: fsync: %w", j.path, err)
+		return j.err
+	}
+	j.apply(&rec)
+	if rec.Phase == PhaseStart {
+		j.here[rec.key()] = true
+	}
+	return nil
+}
+
+// SetState records that the object goes from its last recorded state to
+// to.
+func (j *Journal) SetState(id string, to State) error {
+	return j.Append(Record{ID: id, To: to})
+}
+
+// HookStarted records that a hook run starts; call it before the hook is
+// started.
+func (j *Journal) HookStarted(k HookKey) error {
+	return j.Append(Record{Hook: k.Hook, Event: k.Event, ID: k.ID, Subscriber: k.Subscriber, Phase: PhaseStart})
+}
+
+// HookEnded records a hook run's result. res.Exit < 0 records no exit
+// status.
+func (j *Journal) HookEnded(k HookKey, res HookResult) error {
+	rec := Record{Hook: k.Hook, Event: k.Event, ID: k.ID, Subscriber: k.Subscriber, Phase: PhaseEnd, OK: &res.OK, Patch: res.Patch}
+	if res.Exit >= 0 {
+		rec.Exit = &res.Exit
+	}
+	return j.Append(rec)
+}
+
+// Commit records that the write-back of outputs has been renamed into
+// place (and its folder fsynced). Call it before Remove: should Remove not
+// happen, the next OpenJournal knows this journal is finished and
+// replaces it. No record may follow it. outputs must not be empty.
+func (j *Journal) Commit(outputs []JournalInput) error {
+	if len(outputs) == 0 {
+		return fmt.Errorf("journal %s: commit record without outputs", j.path)
+	}
+	return j.Append(Record{Committed: outputs})
+}
+
+// Close closes the journal file, leaving it on disk for a resumed run.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	return err
+}
+
+// Remove closes and deletes the journal, then fsyncs its folder. Call it
+// once the write-back is committed: the journal's work is then in the
+// model.
+func (j *Journal) Remove() error {
+	cerr := j.Close()
+	if err := os.Remove(j.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing journal: %w", err)
+	}
+	if err := syncDir(filepath.Dir(j.path)); err != nil {
+		return fmt.Errorf("removing journal %s: %w", j.path, err)
+	}
+	return cerr
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func sameInputs(a, b []JournalInput) bool {
+	return slices.EqualFunc(a, b, func(x, y JournalInput) bool { return x.SHA256 == y.SHA256 })
+}
+
+func describeInputs(in []JournalInput) string {
+	var b bytes.Buffer
+	for i, x := range in {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (sha256 %.12s)", x.Path, x.SHA256)
+	}
+	return b.String()
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
