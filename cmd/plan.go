@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -189,6 +190,8 @@ func checkOnDangling(mode string) error {
 }
 
 func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
 	switch opts.Format {
 	case "text", "json", "dot":
 	default:
@@ -201,8 +204,8 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
+	if ctx.Err() != nil {
+		return &exitError{code: ExitInterrupted, err: errors.New("interrupted")}
 	}
 	p := destroy.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
 	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}

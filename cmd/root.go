@@ -25,9 +25,24 @@ type BuildInfo struct {
 // returns the exit status. It is the only function that touches os.Args,
 // os.Stdin, os.Stdout and os.Stderr.
 func Main(build BuildInfo) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, build, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	// The first SIGINT or SIGTERM asks for a drain (apply starts no new
+	// hook, lets running ones finish and writes back); the second cancels
+	// the context, which kills running hooks (DESIGN.md section 5).
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupt := make(chan struct{})
+	go func() {
+		<-sigs
+		close(interrupt)
+		<-sigs
+		cancel()
+	}()
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv,
+		IsTTYOut: isTerminal(os.Stdout), IsTTYErr: isTerminal(os.Stderr), Interrupt: interrupt}
+	return run(ctx, build, os.Args[1:], streams)
 }
 
 // IO is the set of streams a command reads and writes. Nothing below Run
@@ -38,6 +53,26 @@ type IO struct {
 	Err      io.Writer
 	Getenv   func(string) string
 	IsTTYOut bool // stdout is a terminal: colour may be used
+	IsTTYErr bool // stderr is a terminal: progress lines may be shown
+	// Interrupt is closed on the first SIGINT or SIGTERM; the context
+	// of the run is cancelled on the second. Nil: never.
+	Interrupt <-chan struct{}
+}
+
+// interrupted returns a context cancelled on the first interrupt, for
+// commands that have nothing to drain.
+func (s *IO) interrupted(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if s.Interrupt != nil {
+		go func() {
+			select {
+			case <-s.Interrupt:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }
 
 // Run executes objgc with args (without the program name) and returns the
