@@ -106,8 +106,11 @@ type Resume struct {
 	// States holds every object with a state record: its last state.
 	// Objects not in it are alive.
 	States map[string]State
-	// Done holds the hooks with an end record: they are never run again;
-	// a resumed run reuses their result (and a notification's patch).
+	// Done holds the hooks with an end record, and their result. One that
+	// succeeded is never run again: a resumed run reuses its result (and a
+	// notification's patch); Append refuses to start it. One that failed
+	// may be retried (a new start record takes it out of Done), as when a
+	// resumed run dooms its failed object again.
 	Done map[HookKey]HookResult
 	// Unfinished lists the hooks that started without an end record, in
 	// the order they started: they run again (hooks are idempotent).
@@ -401,11 +404,13 @@ func (j *Journal) check(rec *Record, replay bool) error {
 		return errors.New("hook record without hook, event or object id")
 	}
 	k := rec.key()
-	if _, ok := j.done[k]; ok {
-		return fmt.Errorf("hook %s %s for %s: already has an end record", rec.Hook, rec.Event, rec.ID)
-	}
 	switch rec.Phase {
 	case PhaseStart:
+		// A hook that succeeded never runs again. One that failed may be
+		// retried: the new start record begins a new attempt.
+		if r, ok := j.done[k]; ok && r.OK {
+			return fmt.Errorf("hook %s %s for %s: already ended successfully", rec.Hook, rec.Event, rec.ID)
+		}
 		if rec.Exit != nil || rec.OK != nil || rec.Patch != nil {
 			return fmt.Errorf("hook %s %s for %s: start record with a result", rec.Hook, rec.Event, rec.ID)
 		}
@@ -413,6 +418,9 @@ func (j *Journal) check(rec *Record, replay bool) error {
 			return fmt.Errorf("hook %s %s for %s: already started", rec.Hook, rec.Event, rec.ID)
 		}
 	case PhaseEnd:
+		if _, ok := j.done[k]; ok {
+			return fmt.Errorf("hook %s %s for %s: already has an end record", rec.Hook, rec.Event, rec.ID)
+		}
 		if rec.OK == nil {
 			return fmt.Errorf("hook %s %s for %s: end record without ok", rec.Hook, rec.Event, rec.ID)
 		}
@@ -437,6 +445,7 @@ func (j *Journal) apply(rec *Record) {
 	case rec.Hook == "":
 		j.states[rec.ID] = rec.To
 	case rec.Phase == PhaseStart:
+		delete(j.done, rec.key()) // a retry after a failure
 		j.running[rec.key()] = rec.Seq
 	default:
 		k := rec.key()
@@ -473,8 +482,9 @@ func (j *Journal) State(id string) State {
 //
 // A state change must be legal (Transition) from the object's last
 // recorded state (alive when none); an empty From is filled in with that
-// state. A hook start is refused for a hook that has an end record, or
-// that this process started already; a hook end needs a start and OK.
+// state. A hook start is refused for a hook that ended successfully, or
+// that this process started and has not ended; a hook that ended in
+// failure may start again (a retry). A hook end needs a start and OK.
 // A refused record is not written, and the error is a *TransitionError for
 // an illegal transition. After a failed write or fsync the journal
 // refuses every record: the file's content is in doubt.

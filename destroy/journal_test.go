@@ -169,9 +169,21 @@ func TestJournalResume(t *testing.T) {
 	}
 
 	// Done hooks never run again; an unfinished one runs again, once.
-	if err := j2.HookStarted(a); err == nil || !strings.Contains(err.Error(), "already has an end record") {
+	if err := j2.HookStarted(a); err == nil || !strings.Contains(err.Error(), "already ended successfully") {
 		t.Errorf("restarting a done hook: %v", err)
 	}
+	// A failed one may be retried, once its object is doomed again.
+	mustAppend(t, j2, Record{ID: "b", To: StateDoomed}, Record{ID: "b", To: StateNotified}, Record{ID: "b", To: StateDestroying})
+	if err := j2.HookStarted(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := j2.HookEnded(b, HookResult{OK: true, Exit: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j2.HookEnded(b, HookResult{OK: true, Exit: 0}); err == nil || !strings.Contains(err.Error(), "already has an end record") {
+		t.Errorf("a second end record: %v", err)
+	}
+	mustAppend(t, j2, Record{ID: "b", To: StateDestroyed})
 	if err := j2.HookStarted(c); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +196,7 @@ func TestJournalResume(t *testing.T) {
 	// The record after the resume continues the numbering.
 	mustAppend(t, j2, Record{ID: "c", To: StateDestroyed}, Record{ID: "c", To: StateRemoved})
 	lines := readLines(t, path)
-	if last := lines[len(lines)-1]; last != `{"seq":22,"id":"c","from":"destroyed","to":"removed"}` {
+	if last := lines[len(lines)-1]; last != `{"seq":28,"id":"c","from":"destroyed","to":"removed"}` {
 		t.Errorf("last record %s", last)
 	}
 	j2.Close()
@@ -193,7 +205,7 @@ func TestJournalResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.States["c"] != StateRemoved || len(res.Unfinished) != 0 || len(res.Done) != 4 {
+	if res.States["c"] != StateRemoved || res.States["b"] != StateDestroyed || len(res.Unfinished) != 0 || len(res.Done) != 4 || !res.Done[b].OK {
 		t.Errorf("second resume %+v", res)
 	}
 }
