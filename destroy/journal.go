@@ -388,7 +388,10 @@ func (j *Journal) check(rec *Record, replay bool) error {
 			return fmt.Errorf("object %s: state change with hook fields", rec.ID)
 		}
 		cur := j.state(rec.ID)
-		if rec.From == "" && !replay {
+		if rec.From == "" {
+			if replay {
+				return fmt.Errorf("object %s: state change without from", rec.ID)
+			}
 			rec.From = cur
 		}
 		if rec.From != cur {

@@ -370,7 +370,7 @@ func TestJournalCorrupt(t *testing.T) {
 		{"seq gap", header + rec1 + `{"seq":3,"id":"o","from":"doomed","to":"notified"}` + "\n", ":3: seq 3 after 1"},
 		{"illegal", header + rec1 + `{"seq":2,"id":"o","from":"doomed","to":"destroyed"}` + "\n", ":3: object o: illegal state transition doomed -> destroyed"},
 		{"wrong from", header + rec1 + `{"seq":2,"id":"o","from":"alive","to":"doomed"}` + "\n", ":3: object o: state change from alive"},
-		{"no from", header + `{"seq":1,"id":"o","to":"doomed"}` + "\n", ":2: object o: state change from , but"},
+		{"no from", header + `{"seq":1,"id":"o","to":"doomed"}` + "\n", ":2: object o: state change without from"},
 		{"end without start", header + `{"seq":1,"hook":"/h","event":"destroy","id":"o","phase":"end","ok":true}` + "\n", ":2: hook /h destroy for o: end record without a start"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
