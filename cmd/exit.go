@@ -3,6 +3,8 @@ package cmd
 import (
 	"errors"
 	"fmt"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit codes of objgc, stable across releases (DESIGN.md section 7). They
@@ -64,3 +66,19 @@ func exitCode(err error) int {
 	}
 	return ExitError
 }
+
+// maxArgs is cobra.MaximumNArgs with the error marked as a usage error.
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) > n && n == 0 {
+			return usageErrorf("%s takes no arguments, got %q", c.CommandPath(), args)
+		}
+		if len(args) > n {
+			return usageErrorf("%s takes at most %d %s, got %d: %q", c.CommandPath(), n, plural(n, "argument", "arguments"), len(args), args)
+		}
+		return nil
+	}
+}
+
+// noArgs is cobra.NoArgs with the error marked as a usage error.
+func noArgs(c *cobra.Command, args []string) error { return maxArgs(0)(c, args) }

@@ -46,7 +46,7 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 		Example: `  objgc plan testdata/models/wordpress-app-removed.json
   objgc plan --snapshot before.json --graph after.json --format json
   objgc plan model.json --out plan.json --detailed-exitcode`,
-		Args: cobra.MaximumNArgs(1),
+		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			v, err := newConfig(c)
 			if err != nil {

@@ -17,7 +17,7 @@ func newVersionCmd(build BuildInfo, streams *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "version",
 		Short: "Print objgc's version",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			v, err := newConfig(c)
 			if err != nil {

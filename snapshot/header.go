@@ -90,9 +90,12 @@ func (s *scanner) header(h *header) error {
 				}
 				h.id, h.hasID = id, ok
 			case "type":
-				t, _, err := s.headerString("the type")
+				t, ok, err := s.headerString("the type")
 				if err != nil {
 					return err
+				}
+				if ok && t == "" {
+					return s.modelErr(`type "" does not parse; expected name[/version][@package]`)
 				}
 				h.typeString = t
 				typeSeg = s.path[seg]
@@ -204,8 +207,8 @@ func (s *scanner) dependencies(h *header) error {
 				switch key {
 				case "subscriber":
 					d.Subscriber, hasSubscriber, err = s.headerString("the subscriber")
-					if err == nil && !hasSubscriber {
-						err = s.modelErr("the subscriber must be an object id (a string)")
+					if err == nil && (!hasSubscriber || d.Subscriber == "") {
+						err = s.modelErr("the subscriber must be an object id (a non-empty string)")
 					}
 					return err
 				case "handler":
