@@ -25,7 +25,7 @@ func newCacheCmd(streams *IO) *cobra.Command {
 		Long: `cache manages the packages objgc reads class hierarchies and hooks from:
 packages/<FullName>/<version>/<sha256 of the archive>/ under the cache
 directory. See docs/cache.md for the layout and the lock protocol.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 	}
 	c.PersistentFlags().String("cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	c.AddCommand(
@@ -56,7 +56,7 @@ for a directory). Adding a package removes the other ids of the same FullName
 and version, unless they are in use.`,
 		Example: `  objgc cache add io.murano.zip ./com.example.apache.Tomcat
   objgc cache add https://example.com/packages/com.example.WordPress.zip`,
-		Args: cobra.MinimumNArgs(1),
+		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			v, err := newConfig(c)
 			if err != nil {
@@ -132,7 +132,7 @@ func newCacheListCmd(streams *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List cached packages: FullName, version, id, size, last use, in use",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			v, err := newConfig(c)
 			if err != nil {
@@ -216,7 +216,7 @@ reported. Only one prune runs at a time: a second one says so and exits 4.
 It prints nothing unless something was removed, for cron, or with --verbose.`,
 		Example: `  objgc cache prune --outdated --keep 2
   objgc cache prune --unused-for 30d --max-size 2GiB --dry-run`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			v, err := newConfig(c)
 			if err != nil {
@@ -321,7 +321,7 @@ func newCacheVerifyCmd(streams *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "verify",
 		Short: "Check that every cached package is complete and unchanged since it was unpacked",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			v, err := newConfig(c)
 			if err != nil {

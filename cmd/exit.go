@@ -82,3 +82,13 @@ func maxArgs(n int) cobra.PositionalArgs {
 
 // noArgs is cobra.NoArgs with the error marked as a usage error.
 func noArgs(c *cobra.Command, args []string) error { return maxArgs(0)(c, args) }
+
+// minArgs is cobra.MinimumNArgs with the error marked as a usage error.
+func minArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageErrorf("%s needs at least %d %s", c.CommandPath(), n, plural(n, "argument", "arguments"))
+		}
+		return nil
+	}
+}
