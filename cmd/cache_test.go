@@ -176,7 +176,7 @@ func TestCacheAddRejects(t *testing.T) {
 		{[]string{"cache", "add", "--cache-dir", cache, evil}, ExitError, `leaves the package`},
 		{[]string{"cache", "add", "--cache-dir", cache, "--max-unpacked-size", "1KB", zipTestPackage(t, "io.murano")}, ExitError, `limit of 1000 bytes`},
 		{[]string{"cache", "add", "--cache-dir", cache, "--max-unpacked-size", "lots", evil}, ExitError, `--max-unpacked-size: "lots"`},
-		{[]string{"cache", "add", "--cache-dir", cache}, ExitError, `requires at least 1 arg`},
+		{[]string{"cache", "add", "--cache-dir", cache}, ExitError, `needs at least 1 argument`},
 		{[]string{"cache", "list", "--cache-dir", cache, "--format", "xml"}, ExitError, `--format must be text or json`},
 		{[]string{"cache", "prune", "--cache-dir", cache, "--max-size", "big"}, ExitError, `--max-size: "big"`},
 		{[]string{"cache", "prune", "--cache-dir", cache, "--unused-for", "soon"}, ExitError, `--unused-for: "soon"`},
