@@ -119,6 +119,7 @@ writes the model back.`,
 	addGlobalFlags(root)
 	root.AddCommand(
 		newPlanCmd(streams),
+		newApplyCmd(streams),
 		newCacheCmd(streams),
 		newVersionCmd(build, streams),
 	)

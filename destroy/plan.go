@@ -104,6 +104,24 @@ type Plan struct {
 	// order.
 	Cycles   [][]int
 	Warnings []Warning
+
+	nodes []Node // the ordering graph, by index into Objects
+}
+
+// Successors returns the doomed objects that must be destroyed after
+// object i (indexes into Objects): its owner when doomed, and its doomed
+// subscribers (also those whose edge was ignored to break a cycle). A
+// failed destroy of i blocks them (DESIGN.md section 4).
+func (p *Plan) Successors(i int) []int {
+	n := p.nodes[i]
+	out := make([]int, 0, 1+len(n.Subscribers))
+	if n.Owner >= 0 {
+		out = append(out, int(n.Owner))
+	}
+	for _, w := range n.Subscribers {
+		out = append(out, int(w))
+	}
+	return out
 }
 
 // NewPlan orders the doomed objects of d (DESIGN.md section 3).
@@ -143,6 +161,7 @@ func NewPlan(d *diff.Result) *Plan {
 		}
 	}
 	ord := Order(nodes)
+	p.nodes = nodes
 	for n, i := range d.Doomed {
 		o := &snap.Objects[i]
 		pl := &p.Objects[n]

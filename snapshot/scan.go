@@ -79,6 +79,7 @@ func scan(file string, data []byte) (*flatIndex, error) {
 	s.idx.objects = make([]Object, 0, len(data)/512+16)
 	s.idx.strs = make([]strVal, 0, len(data)/48+16)
 	s.idx.segs = make([]int32, 0, len(data)/64+16)
+	s.idx.deps = make([]Dependency, 0, len(data)/2048+16)
 	s.ws()
 	if s.pos >= len(s.data) {
 		return nil, s.syntax("the input is empty; expected a JSON object or array")

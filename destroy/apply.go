@@ -1,0 +1,463 @@
+package destroy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/snapshot"
+)
+
+// ApplyOptions configure Apply.
+type ApplyOptions struct {
+	Finder      *HookFinder
+	Parallelism int           // objects of one group at a time; < 1 means 1
+	HookTimeout time.Duration // per hook; 0 means hook.DefaultTimeout
+	Grace       time.Duration // SIGTERM to SIGKILL; 0 means hook.DefaultGrace
+	FailFast    bool          // start nothing new after the first failed destroy
+	Force       bool          // mark objects whose destroy hooks failed destroyed anyway
+	Env         []string      // objgc's own environment, passed on to hooks
+	DoomedFile  string        // OBJGC_DOOMED: a file listing every doomed id
+	// Stderr receives each line hooks write to stderr, prefixed with the
+	// object id and the event.
+	Stderr func(line string)
+	// Drain, once closed, stops starting hooks; running hooks finish (the
+	// first SIGINT or SIGTERM). Cancelling ctx kills running hooks' process
+	// groups (the second).
+	Drain <-chan struct{}
+	// Journal records every state change and hook run; Resume is what it
+	// held from an earlier run on the same inputs. Both required.
+	Journal *Journal
+	Resume  *Resume
+}
+
+// Outcome codes of an object after Apply.
+const (
+	OutcomeDestroyed = "destroyed" // every destroy hook succeeded, or --force
+	OutcomeFailed    = "failed"    // a destroy hook failed
+	OutcomeBlocked   = "blocked"   // must come after a failed object
+	OutcomePending   = "pending"   // not reached: interrupted or --fail-fast
+)
+
+// HookRun is one hook run (or one recorded in the journal by an earlier
+// run and not run again).
+type HookRun struct {
+	Hook       string        `json:"hook"`
+	Class      string        `json:"class"`
+	Event      string        `json:"event"`
+	Resumed    bool          `json:"resumed,omitempty"` // done by an earlier run, not run again
+	ExitCode   int           `json:"exit_code"`
+	Duration   time.Duration `json:"-"`
+	Error      string        `json:"error,omitempty"`
+	StderrTail string        `json:"stderr_tail,omitempty"`
+}
+
+// ObjectResult is what Apply did with one doomed object.
+type ObjectResult struct {
+	Outcome string
+	// BlockedBy is the failed object (index into Plan.Objects) that
+	// blocks this one, -1 when not blocked.
+	BlockedBy int
+	Err       error // the failure, for failed objects
+	Hooks     []HookRun
+}
+
+// NotifyResult is what Apply did with one notification.
+type NotifyResult struct {
+	Hook  *HookRun        // nil: no handler hook exists
+	Patch json.RawMessage // the hook's patch, nil when none
+	Err   error           // a failed notification is a warning
+}
+
+// ApplyResult is the outcome of Apply.
+type ApplyResult struct {
+	Objects       []ObjectResult // by index into Plan.Objects
+	Notifications []NotifyResult // by index into Plan.Notifications
+	Interrupted   bool           // Drain was closed or ctx cancelled
+}
+
+// Destroyed reports, per plan object, whether it is destroyed (for
+// WriteBack).
+func (r *ApplyResult) Destroyed() []bool {
+	out := make([]bool, len(r.Objects))
+	for i, o := range r.Objects {
+		out[i] = o.Outcome == OutcomeDestroyed
+	}
+	return out
+}
+
+// Count returns how many objects have outcome.
+func (r *ApplyResult) Count(outcome string) int {
+	n := 0
+	for _, o := range r.Objects {
+		if o.Outcome == outcome {
+			n++
+		}
+	}
+	return n
+}
+
+// Patches returns the notify hooks' merge patches by subscriber id, in
+// the order the notifications ran.
+func (r *ApplyResult) Patches(p *Plan) map[string][]json.RawMessage {
+	out := map[string][]json.RawMessage{}
+	for i, n := range r.Notifications {
+		if n.Patch != nil {
+			s := p.Notifications[i].Subscriber
+			out[s] = append(out[s], n.Patch)
+		}
+	}
+	return out
+}
+
+// applier carries one Apply run.
+type applier struct {
+	ctx  context.Context
+	p    *Plan
+	opts ApplyOptions
+	res  *ApplyResult
+
+	mu       sync.Mutex
+	stopping bool // fail-fast tripped
+}
+
+// Apply carries out plan p (DESIGN.md sections 3 to 5): the notifications
+// group by group in ascending index, then the destroys group by group in
+// descending index, objects of one group in parallel. A failed destroy
+// blocks every object that must come after it, transitively; the rest go
+// on. Every state change and hook run goes to the journal before the next
+// step depends on it; hooks the journal says completed are not run again.
+// The error is for the journal alone (the run cannot be recorded); hook
+// failures are in the result.
+func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error) {
+	if opts.Parallelism < 1 {
+		opts.Parallelism = 1
+	}
+	a := &applier{ctx: ctx, p: p, opts: opts, res: &ApplyResult{
+		Objects:       make([]ObjectResult, len(p.Objects)),
+		Notifications: make([]NotifyResult, len(p.Notifications)),
+	}}
+	for i := range a.res.Objects {
+		a.res.Objects[i] = ObjectResult{Outcome: OutcomePending, BlockedBy: -1}
+		if err := a.advance(p.Objects[i].ID, StateDoomed); err != nil {
+			return a.res, err
+		}
+	}
+	if err := a.notifyAll(); err != nil {
+		return a.res, err
+	}
+	for _, g := range p.Groups {
+		if err := a.destroyGroup(g); err != nil {
+			return a.res, err
+		}
+	}
+	a.res.Interrupted = a.drained() || ctx.Err() != nil
+	return a.res, nil
+}
+
+func (a *applier) drained() bool {
+	if a.ctx.Err() != nil {
+		return true
+	}
+	select {
+	case <-a.opts.Drain:
+		return true
+	default:
+		return false
+	}
+}
+
+// mayStart reports whether a new hook may start.
+func (a *applier) mayStart() bool {
+	a.mu.Lock()
+	stopping := a.stopping
+	a.mu.Unlock()
+	return !stopping && !a.drained()
+}
+
+// lifecycle is the order of the states an object passes through in a run.
+var lifecycle = []State{StateDoomed, StateNotified, StateDestroying, StateDestroyed}
+
+// advance records the object's way to state to, through the states in
+// between (a resumed run may find it further on already, or failed).
+func (a *applier) advance(id string, to State) error {
+	j := a.opts.Journal
+	cur := j.State(id)
+	if cur == to {
+		return nil
+	}
+	if cur == StateFailed || cur == StateAlive {
+		if err := j.SetState(id, StateDoomed); err != nil {
+			return err
+		}
+		cur = StateDoomed
+	}
+	start, target := -1, -1
+	for k, s := range lifecycle {
+		if s == cur {
+			start = k
+		}
+		if s == to {
+			target = k
+		}
+	}
+	if target <= start {
+		return nil // already there or further on
+	}
+	for k := start + 1; k <= target; k++ {
+		if err := j.SetState(id, lifecycle[k]); err != nil {
+			return err
+		}
+		if lifecycle[k] == to {
+			return nil
+		}
+	}
+	return nil
+}
+
+// parallel runs fn for each item, at most Parallelism at a time, and
+// waits for all of them. It stops starting new ones when mayStart says so.
+func (a *applier) parallel(items []int, fn func(int) error) error {
+	sem := make(chan struct{}, a.opts.Parallelism)
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	var firstErr error
+	for _, it := range items {
+		if !a.mayStart() {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := fn(it); err != nil {
+				errMu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				errMu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// notifyAll runs the notifications, groups in ascending index.
+func (a *applier) notifyAll() error {
+	p := a.p
+	byGroup := map[int][]int{}
+	for i, n := range p.Notifications {
+		byGroup[n.Group] = append(byGroup[n.Group], i)
+	}
+	for g := len(p.Groups) - 1; g >= 0; g-- {
+		grp := p.Groups[g]
+		if err := a.parallel(byGroup[grp.Index], a.notify); err != nil {
+			return err
+		}
+		if a.drained() {
+			return nil
+		}
+		for _, i := range grp.Objects {
+			if err := a.advance(p.Objects[i].ID, StateNotified); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// notify runs the handler hook of notification i.
+func (a *applier) notify(i int) error {
+	p := a.p
+	n := p.Notifications[i]
+	pub := &p.Objects[n.Publisher]
+	snap, in := p.Diff.Snapshot, p.Diff.Incoming
+	subTree, subIdx := in, int32(-1)
+	if j, ok := in.Lookup(n.Subscriber); ok {
+		subIdx = j
+	} else if j, ok := snap.Lookup(n.Subscriber); ok {
+		subTree, subIdx = snap, j
+	}
+	if subIdx < 0 {
+		return nil
+	}
+	sub := &subTree.Objects[subIdx]
+	found := a.opts.Finder.Find(a.ctx, sub.Type, n.Handler)
+	if len(found) == 0 {
+		return nil
+	}
+	f := found[0]
+	key := HookKey{Hook: f.Path, Event: n.Handler, ID: pub.ID, Subscriber: n.Subscriber}
+	run := &HookRun{Hook: f.Path, Class: f.Class, Event: n.Handler}
+	a.res.Notifications[i].Hook = run
+	if done, ok := a.opts.Resume.Done[key]; ok && done.OK {
+		run.Resumed, run.ExitCode = true, done.Exit
+		a.res.Notifications[i].Patch = done.Patch
+		return nil
+	}
+	doc := hook.Document{
+		Event:      hook.EventNotify,
+		Object:     rawObject(snap, pub.Snapshot),
+		OwnerID:    ownerID(pub),
+		Subscriber: json.RawMessage(subTree.Doc.Data[sub.Start:sub.End]),
+	}
+	inv := a.invocation(f, pub, n.Group, doc)
+	inv.Event, inv.Handler, inv.SubscriberID = n.Handler, n.Handler, n.Subscriber
+	res, err := a.run(key, inv, run)
+	if err != nil {
+		a.res.Notifications[i].Err = err
+		var he *hook.HookError
+		if errors.As(err, &he) {
+			return nil // a failed notification is a warning
+		}
+		return err
+	}
+	a.res.Notifications[i].Patch = res.Patch
+	return nil
+}
+
+// destroyGroup destroys the objects of one group in parallel.
+func (a *applier) destroyGroup(g Group) error {
+	var todo []int
+	for _, i := range g.Objects {
+		if a.res.Objects[i].Outcome == OutcomePending && a.res.Objects[i].BlockedBy < 0 {
+			todo = append(todo, i)
+		}
+	}
+	return a.parallel(todo, a.destroy)
+}
+
+// destroy runs the destroy hooks of object i, its class's then each
+// ancestor's, one after the other.
+func (a *applier) destroy(i int) error {
+	p := a.p
+	o := &p.Objects[i]
+	snap := p.Diff.Snapshot
+	obj := &snap.Objects[o.Snapshot]
+	r := &a.res.Objects[i]
+	if a.opts.Journal.State(o.ID) == StateDestroyed {
+		r.Outcome = OutcomeDestroyed // an earlier run on these inputs did it
+		return nil
+	}
+	if err := a.advance(o.ID, StateDestroying); err != nil {
+		return err
+	}
+	doc := hook.Document{Event: hook.EventDestroy, Object: rawObject(snap, o.Snapshot), OwnerID: ownerID(o)}
+	var failure error
+	for _, f := range a.opts.Finder.Find(a.ctx, obj.Type, hook.EventDestroy) {
+		key := HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}
+		run := HookRun{Hook: f.Path, Class: f.Class, Event: hook.EventDestroy}
+		if done, ok := a.opts.Resume.Done[key]; ok && done.OK {
+			run.Resumed, run.ExitCode = true, done.Exit
+			r.Hooks = append(r.Hooks, run)
+			continue
+		}
+		if !a.mayStart() {
+			return nil // interrupted between two hooks: stays destroying, resumed next run
+		}
+		_, err := a.run(key, a.invocation(f, o, o.Group, doc), &run)
+		r.Hooks = append(r.Hooks, run)
+		if err != nil {
+			var he *hook.HookError
+			if !errors.As(err, &he) {
+				return err
+			}
+			failure = err
+			break
+		}
+	}
+	if failure != nil && !a.opts.Force {
+		r.Outcome, r.Err = OutcomeFailed, failure
+		if err := a.opts.Journal.SetState(o.ID, StateFailed); err != nil {
+			return err
+		}
+		a.block(i)
+		return nil
+	}
+	r.Outcome, r.Err = OutcomeDestroyed, failure
+	return a.advance(o.ID, StateDestroyed)
+}
+
+// block marks every object that must come after failed object i blocked,
+// transitively, and trips --fail-fast.
+func (a *applier) block(i int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.opts.FailFast {
+		a.stopping = true
+	}
+	queue := a.p.Successors(i)
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		r := &a.res.Objects[s]
+		if r.Outcome != OutcomePending || r.BlockedBy >= 0 {
+			continue
+		}
+		r.Outcome, r.BlockedBy = OutcomeBlocked, i
+		queue = append(queue, a.p.Successors(s)...)
+	}
+}
+
+func (a *applier) invocation(f hook.Found, o *Planned, group int, doc hook.Document) hook.Invocation {
+	stdin, _ := doc.Marshal()
+	event := hook.EventDestroy
+	if doc.Event == hook.EventNotify {
+		event = "notify"
+	}
+	inv := hook.Invocation{
+		Hook: f.Path, Event: hook.EventDestroy, ObjectID: o.ID, ObjectType: o.Type, Class: f.Class,
+		Group: group, PackageDir: f.Source.PackageDir, Doomed: a.opts.DoomedFile, Dir: f.WorkDir(),
+		Stdin: stdin, Env: a.opts.Env, Timeout: a.opts.HookTimeout, Grace: a.opts.Grace,
+	}
+	if a.opts.Stderr != nil {
+		prefix := o.ID + " " + event + ": "
+		inv.Stderr = func(line string) { a.opts.Stderr(prefix + line) }
+	}
+	return inv
+}
+
+// run runs one hook with its start and end journalled.
+func (a *applier) run(key HookKey, inv hook.Invocation, run *HookRun) (*hook.Result, error) {
+	if err := a.opts.Journal.HookStarted(key); err != nil {
+		return nil, err
+	}
+	res, err := hook.Run(a.ctx, inv)
+	if res != nil {
+		run.ExitCode, run.Duration, run.StderrTail = res.ExitCode, res.Duration, res.StderrTail
+	}
+	if err != nil {
+		run.Error = err.Error()
+		var he *hook.HookError
+		if !errors.As(err, &he) {
+			return res, fmt.Errorf("running hook %s: %w", inv.Hook, err)
+		}
+	}
+	end := HookResult{OK: err == nil, Exit: run.ExitCode}
+	if res != nil && err == nil {
+		end.Patch = res.Patch
+	}
+	if jerr := a.opts.Journal.HookEnded(key, end); jerr != nil {
+		return res, jerr
+	}
+	return res, err
+}
+
+// rawObject returns the JSON of snapshot object i, owned objects inline.
+func rawObject(t *snapshot.Tree, i int32) json.RawMessage {
+	o := &t.Objects[i]
+	return json.RawMessage(t.Doc.Data[o.Start:o.End])
+}
+
+func ownerID(o *Planned) *string {
+	if o.Owner == "" {
+		return nil
+	}
+	id := o.Owner
+	return &id
+}
