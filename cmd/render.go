@@ -44,7 +44,7 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder) 
 	}
 	snap := p.Diff.Snapshot
 	for i := range p.Objects {
-		t := snap.Objects[p.Objects[i].Snapshot].Type
+		t := snap.Objects[p.Objects[i].Snapshot].Type()
 		c := f.Hierarchy(ctx, t)
 		h.classes[i], h.pkg[i] = c.Names, c.Package
 		h.destroy[i] = f.Find(ctx, t, hook.EventDestroy)
@@ -64,7 +64,7 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder) 
 func subscriberType(p *destroy.Plan, n destroy.Notification) (snapshot.Type, bool) {
 	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
 		if j, ok := t.Lookup(n.Subscriber); ok {
-			return t.Objects[j].Type, true
+			return t.Objects[j].Type(), true
 		}
 	}
 	return snapshot.Type{}, false

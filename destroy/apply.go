@@ -287,7 +287,7 @@ func (a *applier) notify(i int) error {
 		return nil
 	}
 	sub := &subTree.Objects[subIdx]
-	found := a.opts.Finder.Find(a.ctx, sub.Type, n.Handler)
+	found := a.opts.Finder.Find(a.ctx, sub.Type(), n.Handler)
 	if len(found) == 0 {
 		return nil
 	}
@@ -349,7 +349,7 @@ func (a *applier) destroy(i int) error {
 	}
 	doc := hook.Document{Event: hook.EventDestroy, Object: rawObject(snap, o.Snapshot), OwnerID: ownerID(o)}
 	var failure error
-	for _, f := range a.opts.Finder.Find(a.ctx, obj.Type, hook.EventDestroy) {
+	for _, f := range a.opts.Finder.Find(a.ctx, obj.Type(), hook.EventDestroy) {
 		key := HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}
 		run := HookRun{Hook: f.Path, Class: f.Class, Event: hook.EventDestroy}
 		if done, ok := a.opts.Resume.Done[key]; ok && done.OK {

@@ -165,7 +165,7 @@ func NewPlan(d *diff.Result) *Plan {
 	for n, i := range d.Doomed {
 		o := &snap.Objects[i]
 		pl := &p.Objects[n]
-		*pl = Planned{Snapshot: i, ID: o.ID, Type: o.TypeString, Class: o.Type.Name, Path: snap.ObjectPath(i), Group: int(ord.Index[n])}
+		*pl = Planned{Snapshot: i, ID: o.ID, Type: o.TypeString, Class: o.Type().Name, Path: snap.ObjectPath(i), Group: int(ord.Index[n])}
 		if o.Owner >= 0 {
 			pl.Owner = snap.Objects[o.Owner].ID
 		}

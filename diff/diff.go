@@ -85,9 +85,13 @@ func Compare(snap, incoming *snapshot.Tree) *Result {
 					}
 					continue
 				}
-				if n := &incoming.Objects[j]; typeChanged(o.Type, n.Type) {
+				n := &incoming.Objects[j]
+				if n.TypeString == o.TypeString && !o.HasLegacyType() && !n.HasLegacyType() {
+					continue // the common case, without parsing
+				}
+				if ot, nt := o.Type(), n.Type(); typeChanged(ot, nt) {
 					pt.changes = append(pt.changes, TypeChange{ID: o.ID, Snapshot: int32(i), Incoming: j,
-						Old: o.Type, New: n.Type, OldString: o.TypeString, NewString: n.TypeString})
+						Old: ot, New: nt, OldString: o.TypeString, NewString: n.TypeString})
 				}
 			}
 		}()

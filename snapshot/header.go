@@ -11,11 +11,19 @@ type header struct {
 	id           string
 	hasID        bool
 	typeString   string
-	typ          Type
 	destroyed    bool
 	depLo, depHi int32 // the header's records in the scanner's arena
 	classVersion string
 	pkg          string
+}
+
+// legacy returns the header's legacy classVersion and package, nil when
+// it has neither (most models).
+func (h *header) legacy() *legacyType {
+	if h.classVersion == "" && h.pkg == "" {
+		return nil
+	}
+	return &legacyType{version: h.classVersion, pkg: h.pkg}
 }
 
 // unescape decodes a JSON string literal (with its quotes). It is only used
@@ -148,22 +156,14 @@ func (s *scanner) header(h *header) error {
 		}
 	}
 	if h.typeString != "" {
-		t, ok := ParseType(h.typeString)
-		if !ok {
+		if _, ok := ParseType(h.typeString); !ok {
 			s.path[seg] = typeSeg
 			return s.modelErr(fmt.Sprintf("type %q does not parse; expected name[/version][@package]", h.typeString))
 		}
-		h.typ = t
 	}
 	s.path = s.path[:seg]
 	s.depth--
 	h.end = s.pos
-	if h.typ.Version == "" {
-		h.typ.Version = h.classVersion
-	}
-	if h.typ.Package == "" {
-		h.typ.Package = h.pkg
-	}
 	return nil
 }
 

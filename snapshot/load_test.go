@@ -24,7 +24,7 @@ func summarize(t *Tree) []objSummary {
 		if o.First != i {
 			continue
 		}
-		s := objSummary{ID: o.ID, Path: t.ObjectPath(i), Type: o.Type.String()}
+		s := objSummary{ID: o.ID, Path: t.ObjectPath(i), Type: o.Type().String()}
 		if !o.HasID {
 			s.ID = "<none>"
 		}
@@ -336,7 +336,7 @@ func TestHeaders(t *testing.T) {
 	}
 	for k, i := range order {
 		o := &inc.Objects[i]
-		got := hdr{o.ID, o.HasID, o.Type, o.TypeString, o.Destroyed, o.Dependencies}
+		got := hdr{o.ID, o.HasID, o.Type(), o.TypeString, o.Destroyed, o.Dependencies}
 		if !reflect.DeepEqual(got, want[k]) {
 			t.Errorf("object %d (%s):\n got %+v\nwant %+v", k, inc.ObjectPath(i), got, want[k])
 		}
@@ -617,7 +617,7 @@ func TestRealModels(t *testing.T) {
 		if tr.ObjectPath(d.First) != "$[0]" || tr.ObjectPath(d.Copy) != "$[1]" {
 			t.Errorf("first %s, copy %s", tr.ObjectPath(d.First), tr.ObjectPath(d.Copy))
 		}
-		if got := tr.Objects[d.First].Type.Name; got != "io.murano.apps.apache.Tomcat" {
+		if got := tr.Objects[d.First].Type().Name; got != "io.murano.apps.apache.Tomcat" {
 			t.Errorf("the first copy's type wins: %s", got)
 		}
 	})
@@ -1086,7 +1086,7 @@ func TestEscapedKeys(t *testing.T) {
 		t.Fatalf("no object a: %+v", inc.Objects)
 	}
 	o := inc.Objects[i]
-	if o.Type.Name != "T" || !o.Destroyed || !reflect.DeepEqual(o.Dependencies, []Dependency{{Subscriber: "b", Handler: "h", HasHandler: true}}) {
+	if o.Type().Name != "T" || !o.Destroyed || !reflect.DeepEqual(o.Dependencies, []Dependency{{Subscriber: "b", Handler: "h", HasHandler: true}}) {
 		t.Errorf("header read as %+v", o)
 	}
 }

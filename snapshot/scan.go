@@ -456,8 +456,8 @@ func (s *scanner) object() error {
 	s.idx.objects = append(s.idx.objects, Object{
 		ID:          h.id,
 		HasID:       h.hasID,
-		Type:        h.typ,
 		TypeString:  h.typeString,
+		legacy:      h.legacy(),
 		Destroyed:   h.destroyed,
 		depLo:       h.depLo,
 		depHi:       h.depHi,

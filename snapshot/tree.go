@@ -22,9 +22,9 @@ type Dependency struct {
 type Object struct {
 	ID         string // empty when HasID is false
 	HasID      bool   // false: an id-less object, never tracked nor destroyed
-	Type       Type   // zero Name when the header has no type
-	TypeString string // the header's type as written
+	TypeString string // the header's type as written ("" when it has none)
 	Destroyed  bool   // the header says "destroyed": true
+	legacy     *legacyType
 
 	// Dependencies are the onDestruction records of this copy; on the
 	// object itself (First == its index) the records of all its copies,
@@ -45,6 +45,30 @@ type Object struct {
 	segLo, segHi int32 // path segments from the document root
 	depLo, depHi int32 // this copy's records in the scanner's arena
 }
+
+// legacyType holds a header's legacy classVersion and package keys.
+type legacyType struct{ version, pkg string }
+
+// Type returns the object's parsed type: TypeString (validated when the
+// model was read), its version and package filled from the header's legacy
+// classVersion and package keys when the string has none (DESIGN.md 1).
+// Name is empty when the header has no type.
+func (o *Object) Type() Type {
+	t, _ := ParseType(o.TypeString)
+	if o.legacy != nil {
+		if t.Version == "" {
+			t.Version = o.legacy.version
+		}
+		if t.Package == "" {
+			t.Package = o.legacy.pkg
+		}
+	}
+	return t
+}
+
+// HasLegacyType reports whether the header has legacy classVersion or
+// package keys.
+func (o *Object) HasLegacyType() bool { return o.legacy != nil }
 
 // Duplicate is a later full copy of an object.
 type Duplicate struct {
