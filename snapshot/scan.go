@@ -73,12 +73,13 @@ func scan(file string, data []byte) (*flatIndex, error) {
 		return nil, &ModelError{File: file, Path: "$", Msg: fmt.Sprintf("input is %d bytes; at most %d are supported", len(data), MaxSize)}
 	}
 	s := &scanner{file: file, data: data}
-	// Size the index from the input's size (generated and real models
-	// hold an object per 300 to 700 bytes and a string value per 40), so
-	// that it is rarely copied as it grows; a count would cost a pass.
-	s.idx.objects = make([]Object, 0, len(data)/512+16)
-	s.idx.strs = make([]strVal, 0, len(data)/48+16)
-	s.idx.segs = make([]int32, 0, len(data)/64+16)
+	// Size the index from the input's size: real and generated models hold
+	// an object per 180 to 700 bytes, a string value per 80 to 250 and a
+	// path segment per 100 to 250. Growing doubles (see grow), so a low
+	// estimate costs one copy and a high one zeroing memory never used.
+	s.idx.objects = make([]Object, 0, len(data)/384+16)
+	s.idx.strs = make([]strVal, 0, len(data)/96+16)
+	s.idx.segs = make([]int32, 0, len(data)/128+16)
 	s.idx.deps = make([]Dependency, 0, len(data)/2048+16)
 	s.ws()
 	if s.pos >= len(s.data) {
@@ -93,6 +94,16 @@ func scan(file string, data []byte) (*flatIndex, error) {
 		return nil, s.syntax(fmt.Sprintf("unexpected %s after the top-level value", s.describe()))
 	}
 	return &s.idx, nil
+}
+
+// grow returns s with room for n more elements, doubling its capacity:
+// append grows large slices by a quarter at a time, which copies the index
+// of a large model several times over.
+func grow[T any](s []T, n int) []T {
+	c := 2*cap(s) + n
+	g := make([]T, len(s), c)
+	copy(g, s)
+	return g
 }
 
 func (s *scanner) ws() {
@@ -158,6 +169,9 @@ func (s *scanner) value() error {
 		}
 		if esc {
 			n |= strFlagEscaped
+		}
+		if len(s.idx.strs) == cap(s.idx.strs) {
+			s.idx.strs = grow(s.idx.strs, 1)
 		}
 		s.idx.strs = append(s.idx.strs, strVal{off: int32(start), n: n})
 		return nil
@@ -452,7 +466,13 @@ func (s *scanner) object() error {
 	}
 	i := int32(len(s.idx.objects))
 	segLo := int32(len(s.idx.segs))
+	if cap(s.idx.segs)-len(s.idx.segs) < len(s.path) {
+		s.idx.segs = grow(s.idx.segs, len(s.path))
+	}
 	s.idx.segs = append(s.idx.segs, s.path...)
+	if len(s.idx.objects) == cap(s.idx.objects) {
+		s.idx.objects = grow(s.idx.objects, 1)
+	}
 	s.idx.objects = append(s.idx.objects, Object{
 		ID:          h.id,
 		HasID:       h.hasID,
