@@ -142,7 +142,7 @@ func NewPlan(d *diff.Result) *Plan {
 		if o.Owner >= 0 {
 			nodes[n].Owner = nodeOf[o.Owner]
 		}
-		for _, dep := range o.Dependencies {
+		for _, dep := range snap.Dependencies(i) {
 			j, ok := snap.Lookup(dep.Subscriber)
 			if !ok || !d.IsDoomed(j) {
 				if !ok {
@@ -179,7 +179,7 @@ func NewPlan(d *diff.Result) *Plan {
 		}
 		ignored := ord.Ignored[int32(n)]
 		var seen []int32
-		for _, dep := range o.Dependencies {
+		for _, dep := range snap.Dependencies(i) {
 			j, ok := snap.Lookup(dep.Subscriber)
 			if !ok || !d.IsDoomed(j) || j == i || contains(seen, j) {
 				continue
@@ -220,8 +220,7 @@ func (p *Plan) notifications(ord *Ordering) {
 	snap, in := d.Snapshot, d.Incoming
 	for g, members := range ord.Groups {
 		for _, v := range members {
-			o := &snap.Objects[d.Doomed[v]]
-			for _, dep := range o.Dependencies {
+			for _, dep := range snap.Dependencies(d.Doomed[v]) {
 				if !dep.HasHandler {
 					continue
 				}

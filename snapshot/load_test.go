@@ -336,7 +336,7 @@ func TestHeaders(t *testing.T) {
 	}
 	for k, i := range order {
 		o := &inc.Objects[i]
-		got := hdr{o.ID, o.HasID, o.Type(), o.TypeString, o.Destroyed, o.Dependencies}
+		got := hdr{o.ID, o.HasID, o.Type(), o.TypeString, o.Destroyed, nilIfEmpty(inc.Dependencies(i))}
 		if !reflect.DeepEqual(got, want[k]) {
 			t.Errorf("object %d (%s):\n got %+v\nwant %+v", k, inc.ObjectPath(i), got, want[k])
 		}
@@ -429,7 +429,7 @@ func TestDuplicates(t *testing.T) {
 		{Subscriber: "s2"},
 		{Subscriber: "s1", Handler: "other", HasHandler: true},
 	}
-	if got := inc.Objects[x].Dependencies; !reflect.DeepEqual(got, wantDeps) {
+	if got := inc.Dependencies(x); !reflect.DeepEqual(got, wantDeps) {
 		t.Errorf("x's dependencies = %+v, want %+v", got, wantDeps)
 	}
 	if inc.Len() != 4 {
@@ -567,7 +567,7 @@ func TestRealModels(t *testing.T) {
 			t.Errorf("objects:\n got %+v\nwant %+v", got, want)
 		}
 		i, _ := tr.Lookup("e145b50623c04a68956e3e656a0568d3")
-		if got, want := tr.Objects[i].Dependencies, []Dependency{{Subscriber: "c80e33dd67a44f489b2f04818b72f404"}}; !reflect.DeepEqual(got, want) {
+		if got, want := tr.Dependencies(int32(i)), []Dependency{{Subscriber: "c80e33dd67a44f489b2f04818b72f404"}}; !reflect.DeepEqual(got, want) {
 			t.Errorf("dependencies = %+v, want %+v", got, want)
 		}
 		var refs []string
@@ -1086,7 +1086,41 @@ func TestEscapedKeys(t *testing.T) {
 		t.Fatalf("no object a: %+v", inc.Objects)
 	}
 	o := inc.Objects[i]
-	if o.Type().Name != "T" || !o.Destroyed || !reflect.DeepEqual(o.Dependencies, []Dependency{{Subscriber: "b", Handler: "h", HasHandler: true}}) {
+	if o.Type().Name != "T" || !o.Destroyed || !reflect.DeepEqual(inc.Dependencies(i), []Dependency{{Subscriber: "b", Handler: "h", HasHandler: true}}) {
 		t.Errorf("header read as %+v", o)
+	}
+}
+
+// nilIfEmpty turns an empty record list into nil for comparisons.
+func nilIfEmpty(d []Dependency) []Dependency {
+	if len(d) == 0 {
+		return nil
+	}
+	return d
+}
+
+// TestMergedDependenciesPerTree: the snapshot and the incoming tree of one
+// envelope merge the records of their duplicate copies independently.
+func TestMergedDependenciesPerTree(t *testing.T) {
+	doc := NewDocument("m.json", []byte(`{
+	  "Objects": [{"?": {"id": "a", "dependencies": {"onDestruction": [{"subscriber": "in1"}]}}},
+	              {"?": {"id": "a", "dependencies": {"onDestruction": [{"subscriber": "in2"}]}}}],
+	  "ObjectsCopy": [{"?": {"id": "a", "dependencies": {"onDestruction": [{"subscriber": "snap1"}]}}},
+	                  {"?": {"id": "a", "dependencies": {"onDestruction": [{"subscriber": "snap2"}]}}}]}`))
+	snap, in, err := LoadModel(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tree *Tree
+		want []Dependency
+	}{
+		{snap, []Dependency{{Subscriber: "snap1"}, {Subscriber: "snap2"}}},
+		{in, []Dependency{{Subscriber: "in1"}, {Subscriber: "in2"}}},
+	} {
+		i, _ := c.tree.Lookup("a")
+		if got := c.tree.Dependencies(i); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: dependencies of a = %+v, want %+v", c.tree.Path, got, c.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"sort"
 )
 
@@ -21,15 +22,8 @@ type Dependency struct {
 // into the tree's Document.Data.
 type Object struct {
 	ID         string // empty when HasID is false
-	HasID      bool   // false: an id-less object, never tracked nor destroyed
 	TypeString string // the header's type as written ("" when it has none)
-	Destroyed  bool   // the header says "destroyed": true
 	legacy     *legacyType
-
-	// Dependencies are the onDestruction records of this copy; on the
-	// object itself (First == its index) the records of all its copies,
-	// each (subscriber, handler) once, in document order.
-	Dependencies []Dependency
 
 	Start, End             int // the object's JSON value: data[Start:End]
 	HeaderStart, HeaderEnd int // the "?" value
@@ -43,7 +37,10 @@ type Object struct {
 
 	encl         int32 // the nearest enclosing copy, -1 at the top
 	segLo, segHi int32 // path segments from the document root
-	depLo, depHi int32 // this copy's records in the scanner's arena
+	depLo, depHi int32 // onDestruction records in Tree.deps
+
+	HasID     bool // false: an id-less object, never tracked nor destroyed
+	Destroyed bool // the header says "destroyed": true
 }
 
 // legacyType holds a header's legacy classVersion and package keys.
@@ -97,6 +94,7 @@ type Tree struct {
 
 	strs  []strVal
 	segs  []int32
+	deps  []Dependency // onDestruction records, by Object.depLo/depHi
 	byID  map[string]int32
 	idLen [256]bool // lengths of ids shorter than 256 bytes
 	long  bool      // some id is 256 bytes or longer
@@ -172,6 +170,14 @@ func (t *Tree) StringsOfLength(keep func(n int) bool, yield func(StringValue) bo
 	}
 }
 
+// Dependencies returns the onDestruction records of copy i; for an object
+// itself (First == i) the records of all its copies, each (subscriber,
+// handler) once, in document order. The slice must not be modified.
+func (t *Tree) Dependencies(i int32) []Dependency {
+	o := &t.Objects[i]
+	return t.deps[o.depLo:o.depHi:o.depHi]
+}
+
 // Enclosing returns the index of the copy that syntactically encloses copy
 // i (not resolved to a first copy), or -1 at the top of the tree.
 func (t *Tree) Enclosing(i int32) int32 { return t.Objects[i].encl }
@@ -212,15 +218,15 @@ func (t *Tree) PathAt(off int) string {
 // finish builds the id index, resolves first copies and owners, merges the
 // dependencies of copies and finds id-less objects.
 func (t *Tree) finish(lo int, deps []Dependency) {
+	// Full slice expression: trees of one document share the scanner's
+	// records, and each appends its merged ones to a copy of its own.
+	t.deps = deps[:len(deps):len(deps)]
 	objs := t.Objects
 	n := int32(len(objs))
 	t.byID = make(map[string]int32, len(objs))
 	var dupIDs map[string]bool
 	for i := range objs {
 		o := &objs[i]
-		if o.depHi > o.depLo {
-			o.Dependencies = deps[o.depLo:o.depHi:o.depHi]
-		}
 		if o.encl >= 0 {
 			o.encl -= int32(lo)
 			if o.encl < 0 || o.encl >= n {
@@ -287,17 +293,37 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 		d := Duplicate{First: f, Copy: c}
 		d.Differs = !sameJSON(t.Doc.Data[objs[f].Start:objs[f].End], t.Doc.Data[objs[c].Start:objs[c].End])
 		t.Duplicates = append(t.Duplicates, d)
-		objs[f].Dependencies = mergeDependencies(objs[f].Dependencies, objs[c].Dependencies)
+		t.setDependencies(f, mergeDependencies(slices.Clone(t.Dependencies(f)), t.Dependencies(c)))
 	}
 	for i := range objs {
-		if o := &objs[i]; o.First == int32(i) && len(o.Dependencies) > 1 {
-			o.Dependencies = mergeDependencies(o.Dependencies[:0:0], o.Dependencies)
+		if o := &objs[i]; o.First == int32(i) && o.depHi-o.depLo > 1 && hasRepeats(t.Dependencies(int32(i))) {
+			t.setDependencies(int32(i), mergeDependencies(nil, t.Dependencies(int32(i))))
 		}
 	}
 }
 
 func sortByStart(objs []Object, idx []int32) {
 	sort.Slice(idx, func(a, b int) bool { return objs[idx[a]].Start < objs[idx[b]].Start })
+}
+
+// setDependencies makes d the records of object i (appended to the
+// arena: the scanner's records stay as they are for other trees).
+func (t *Tree) setDependencies(i int32, d []Dependency) {
+	lo := len(t.deps)
+	t.deps = append(t.deps, d...)
+	t.Objects[i].depLo, t.Objects[i].depHi = int32(lo), int32(len(t.deps))
+}
+
+// hasRepeats reports whether a record appears twice in d.
+func hasRepeats(d []Dependency) bool {
+	for i := range d {
+		for j := i + 1; j < len(d); j++ {
+			if d[i] == d[j] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mergeDependencies appends to dst the records of add that dst lacks: a
