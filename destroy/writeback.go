@@ -69,7 +69,7 @@ func WriteBack(w io.Writer, p *Plan, out Outcome, attributes json.RawMessage, on
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(m.Envelope()); err != nil {
+	if _, err := m.WriteTo(w); err != nil {
 		return fmt.Errorf("writing the model: %w", err)
 	}
 	return nil
@@ -85,14 +85,26 @@ type WrittenModel struct {
 func (m *WrittenModel) Envelope() []byte {
 	var b bytes.Buffer
 	b.Grow(len(m.Objects) + len(m.ObjectsCopy) + len(m.Attributes) + 64)
-	b.WriteString("{\n  \"Objects\": ")
-	b.Write(m.Objects)
-	b.WriteString(",\n  \"ObjectsCopy\": ")
-	b.Write(m.ObjectsCopy)
-	b.WriteString(",\n  \"Attributes\": ")
-	b.Write(m.Attributes)
-	b.WriteString("\n}\n")
+	m.WriteTo(&b)
 	return b.Bytes()
+}
+
+// WriteTo writes the envelope to w, without copying the values.
+func (m *WrittenModel) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for _, part := range [][]byte{
+		[]byte("{\n  \"Objects\": "), m.Objects,
+		[]byte(",\n  \"ObjectsCopy\": "), m.ObjectsCopy,
+		[]byte(",\n  \"Attributes\": "), m.Attributes,
+		[]byte("\n}\n"),
+	} {
+		k, err := w.Write(part)
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // BuildWriteBack computes the values WriteBack writes; see WriteBack.
@@ -208,6 +220,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) ([]byte, erro
 		return data[t.Start:t.End], nil
 	}
 	var b bytes.Buffer
+	b.Grow(t.End - t.Start + 4096)
 	if err := r.value(&b, t.Start, t.End); err != nil {
 		return nil, err
 	}
@@ -264,6 +277,7 @@ func (wb *writeBack) patchAndDrop(patches map[string][]json.RawMessage) (*snapsh
 		return in, nil
 	}
 	var b bytes.Buffer
+	b.Grow(in.End - in.Start + 4096)
 	b.WriteString(`{"Objects":`)
 	if e := r.edits[in.Start]; e != nil && e.remove {
 		b.WriteString("null") // the root itself is dropped
@@ -412,13 +426,14 @@ func (wb *writeBack) objectsCopy(objects []byte) ([]byte, error) {
 		}
 	}
 	pl := &placer{wb: wb, t: t, data: t.Doc.Data, r: newRewriter(t.Doc.Data), root: -1,
-		ctx: &renderCtx{present: t.Lookup, written: map[string]bool{}}, retainedAt: map[int]*[]int32{}, keys: map[string]bool{}}
+		ctx: &renderCtx{present: t.Lookup, written: map[string]bool{}}, retainedAt: map[int]*[]int32{}, keys: map[string]bool{}, ms: map[int][]member{}, snapMs: map[int][]member{}}
 	for _, i := range top {
 		if err := pl.place(i); err != nil {
 			return nil, err
 		}
 	}
 	var b bytes.Buffer
+	b.Grow(len(objects) + len(wb.snap.Doc.Data)/4)
 	switch {
 	case pl.root >= 0:
 		err = wb.render(&b, pl.root, pl.ctx)
@@ -470,6 +485,41 @@ type placer struct {
 	nullRoot   []int32          // retained objects when Objects is null
 	retainedAt map[int]*[]int32 // new RetainedKey arrays, by the object's offset
 	keys       map[string]bool  // properties added, by container offset and key
+	ms         map[int][]member // members of the containers looked at, by offset
+	snapMs     map[int][]member // the same in the snapshot
+}
+
+func (pl *placer) snapMembers(off int) []member {
+	ms, ok := pl.snapMs[off]
+	if !ok {
+		ms, _ = members(pl.wb.snap.Doc.Data, off)
+		pl.snapMs[off] = ms
+	}
+	return ms
+}
+
+// members lists the members of the container at off once: placing many
+// objects in one large container (the root) stays linear.
+func (pl *placer) members(off int) []member {
+	ms, ok := pl.ms[off]
+	if !ok {
+		ms, _ = members(pl.data, off)
+		pl.ms[off] = ms
+	}
+	return ms
+}
+
+// findKey returns the member with key of the object at off.
+func (pl *placer) findKey(off int, key string) (member, bool) {
+	if pl.data[off] != '{' {
+		return member{}, false
+	}
+	return keyIn(pl.data, pl.members(off), key)
+}
+
+func (pl *placer) hasHeader(off int) bool {
+	_, ok := pl.findKey(off, "?")
+	return ok
 }
 
 // seg is one step of a JSON path: a key (raw JSON string) or an index.
@@ -488,7 +538,7 @@ func (pl *placer) place(i int32) error {
 	if encl >= 0 {
 		from = snap.Objects[encl].Start
 	}
-	segs := pathTo(snap.Doc.Data, from, o.Start)
+	segs := pathTo(snap.Doc.Data, from, o.Start, pl.snapMembers)
 	anchor := -1
 	switch {
 	case encl >= 0:
@@ -518,7 +568,7 @@ func (pl *placer) atPlace(i int32, anchor int, segs []seg) bool {
 	data := pl.data
 	pos := anchor
 	for k, sg := range segs {
-		if k > 0 && data[pos] == '{' && hasKey(data, pos, "?") {
+		if k > 0 && data[pos] == '{' && pl.hasHeader(pos) {
 			return false // an object in between: not the same owner
 		}
 		last := k == len(segs)-1
@@ -530,7 +580,7 @@ func (pl *placer) atPlace(i int32, anchor int, segs []seg) bool {
 				pl.r.at(pos).adds = append(pl.r.at(pos).adds, addition{value: pl.writer(i)})
 				return true
 			}
-			ms, _ := members(data, pos)
+			ms := pl.members(pos)
 			if sg.index >= len(ms) {
 				return false
 			}
@@ -540,7 +590,7 @@ func (pl *placer) atPlace(i int32, anchor int, segs []seg) bool {
 		if data[pos] != '{' {
 			return false
 		}
-		m, ok := findKey(data, pos, sg.key)
+		m, ok := pl.findKey(pos, sg.key)
 		if last {
 			id := pl.wb.snap.Objects[i].ID
 			switch {
@@ -620,7 +670,7 @@ func (pl *placer) retainIn(off int, i int32) bool {
 		*list = append(*list, i)
 		return true
 	}
-	m, ok := findKey(pl.data, off, RetainedKey)
+	m, ok := pl.findKey(off, RetainedKey)
 	if ok {
 		if pl.data[m.vs] != '[' {
 			return false
@@ -842,20 +892,14 @@ func members(data []byte, open int) ([]member, int) {
 	}
 }
 
-// findKey returns the first member of the object at open with key.
-func findKey(data []byte, open int, key string) (member, bool) {
-	ms, _ := members(data, open)
+// keyIn returns the first of the members ms of an object with key.
+func keyIn(data []byte, ms []member, key string) (member, bool) {
 	for _, m := range ms {
 		if k, err := decodeString(data[m.start:m.keyEnd]); err == nil && k == key {
 			return m, true
 		}
 	}
 	return member{}, false
-}
-
-func hasKey(data []byte, open int, key string) bool {
-	_, ok := findKey(data, open, key)
-	return ok
 }
 
 // isString reports whether data[s:e] is the JSON string s.
@@ -943,32 +987,27 @@ func skipValue(data []byte, pos int) int {
 }
 
 // pathTo returns the path from the container value at from down to the
-// value starting at off.
-func pathTo(data []byte, from, off int) []seg {
+// value starting at off; list gives the members of a container.
+func pathTo(data []byte, from, off int, list func(open int) []member) []seg {
 	var segs []seg
 	pos := from
 	for pos != off {
 		if c := data[pos]; c != '{' && c != '[' {
 			return segs
 		}
-		ms, _ := members(data, pos)
-		found := false
-		for k, m := range ms {
-			if off < m.vs || off >= m.ve {
-				continue
-			}
-			sg := seg{index: k}
-			if data[pos] == '{' {
-				sg.raw = data[m.start:m.keyEnd]
-				sg.key, _ = decodeString(sg.raw)
-			}
-			segs = append(segs, sg)
-			pos, found = m.vs, true
-			break
-		}
-		if !found {
+		ms := list(pos)
+		k := sort.Search(len(ms), func(k int) bool { return ms[k].ve > off })
+		if k == len(ms) || off < ms[k].vs {
 			return segs
 		}
+		m := ms[k]
+		sg := seg{index: k}
+		if data[pos] == '{' {
+			sg.raw = data[m.start:m.keyEnd]
+			sg.key, _ = decodeString(sg.raw)
+		}
+		segs = append(segs, sg)
+		pos = m.vs
 	}
 	return segs
 }
@@ -998,11 +1037,15 @@ func flagHeader(b *bytes.Buffer, data []byte, hs int) error {
 		b.WriteString(`{"destroyed": true}`)
 		return nil
 	}
+	lead, sep := data[ms[0].lead:ms[0].start], data[ms[0].keyEnd:ms[0].vs]
 	b.WriteByte('{')
-	b.Write(data[ms[0].lead:ms[0].start])
+	b.Write(lead)
 	b.WriteString(`"destroyed"`)
-	b.Write(data[ms[0].keyEnd:ms[0].vs])
+	b.Write(sep)
 	b.WriteString("true,")
+	if len(lead) == 0 && bytes.HasSuffix(sep, []byte(" ")) {
+		b.WriteByte(' ') // {"id": "x"} becomes {"destroyed": true, "id": "x"}
+	}
 	b.Write(data[hs+1 : end+1])
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -488,6 +489,24 @@ func TestApplyPatch(t *testing.T) {
 	}
 }
 
+func TestFlagHeader(t *testing.T) {
+	tests := []struct{ header, want string }{
+		{`{}`, `{"destroyed": true}`},
+		{`{"id": "x"}`, `{"destroyed": true, "id": "x"}`},
+		{`{"id":"x"}`, `{"destroyed":true,"id":"x"}`},
+		{"{\n  \"id\": \"x\"\n}", "{\n  \"destroyed\": true,\n  \"id\": \"x\"\n}"},
+		{`{"id": "x", "destroyed": false}`, `{"id": "x", "destroyed": true}`},
+		{`{"destroyed": true, "id": "x"}`, `{"destroyed": true, "id": "x"}`},
+		{`{"destroyed" : null}`, `{"destroyed" : true}`},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		if err := flagHeader(&b, []byte(tt.header), 0); err != nil || b.String() != tt.want {
+			t.Errorf("flagHeader(%s) = %s, %v; want %s", tt.header, b.String(), err, tt.want)
+		}
+	}
+}
+
 // TestWriteBackRandomOutcomes checks, for random Destroyed vectors on every
 // real pair, that nothing that still exists is missing from ObjectsCopy,
 // that nothing destroyed appears without "destroyed": true, and that the
@@ -563,5 +582,31 @@ func checkOutcome(t *testing.T, p *Plan, out Outcome, keep bool) {
 	// Objects is the incoming model when no destroyed object is kept.
 	if !keep && !bytes.Equal(span(in), span(inc)) && !inc.Null {
 		t.Errorf("Objects changed")
+	}
+}
+
+// BenchmarkWriteBack100k writes back a generated 100,000-object model
+// after a run where one doomed object in three failed.
+func BenchmarkWriteBack100k(b *testing.B) {
+	snapPath, incomingPath := benchModel(b, 100_000)
+	snapData, err := os.ReadFile(snapPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	incomingData, err := os.ReadFile(incomingPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := planBytes(b, snapData, incomingData)
+	out := Outcome{Destroyed: make([]bool, len(p.Objects))}
+	for i := range out.Destroyed {
+		out.Destroyed[i] = i%3 != 0
+	}
+	b.SetBytes(int64(len(snapData) + len(incomingData)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := WriteBack(io.Discard, p, out, nil, true); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
