@@ -1,0 +1,580 @@
+package applytest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// objgcBin is the objgc binary TestMain built.
+var objgcBin string
+
+// repoRoot is the module's root directory.
+var repoRoot string
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	_, file, _, _ := runtime.Caller(0)
+	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
+	dir, err := os.MkdirTemp("", "objgc-applytest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	objgcBin = filepath.Join(dir, "objgc")
+	// No -race here: the hooks' timing tests and the benchmark measure
+	// objgc, not the race detector.
+	build := exec.Command("go", "build", "-o", objgcBin, ".")
+	build.Dir = repoRoot
+	build.Env = withoutRace(os.Environ())
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building objgc: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// withoutRace drops -race from GOFLAGS.
+func withoutRace(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "GOFLAGS="); ok {
+			e = "GOFLAGS=" + strings.Join(slices.DeleteFunc(strings.Fields(v), func(f string) bool {
+				return f == "-race" || f == "--race" || f == "-race=true"
+			}), " ")
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// env is a test's world: a work directory holding the model, the hooks,
+// and the state the hook scripts share with the test.
+type env struct {
+	t     *testing.T
+	dir   string // work directory, objgc's working directory
+	state string // OBJGC_TEST_STATE: trace, fail/, barrier.*, ...
+	hooks string // --hooks-dir
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	dir := t.TempDir()
+	e := &env{t: t, dir: dir, state: filepath.Join(dir, "state"), hooks: filepath.Join(dir, "hooks")}
+	for _, d := range []string{e.state, filepath.Join(e.state, "fail"), e.hooks, filepath.Join(dir, "xdg")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// path returns name inside the work directory.
+func (e *env) path(name string) string { return filepath.Join(e.dir, name) }
+
+// environ is objgc's environment: isolated from the user's configuration
+// and package cache, plus what the hook scripts read.
+func (e *env) environ() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "OBJGC_") || strings.HasPrefix(kv, "XDG_") || strings.HasPrefix(kv, "HOME=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	xdg := filepath.Join(e.dir, "xdg")
+	return append(out,
+		"HOME="+xdg,
+		"XDG_CONFIG_HOME="+xdg,
+		"XDG_CACHE_HOME="+xdg,
+		"OBJGC_CACHE_DIR="+filepath.Join(xdg, "cache"),
+		"OBJGC_TEST_STATE="+e.state,
+		"NO_COLOR=1",
+	)
+}
+
+// result is one objgc run.
+type result struct {
+	code           int
+	stdout, stderr string
+	elapsed        time.Duration
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+// command returns objgc with args, ready to start in the work directory.
+func (e *env) command(args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	c := exec.Command(objgcBin, args...)
+	c.Dir = e.dir
+	c.Env = e.environ()
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	return c, &stdout, &stderr
+}
+
+// objgc runs objgc with args and waits (at most a minute) for it.
+func (e *env) objgc(args ...string) result {
+	e.t.Helper()
+	c, stdout, stderr := e.command(args...)
+	start := time.Now()
+	if err := c.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	return e.wait(c, stdout, stderr, start, time.Minute)
+}
+
+// wait waits for c, killing it after limit.
+func (e *env) wait(c *exec.Cmd, stdout, stderr *bytes.Buffer, start time.Time, limit time.Duration) result {
+	e.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(limit):
+		c.Process.Kill()
+		<-done
+		e.t.Fatalf("objgc %q did not end within %v\nstdout:\n%s\nstderr:\n%s", c.Args[1:], limit, stdout, stderr)
+	}
+	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ee.Exited():
+		r.code = ee.ExitCode()
+	default:
+		e.t.Fatalf("objgc %q: %v\n%s", c.Args[1:], err, r)
+	}
+	return r
+}
+
+// mustExit fails the test unless r exited with code.
+func mustExit(t *testing.T, r result, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("want exit %d, got %s", code, r)
+	}
+}
+
+// copyPair copies testdata/pairs/<name> to the work directory as m.json
+// and returns its path.
+func (e *env) copyPair(name string) string {
+	e.t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "pairs", name))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.writeFile("m.json", data)
+}
+
+func (e *env) writeFile(name string, data []byte) string {
+	e.t.Helper()
+	p := e.path(name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func (e *env) readFile(name string) []byte {
+	e.t.Helper()
+	data, err := os.ReadFile(e.path(name))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return data
+}
+
+// touchState writes a state file the hooks read (relative to the state
+// directory).
+func (e *env) touchState(name, content string) {
+	e.t.Helper()
+	p := filepath.Join(e.state, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// traceHook is the hook every class gets unless a test says otherwise. It
+// appends "<event> <id> <group>" to $OBJGC_TEST_STATE/trace once its work
+// is done, and obeys files in the state directory:
+//
+//   - running/: marks itself running as <group>.<id>.<event> while it
+//     runs and appends "OVERLAP ..." to the trace when a hook of another
+//     group runs at the same time;
+//   - barrier.<group> holding N: a destroy hook of that group waits until
+//     N destroy hooks of its group have arrived (at most 10 s, then
+//     "BARRIER-TIMEOUT ..."), which proves they run at the same time;
+//   - sleep holding seconds: each hook sleeps that long (with "start"
+//     records in the trace);
+//   - fail/<id> holding a status: the destroy hook of <id> writes to
+//     stderr and exits with that status.
+const traceHook = `#!/bin/sh
+ev=$1 id=$2 g=${OBJGC_GROUP:-?}
+S=$OBJGC_TEST_STATE
+T=$S/trace
+if [ -d "$S/running" ]; then
+	me=$S/running/$g.$id.$ev
+	: > "$me"
+	for f in "$S/running"/*; do
+		case ${f##*/} in
+		"$g".*) ;;
+		*) [ -e "$f" ] && echo "OVERLAP $ev $id $g with ${f##*/}" >> "$T" ;;
+		esac
+	done
+fi
+if [ "$OBJGC_EVENT" = destroy ] && [ -f "$S/barrier.$g" ]; then
+	need=$(cat "$S/barrier.$g")
+	mkdir -p "$S/arrived.$g"
+	: > "$S/arrived.$g/$id"
+	i=0
+	while [ "$(ls "$S/arrived.$g" | wc -l)" -lt "$need" ]; do
+		i=$((i + 1))
+		if [ "$i" -gt 400 ]; then
+			echo "BARRIER-TIMEOUT $ev $id $g" >> "$T"
+			break
+		fi
+		sleep 0.025
+	done
+fi
+if [ -f "$S/sleep" ]; then
+	echo "start $ev $id $g $$" >> "$T"
+	sleep "$(cat "$S/sleep")"
+fi
+if [ "$OBJGC_EVENT" = destroy ] && [ -f "$S/fail/$id" ]; then
+	echo "cannot destroy $id: the cloud said no" >&2
+	echo "giving up on $id" >&2
+	[ -n "${me:-}" ] && rm -f "$me"
+	exit "$(cat "$S/fail/$id")"
+fi
+echo "$ev $id $g" >> "$T"
+[ -n "${me:-}" ] && rm -f "$me"
+exit 0
+`
+
+var typeName = regexp.MustCompile(`^([a-zA-Z0-9_.]+)`)
+
+// modelHooks returns every class named in model's headers and every
+// handler named in its onDestruction records.
+func modelHooks(t *testing.T, model []byte) (classes, handlers []string) {
+	t.Helper()
+	var doc any
+	if err := json.Unmarshal(model, &doc); err != nil {
+		t.Fatal(err)
+	}
+	cs, hs := map[string]bool{}, map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if h, ok := v["?"].(map[string]any); ok {
+				if ty, ok := h["type"].(string); ok {
+					if m := typeName.FindStringSubmatch(ty); m != nil {
+						cs[m[1]] = true
+					}
+				}
+				if deps, ok := h["dependencies"].(map[string]any); ok {
+					recs, _ := deps["onDestruction"].([]any)
+					for _, r := range recs {
+						if r, ok := r.(map[string]any); ok {
+							if name, ok := r["handler"].(string); ok && name != "" {
+								hs[name] = true
+							}
+						}
+					}
+				}
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(doc)
+	for c := range cs {
+		classes = append(classes, c)
+	}
+	for h := range hs {
+		handlers = append(handlers, h)
+	}
+	sort.Strings(classes)
+	sort.Strings(handlers)
+	return classes, handlers
+}
+
+// installHooks gives every class and handler of model the hook script
+// (destroy and every handler) in dir.
+func installHooks(t *testing.T, dir string, model []byte, script string) {
+	t.Helper()
+	classes, handlers := modelHooks(t, model)
+	for _, c := range classes {
+		for _, ev := range append([]string{"destroy"}, handlers...) {
+			writeHook(t, filepath.Join(dir, c, ev), script)
+		}
+	}
+}
+
+func writeHook(t *testing.T, path, script string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// trace returns the lines of the trace file.
+func (e *env) trace() []string {
+	e.t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.state, "trace"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+// traceRuns returns the trace's completion lines ("<event> <id> <group>"),
+// without start, OVERLAP and BARRIER-TIMEOUT lines.
+func (e *env) traceRuns() []string {
+	var out []string
+	for _, l := range e.trace() {
+		if l == "" || strings.HasPrefix(l, "start ") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// The parts of objgc plan --format json the tests read.
+type planDoc struct {
+	Groups []struct {
+		Index   int `json:"index"`
+		Objects []struct {
+			ID      string `json:"id"`
+			Type    string `json:"type"`
+			Owner   string `json:"owner"`
+			Reasons []struct {
+				Code string `json:"code"`
+				ID   string `json:"id"`
+			} `json:"reasons"`
+			Hooks []json.RawMessage `json:"hooks"`
+		} `json:"objects"`
+	} `json:"groups"`
+	Notifications []struct {
+		Group      int             `json:"group"`
+		Publisher  string          `json:"publisher"`
+		Subscriber string          `json:"subscriber"`
+		Handler    string          `json:"handler"`
+		Hook       json.RawMessage `json:"hook"`
+	} `json:"notifications"`
+}
+
+// doomed returns the plan's doomed ids.
+func (p *planDoc) doomed() map[string]bool {
+	out := map[string]bool{}
+	for _, g := range p.Groups {
+		for _, o := range g.Objects {
+			out[o.ID] = true
+		}
+	}
+	return out
+}
+
+// successors returns, per doomed id, the doomed ids that must come after
+// it: its owner and its subscribers (DESIGN 3).
+func (p *planDoc) successors() map[string][]string {
+	doomed := p.doomed()
+	out := map[string][]string{}
+	for _, g := range p.Groups {
+		for _, o := range g.Objects {
+			if doomed[o.Owner] {
+				out[o.ID] = append(out[o.ID], o.Owner)
+			}
+			for _, r := range o.Reasons {
+				if (r.Code == "subscriber" || r.Code == "cycle") && doomed[r.ID] {
+					out[o.ID] = append(out[o.ID], r.ID)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// after returns the ids that must come after id, transitively.
+func (p *planDoc) after(id string) map[string]bool {
+	succ := p.successors()
+	out := map[string]bool{}
+	queue := slices.Clone(succ[id])
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if out[s] {
+			continue
+		}
+		out[s] = true
+		queue = append(queue, succ[s]...)
+	}
+	return out
+}
+
+// plan runs objgc plan --format json with args.
+func (e *env) plan(args ...string) *planDoc {
+	e.t.Helper()
+	r := e.objgc(append([]string{"plan", "--format", "json", "--hooks-dir", e.hooks}, args...)...)
+	mustExit(e.t, r, 0)
+	var p planDoc
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+		e.t.Fatalf("plan output: %v\n%s", err, r.stdout)
+	}
+	return &p
+}
+
+// expectedBlocks is the order the trace must follow for plan p: the
+// notifications group by group, then the destroy groups; within a block
+// any order. Notifications without a hook, and the objects in skip, are
+// left out.
+func expectedBlocks(p *planDoc, skip map[string]bool) [][]string {
+	var blocks [][]string
+	for i, n := range p.Notifications {
+		if string(n.Hook) == "null" || len(n.Hook) == 0 {
+			continue
+		}
+		line := fmt.Sprintf("%s %s %d", n.Handler, n.Publisher, n.Group)
+		if i > 0 && len(blocks) > 0 && p.Notifications[i-1].Group == n.Group {
+			blocks[len(blocks)-1] = append(blocks[len(blocks)-1], line)
+			continue
+		}
+		blocks = append(blocks, []string{line})
+	}
+	for _, g := range p.Groups {
+		var b []string
+		for _, o := range g.Objects {
+			if !skip[o.ID] {
+				b = append(b, fmt.Sprintf("destroy %s %d", o.ID, g.Index))
+			}
+		}
+		if len(b) > 0 {
+			blocks = append(blocks, b)
+		}
+	}
+	return blocks
+}
+
+// checkOrder asserts that runs consist of blocks, in order, each block's
+// lines in any order.
+func checkOrder(t *testing.T, runs []string, blocks [][]string) {
+	t.Helper()
+	var want []string
+	for _, b := range blocks {
+		want = append(want, b...)
+	}
+	if len(runs) != len(want) {
+		t.Fatalf("trace has %d runs, want %d:\n got: %q\nwant: %q", len(runs), len(want), runs, blocks)
+	}
+	k := 0
+	for bi, b := range blocks {
+		got := slices.Clone(runs[k : k+len(b)])
+		exp := slices.Clone(b)
+		sort.Strings(got)
+		sort.Strings(exp)
+		if !slices.Equal(got, exp) {
+			t.Fatalf("trace block %d is %q, want %q (any order)\nwhole trace: %q", bi, runs[k:k+len(b)], b, runs)
+		}
+		k += len(b)
+	}
+}
+
+// report is objgc apply --format json's report.
+type report struct {
+	Objects []struct {
+		ID        string  `json:"id"`
+		Group     int     `json:"group"`
+		State     string  `json:"state"`
+		BlockedBy *string `json:"blocked_by"`
+		Error     string  `json:"error"`
+		Hooks     []struct {
+			Hook       string `json:"hook"`
+			Resumed    bool   `json:"resumed"`
+			ExitCode   int    `json:"exit_code"`
+			Error      string `json:"error"`
+			StderrTail string `json:"stderr_tail"`
+		} `json:"hooks"`
+	} `json:"objects"`
+	Summary struct {
+		Destroyed   int  `json:"destroyed"`
+		Failed      int  `json:"failed"`
+		Blocked     int  `json:"blocked"`
+		Pending     int  `json:"pending"`
+		Interrupted bool `json:"interrupted"`
+	} `json:"summary"`
+}
+
+func parseReport(t *testing.T, r result) *report {
+	t.Helper()
+	var rep report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("apply report: %v\n%s", err, r)
+	}
+	return &rep
+}
+
+// states returns the report's objects' states by id.
+func (rep *report) states() map[string]string {
+	out := map[string]string{}
+	for _, o := range rep.Objects {
+		out[o.ID] = o.State
+	}
+	return out
+}
+
+// signal sends sig to the process.
+func signal(t *testing.T, c *exec.Cmd, sig syscall.Signal) {
+	t.Helper()
+	if err := c.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond every 10 ms until it holds or d has passed.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waited %v for %s", d, what)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
