@@ -610,3 +610,126 @@ func BenchmarkWriteBack100k(b *testing.B) {
 		}
 	}
 }
+
+// planTrees plans two bare object trees, as --snapshot and --graph do.
+func planTrees(t *testing.T, snapJSON, incomingJSON string) *Plan {
+	t.Helper()
+	snap, err := snapshot.LoadSnapshot(snapshot.NewDocument("snap.json", []byte(snapJSON)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := snapshot.LoadGraph(snapshot.NewDocument("in.json", []byte(incomingJSON)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewPlan(diff.Compare(snap, in))
+}
+
+func TestWriteBackPlaces(t *testing.T) {
+	const snap = `{"?": {"id": "root"}, "apps": [{"?": {"id": "a"}, "slot": {"?": {"id": "b"}}}], "box": {"inner": {"?": {"id": "c"}}}, "named": {"?": {"id": "d"}}}`
+	const a, b, c, d = `{"?": {"id": "a"}, "slot": {"?": {"id": "b"}}}`, `{"?": {"id": "b"}}`, `{"?": {"id": "c"}}`, `{"?": {"id": "d"}}`
+	tests := []struct {
+		name           string
+		snap, in       string
+		destroyed      []string
+		wantObjects    string
+		wantCopy       string
+		wantNextDoomed []string
+	}{
+		{
+			name: "places still there",
+			snap: snap, in: `{"?": {"id": "root"}, "apps": [], "box": {}, "named": null}`,
+			wantCopy:       `{"?": {"id": "root"}, "apps": [` + a + `], "box": {"inner": ` + c + `}, "named": ` + d + `}`,
+			wantNextDoomed: []string{"a", "b", "c", "d"},
+		},
+		{
+			name: "places gone",
+			snap: snap, in: `{"?": {"id": "root"}, "apps": "gone", "named": "x"}`,
+			wantCopy:       `{"?": {"id": "root"}, "apps": "gone", "named": "x", "objgcRetained": [` + a + `, ` + c + `, ` + d + `]}`,
+			wantNextDoomed: []string{"a", "b", "c", "d"},
+		},
+		{
+			name: "a retained array already there",
+			snap: snap, in: `{"?": {"id": "root"}, "objgcRetained": [1], "apps": 5, "named": "d"}`,
+			destroyed:      []string{"c"},
+			wantCopy:       `{"?": {"id": "root"}, "objgcRetained": [1, ` + a + `], "apps": 5, "named": ` + d + `}`,
+			wantNextDoomed: []string{"a", "b", "d"},
+		},
+		{
+			name: "the owner destroyed",
+			snap: snap, in: `{"?": {"id": "root"}, "apps": [{"?": {"id": "z"}}]}`,
+			destroyed:      []string{"a", "c", "d"},
+			wantCopy:       `{"?": {"id": "root"}, "apps": [{"?": {"id": "z"}}], "objgcRetained": [` + b + `]}`,
+			wantNextDoomed: []string{"b"},
+		},
+		{
+			name: "the environment deleted, its root destroyed",
+			snap: snap, in: `null`,
+			destroyed:      []string{"root", "c"},
+			wantObjects:    `null`,
+			wantCopy:       `{"objgcRetained": [` + a + `, ` + d + `]}`,
+			wantNextDoomed: []string{"a", "b", "d"},
+		},
+		{
+			name: "the environment deleted, its root failed",
+			snap: snap, in: `null`,
+			destroyed:      []string{"b", "c"},
+			wantObjects:    `null`,
+			wantCopy:       strings.Replace(strings.Replace(snap, `{"id": "b"}`, `{"destroyed": true, "id": "b"}`, 1), `{"id": "c"}`, `{"destroyed": true, "id": "c"}`, 1),
+			wantNextDoomed: []string{"a", "d", "root"},
+		},
+		{
+			name: "a top-level array",
+			snap: `[{"?": {"id": "x"}}, {"?": {"id": "y"}}]`, in: `[{"?": {"id": "x"}}]`,
+			wantCopy:       `[{"?": {"id": "x"}}, {"?": {"id": "y"}}]`,
+			wantNextDoomed: []string{"y"},
+		},
+		{
+			name: "a moved object inside a retained one",
+			snap: snap, in: `{"?": {"id": "root"}, "apps": [], "moved": ` + b + `}`,
+			destroyed:      []string{"c", "d"},
+			wantCopy:       `{"?": {"id": "root"}, "apps": [{"?": {"id": "a"}, "slot": "b"}], "moved": ` + b + `}`,
+			wantNextDoomed: []string{"a"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := planTrees(t, tt.snap, tt.in)
+			out := Outcome{Destroyed: make([]bool, len(p.Objects))}
+			for i, o := range p.Objects {
+				out.Destroyed[i] = slices.Contains(tt.destroyed, o.ID)
+			}
+			keep := len(p.Diff.Dangling) > 0
+			m, err := BuildWriteBack(p, out, nil, keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantObjects := tt.wantObjects
+			if wantObjects == "" {
+				wantObjects = tt.in
+			}
+			if string(m.Objects) != wantObjects {
+				t.Errorf("Objects:\n%s\nwant\n%s", m.Objects, wantObjects)
+			}
+			if string(m.ObjectsCopy) != tt.wantCopy {
+				t.Errorf("ObjectsCopy:\n%s\nwant\n%s", m.ObjectsCopy, tt.wantCopy)
+			}
+			snap, in, err := snapshot.LoadModel(snapshot.NewDocument("out.json", m.Envelope()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := doomedIDs(snap, in); !reflect.DeepEqual(got, tt.wantNextDoomed) {
+				t.Errorf("doomed again: %v, want %v", got, tt.wantNextDoomed)
+			}
+			checkOutcome(t, p, out, keep)
+		})
+	}
+}
+
+func TestWriteBackBadOutcome(t *testing.T) {
+	p := planData(t, "app-removed.json", readPair(t, "app-removed.json"))
+	err := WriteBack(new(bytes.Buffer), p, Outcome{Destroyed: []bool{true}}, nil, false)
+	if err == nil || !strings.Contains(err.Error(), "1 destroyed flags for 3 doomed objects") {
+		t.Errorf("err = %v", err)
+	}
+}
