@@ -231,6 +231,12 @@ func (a *applier) parallel(items []int, fn func(int) error) error {
 			break
 		}
 		sem <- struct{}{}
+		// Waiting for the slot may have outlasted a drain or a failure
+		// under --fail-fast: ask again before starting.
+		if !a.mayStart() {
+			<-sem
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
