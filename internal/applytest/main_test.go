@@ -159,8 +159,8 @@ func (e *env) wait(c *exec.Cmd, stdout, stderr *bytes.Buffer, start time.Time, l
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-	case errors.As(err, &ee) && ee.Exited():
-		r.code = ee.ExitCode()
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode() // -1 when killed by a signal
 	default:
 		e.t.Fatalf("objgc %q: %v\n%s", c.Args[1:], err, r)
 	}
