@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"unsafe"
 )
 
@@ -116,7 +117,12 @@ func (s *scanner) ws() {
 			// Pretty-printed models indent every line: skip the spaces
 			// eight at a time.
 			i++
-			for i+8 <= len(data) && binary.LittleEndian.Uint64(data[i:]) == 0x2020202020202020 {
+			for i+8 <= len(data) {
+				x := binary.LittleEndian.Uint64(data[i:]) ^ 0x2020202020202020
+				if x != 0 {
+					i += bits.TrailingZeros64(x) / 8
+					break
+				}
 				i += 8
 			}
 		default:

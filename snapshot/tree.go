@@ -95,19 +95,18 @@ type Tree struct {
 	strs  []strVal
 	segs  []int32
 	deps  []Dependency // onDestruction records, by Object.depLo/depHi
-	byID  map[string]int32
+	byID  idIndex
 	idLen [256]bool // lengths of ids shorter than 256 bytes
 	long  bool      // some id is 256 bytes or longer
 }
 
 // Lookup returns the index of the object with id (its first copy).
 func (t *Tree) Lookup(id string) (int32, bool) {
-	i, ok := t.byID[id]
-	return i, ok
+	return t.byID.get(t.Objects, id)
 }
 
 // Len returns the number of distinct ids in the tree.
-func (t *Tree) Len() int { return len(t.byID) }
+func (t *Tree) Len() int { return t.byID.n }
 
 // MightBeID is a cheap filter: false means no object of t has an id of
 // length n.
@@ -223,7 +222,7 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 	t.deps = deps[:len(deps):len(deps)]
 	objs := t.Objects
 	n := int32(len(objs))
-	t.byID = make(map[string]int32, len(objs))
+	t.byID = newIDIndex(len(objs))
 	var dupIDs map[string]bool
 	for i := range objs {
 		o := &objs[i]
@@ -243,10 +242,8 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 		} else {
 			t.long = true
 		}
-		// One map operation per id: a map that does not grow had the id.
-		before := len(t.byID)
-		t.byID[o.ID] = int32(i)
-		if len(t.byID) == before {
+		// One probe per id: put reports an id the index already had.
+		if _, had := t.byID.put(objs, int32(i)); had {
 			if dupIDs == nil {
 				dupIDs = map[string]bool{}
 			}
@@ -264,20 +261,20 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 				continue
 			}
 			dups = append(dups, int32(i))
-			if f := t.byID[o.ID]; objs[f].Start > o.Start {
-				t.byID[o.ID] = int32(i)
+			if f, _ := t.byID.get(objs, o.ID); objs[f].Start > o.Start {
+				t.byID.put(objs, int32(i))
 			}
 		}
 		kept := dups[:0]
 		for _, i := range dups {
-			if t.byID[objs[i].ID] != i {
+			if f, _ := t.byID.get(objs, objs[i].ID); f != i {
 				kept = append(kept, i)
 			}
 		}
 		dups = kept
 	}
 	for _, i := range dups {
-		objs[i].First = t.byID[objs[i].ID]
+		objs[i].First, _ = t.byID.get(objs, objs[i].ID)
 	}
 	for i := range objs {
 		o := &objs[i]
