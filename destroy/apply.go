@@ -122,7 +122,8 @@ type applier struct {
 	res  *ApplyResult
 
 	mu       sync.Mutex
-	stopping bool // fail-fast tripped
+	stopping bool   // fail-fast tripped
+	started  []bool // by object: its destroy began, so block leaves it be
 }
 
 // Apply carries out plan p (DESIGN.md sections 3 to 5): the notifications
@@ -140,7 +141,7 @@ func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error
 	a := &applier{ctx: ctx, p: p, opts: opts, res: &ApplyResult{
 		Objects:       make([]ObjectResult, len(p.Objects)),
 		Notifications: make([]NotifyResult, len(p.Notifications)),
-	}}
+	}, started: make([]bool, len(p.Objects))}
 	for i := range a.res.Objects {
 		a.res.Objects[i] = ObjectResult{Outcome: OutcomePending, BlockedBy: -1}
 		if err := a.advance(p.Objects[i].ID, StateDoomed); err != nil {
@@ -346,6 +347,16 @@ func (a *applier) destroy(i int) error {
 	snap := p.Diff.Snapshot
 	obj := &snap.Objects[o.Snapshot]
 	r := &a.res.Objects[i]
+	// A failure in this group may have blocked i since the group began
+	// (a successor whose edge to the failed object was a broken cycle):
+	// either block sees i started and leaves it be, or i sees it blocked.
+	a.mu.Lock()
+	blocked := r.BlockedBy >= 0
+	a.started[i] = !blocked
+	a.mu.Unlock()
+	if blocked {
+		return nil
+	}
 	if a.opts.Journal.State(o.ID) == StateDestroyed {
 		r.Outcome = OutcomeDestroyed // an earlier run on these inputs did it
 		return nil
@@ -402,7 +413,7 @@ func (a *applier) block(i int) {
 		s := queue[0]
 		queue = queue[1:]
 		r := &a.res.Objects[s]
-		if r.Outcome != OutcomePending || r.BlockedBy >= 0 {
+		if a.started[s] || r.Outcome != OutcomePending || r.BlockedBy >= 0 {
 			continue
 		}
 		r.Outcome, r.BlockedBy = OutcomeBlocked, i

@@ -1,0 +1,106 @@
+package destroy
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// cycleModel has two doomed siblings a and b that subscribe to each other:
+// a cycle, so they share a group and each is the other's successor.
+const cycleSnapshot = `{"?": {"id": "env", "type": "E"},
+  "a": {"?": {"id": "a", "type": "T", "dependencies": {"onDestruction": [{"subscriber": "b", "handler": null}]}}},
+  "b": {"?": {"id": "b", "type": "T", "dependencies": {"onDestruction": [{"subscriber": "a", "handler": null}]}}}
+}`
+
+// applyCycle runs Apply on the cycle model with a destroy hook for class
+// T that fails for a (exit 3) and, for b, waits until a has failed when
+// waitForA is set.
+func applyCycle(t *testing.T, parallelism int, waitForA bool) (*Plan, *ApplyResult, []byte) {
+	t.Helper()
+	p := planJSON(t, cycleSnapshot, `{"?": {"id": "env", "type": "E"}}`)
+	if len(p.Groups) != 1 || len(p.Groups[0].Objects) != 2 {
+		t.Fatalf("groups = %v, want a and b in one group", groupIDs(p))
+	}
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace")
+	wait := ""
+	if waitForA {
+		wait = `while [ ! -e "$TRACE.a-failed" ]; do sleep 0.01; done`
+	}
+	script := `#!/bin/sh
+echo "start $OBJGC_OBJECT_ID" >> "$TRACE"
+if [ "$OBJGC_OBJECT_ID" = a ]; then : > "$TRACE.a-failed"; echo "a fails" >&2; exit 3; fi
+` + wait + `
+echo "end $OBJGC_OBJECT_ID" >> "$TRACE"
+`
+	hookDir := filepath.Join(dir, "hooks", "T")
+	if err := os.MkdirAll(hookDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hookDir, "destroy"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j, res, err := OpenJournal(JournalPath(filepath.Join(dir, "model.json")), testInputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	r, err := Apply(context.Background(), p, ApplyOptions{
+		Finder:      &HookFinder{Dirs: []string{filepath.Join(dir, "hooks")}},
+		Parallelism: parallelism,
+		Env:         append(os.Environ(), "TRACE="+trace),
+		Journal:     j,
+		Resume:      res,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := os.ReadFile(trace)
+	return p, r, out
+}
+
+func outcomes(p *Plan, r *ApplyResult) map[string]string {
+	out := map[string]string{}
+	for i, o := range r.Objects {
+		out[p.Objects[i].ID] = o.Outcome
+	}
+	return out
+}
+
+// TestApplyFailureInsideACycleGroup: b's edge to a was broken to order
+// the cycle, yet a's failure blocks b. When b's hook is already running
+// (parallelism 2, b waits for a to fail), b finishes and is destroyed;
+// when it has not started (parallelism 1, a first), it is blocked and its
+// hook never runs. Run with -race: block and destroy touch b's result
+// from two goroutines.
+func TestApplyFailureInsideACycleGroup(t *testing.T) {
+	t.Run("running", func(t *testing.T) {
+		p, r, trace := applyCycle(t, 2, true)
+		got := outcomes(p, r)
+		if got["a"] != OutcomeFailed || got["b"] != OutcomeDestroyed {
+			t.Errorf("outcomes = %v, want a failed, b destroyed (it was running)\ntrace:\n%s", got, trace)
+		}
+	})
+	t.Run("not started", func(t *testing.T) {
+		p, r, trace := applyCycle(t, 1, false)
+		got := outcomes(p, r)
+		first := p.Objects[p.Groups[0].Objects[0]].ID
+		if first != "a" {
+			// The group's order is the document's: a comes first.
+			t.Fatalf("group order starts with %s, want a", first)
+		}
+		if got["a"] != OutcomeFailed || got["b"] != OutcomeBlocked {
+			t.Errorf("outcomes = %v, want a failed, b blocked\ntrace:\n%s", got, trace)
+		}
+		if string(trace) != "start a\n" {
+			t.Errorf("trace = %q, want only a's hook", trace)
+		}
+		for i, o := range r.Objects {
+			if p.Objects[i].ID == "b" && (o.BlockedBy < 0 || p.Objects[o.BlockedBy].ID != "a") {
+				t.Errorf("b blocked by %d, want a", o.BlockedBy)
+			}
+		}
+	})
+}
