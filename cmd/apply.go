@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -295,13 +296,21 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 
 	attributes := envelopeAttributes(in)
 	outcome := destroy.Outcome{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
-	err = writeFileAtomic(ai.target, 0o644, func(w io.Writer) error {
+	target, err := filepath.Abs(ai.target)
+	if err != nil {
+		return err
+	}
+	var outputs []destroy.JournalInput
+	err = writeFileCommitted(ai.target, 0o644, func(w io.Writer) error {
 		return destroy.WriteBack(w, p, outcome, attributes, ai.onDangling == "keep")
+	}, func(sum string) error {
+		outputs = []destroy.JournalInput{{Path: target, SHA256: sum}}
+		return journal.Committing(outputs)
 	})
 	if err != nil {
 		return err
 	}
-	if err := journal.Commit(journalInputs); err != nil {
+	if err := journal.Commit(outputs); err != nil {
 		return err
 	}
 	if err := journal.Remove(); err != nil {

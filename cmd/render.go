@@ -3,6 +3,8 @@ package cmd
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -239,7 +241,15 @@ func writePlanFile(path string, doc *planDocument) error {
 // writeFileAtomic writes path through a temporary file in its folder so
 // that readers see the old or the new content, never a mix. An existing
 // file keeps its mode.
-func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error) (err error) {
+func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error) error {
+	return writeFileCommitted(path, mode, write, nil)
+}
+
+// writeFileCommitted is writeFileAtomic that calls beforeRename, when not
+// nil, with the sha256 (lower-case hex) of the new content once it is
+// fsynced and before it is renamed into place; an error from it leaves
+// path as it was.
+func writeFileCommitted(path string, mode os.FileMode, write func(io.Writer) error, beforeRename func(sum string) error) (err error) {
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
 	}
@@ -254,7 +264,8 @@ func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error)
 			os.Remove(f.Name())
 		}
 	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
+	sum := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<20)
 	if err = write(bw); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -269,6 +280,11 @@ func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error)
 	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if beforeRename != nil {
+		if err = beforeRename(hex.EncodeToString(sum.Sum(nil))); err != nil {
+			return err
+		}
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)

@@ -3,6 +3,8 @@ package destroy
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,6 +59,11 @@ type journalHeader struct {
 //     also has OK, and Exit when the hook exited (not when it was killed by
 //     a signal or could not start), and Patch, the merge patch a
 //     notification printed;
+//   - a committing record: Committing, the outputs of a write-back about
+//     to be renamed into place, with the sha256 of the new content
+//     (absolute paths). Should the run die before its commit record, the
+//     next OpenJournal reads the outputs: if they hold that content, the
+//     rename happened and the journal is finished;
 //   - a commit record: Committed, the outputs of a write-back that has been
 //     renamed into place.
 //
@@ -74,6 +81,7 @@ type Record struct {
 	Exit       *int            `json:"exit,omitempty"`
 	OK         *bool           `json:"ok,omitempty"`
 	Patch      json.RawMessage `json:"patch,omitempty"`
+	Committing []JournalInput  `json:"committing,omitempty"`
 	Committed  []JournalInput  `json:"committed,omitempty"`
 }
 
@@ -134,6 +142,9 @@ type Journal struct {
 	here      map[HookKey]bool  // started by this process
 	done      map[HookKey]HookResult
 	committed bool
+	// committing holds the outputs of the last committing record, nil
+	// when none.
+	committing []JournalInput
 }
 
 // OpenJournal opens the journal at path (JournalPath(target)) for a run
@@ -146,8 +157,10 @@ type Journal struct {
 //     (paths may differ): it is resumed. A torn last line (a crash while it
 //     was written) is cut off, with a note; any other line that is not a
 //     valid record is an error naming the file and line.
-//   - A journal holding a commit record: the run it belongs to completed
-//     its write-back, so it is replaced, with a note.
+//   - A journal holding a commit record, or whose last committing record's
+//     outputs hold the content it names (the run died between renaming its
+//     write-back into place and the commit record): the run it belongs to
+//     completed its write-back, so it is replaced, with a note.
 //   - Any other journal: an error wrapping ErrJournalInputs that names the
 //     file. Its hooks may have changed the world without the model saying
 //     so; the user checks and deletes it (docs/journal.md).
@@ -172,6 +185,9 @@ func OpenJournal(path string, inputs []JournalInput) (*Journal, *Resume, error) 
 	if err != nil {
 		f.Close()
 		return nil, nil, err
+	}
+	if !j.committed && j.committing != nil && landed(j.committing, inputs) {
+		j.committed = true
 	}
 	if j.committed {
 		f.Close()
@@ -368,16 +384,29 @@ func (j *Journal) check(rec *Record, replay bool) error {
 	if rec.Committed != nil {
 		kinds++
 	}
+	if rec.Committing != nil {
+		kinds++
+	}
 	if kinds != 1 {
-		return errors.New("a record is one of a state change, a hook record and a commit record")
+		return errors.New("a record is one of a state change, a hook record, a committing record and a commit record")
 	}
 	if j.committed {
 		return errors.New("record after the commit record")
 	}
 	switch {
-	case rec.Committed != nil:
+	case rec.Committed != nil || rec.Committing != nil:
 		if rec.ID != "" || rec.Event != "" || rec.Subscriber != "" || rec.Exit != nil || rec.OK != nil || rec.Patch != nil {
 			return errors.New("commit record with other fields")
+		}
+		if rec.Committing != nil {
+			if len(rec.Committing) == 0 {
+				return errors.New("committing record without outputs")
+			}
+			for _, o := range rec.Committing {
+				if !filepath.IsAbs(o.Path) || !isSHA256(o.SHA256) {
+					return fmt.Errorf("committing record: output %q (sha256 %q): want an absolute path and 64 lower-case hex digits", o.Path, o.SHA256)
+				}
+			}
 		}
 		return nil
 	case rec.Hook == "" && rec.Phase == "":
@@ -445,6 +474,8 @@ func (j *Journal) apply(rec *Record) {
 	switch {
 	case rec.Committed != nil:
 		j.committed = true
+	case rec.Committing != nil:
+		j.committing = rec.Committing
 	case rec.Hook == "":
 		j.states[rec.ID] = rec.To
 	case rec.Phase == PhaseStart:
@@ -554,6 +585,52 @@ func (j *Journal) Commit(outputs []JournalInput) error {
 		return fmt.Errorf("journal %s: commit record without outputs", j.path)
 	}
 	return j.Append(Record{Committed: outputs})
+}
+
+// Committing records that outputs (absolute paths, each with the sha256
+// of the content about to be renamed over it) are about to be renamed
+// into place. Call it after the new content is fsynced and before the
+// rename; Commit once the rename is done.
+func (j *Journal) Committing(outputs []JournalInput) error {
+	if len(outputs) == 0 {
+		return fmt.Errorf("journal %s: committing record without outputs", j.path)
+	}
+	return j.Append(Record{Committing: outputs})
+}
+
+// landed reports whether every output holds the content a committing
+// record names. An input of this run with the same path and sha256 says
+// so without reading the file again.
+func landed(outputs, inputs []JournalInput) bool {
+	for _, o := range outputs {
+		known := false
+		for _, in := range inputs {
+			if abs, err := filepath.Abs(in.Path); err == nil && abs == o.Path && in.SHA256 == o.SHA256 {
+				known = true
+			}
+		}
+		if known {
+			continue
+		}
+		sum, err := fileSHA256(o.Path)
+		if err != nil || sum != o.SHA256 {
+			return false
+		}
+	}
+	return true
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Close closes the journal file, leaving it on disk for a resumed run.

@@ -2,6 +2,8 @@ package destroy
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -558,4 +560,81 @@ func chopLastLine(t *testing.T, path string, rng *rand.Rand) {
 	if err := os.Truncate(path, int64(len(b)-1-rng.IntN(last-1))); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestJournalCommittingRecord: a run that dies between its committing
+// record and its commit record. If the output holds the content the record
+// names, the rename happened: the next run (whose inputs are the new
+// model) replaces the journal. If not, the rename did not happen: a run on
+// the same inputs resumes, a run on other inputs is refused.
+func TestJournalCommittingRecord(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model.json")
+	newContent := []byte(`{"Objects": null}`)
+	sum := sha256.Sum256(newContent)
+	newSHA := hex.EncodeToString(sum[:])
+	crashAfterCommitting := func(t *testing.T) string {
+		t.Helper()
+		path := JournalPath(model)
+		os.Remove(path)
+		j, _, err := OpenJournal(path, testInputs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, j, Record{ID: "o", To: StateDoomed})
+		if err := j.Committing([]JournalInput{{Path: model, SHA256: newSHA}}); err != nil {
+			t.Fatal(err)
+		}
+		// Records may follow a committing record: a resumed run.
+		mustAppend(t, j, Record{ID: "o", To: StateNotified})
+		j.Close()
+		return path
+	}
+
+	t.Run("renamed", func(t *testing.T) {
+		path := crashAfterCommitting(t)
+		if err := os.WriteFile(model, newContent, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range [][]JournalInput{
+			{{Path: model, SHA256: newSHA}},          // the new model, known from the inputs
+			{{Path: "elsewhere.json", SHA256: shaC}}, // read from the file
+		} {
+			j, res, err := OpenJournal(path, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.Close()
+			if res.Resumed || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "completed its write-back") {
+				t.Errorf("inputs %v: resume %+v, want a replaced journal", in, res)
+			}
+			path = crashAfterCommitting(t)
+		}
+	})
+	t.Run("not renamed", func(t *testing.T) {
+		path := crashAfterCommitting(t)
+		if err := os.WriteFile(model, []byte(`{"old": true}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		j, res, err := OpenJournal(path, testInputs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.Close()
+		if !res.Resumed || res.States["o"] != StateNotified {
+			t.Errorf("resume %+v, want the journal resumed", res)
+		}
+		_, _, err = OpenJournal(path, []JournalInput{{Path: "x", SHA256: shaC}})
+		if !errors.Is(err, ErrJournalInputs) {
+			t.Errorf("other inputs: %v, want ErrJournalInputs", err)
+		}
+	})
+	t.Run("bad record", func(t *testing.T) {
+		j, _ := openNew(t)
+		for _, out := range [][]JournalInput{{}, {{Path: "model.json", SHA256: shaC}}, {{Path: model, SHA256: "abc"}}} {
+			if err := j.Committing(out); err == nil {
+				t.Errorf("Committing(%v) succeeded", out)
+			}
+		}
+	})
 }

@@ -139,14 +139,6 @@ func TestCrashResume(t *testing.T) {
 		switch {
 		case r.code == 0:
 			// It finished before the kill.
-		case r.code == 1 && strings.Contains(r.stderr, "journal belongs to a run on other inputs"):
-			// Killed between the rename of the write-back and its commit
-			// record (docs/journal.md): the model is the new one, the
-			// journal the old run's. Do what the docs say.
-			t.Logf("kill %d: a previous kill fell between the write-back and its commit record: %s", k, r.stderr)
-			if err := os.Rename(model+".journal", model+".journal.old"); err != nil {
-				t.Fatal(err)
-			}
 		case r.code != -1:
 			t.Fatalf("kill %d: %s", k, r)
 		}
