@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +26,7 @@ type applyOptions struct {
 	Write       string        `mapstructure:"write"`
 	Parallelism int           `mapstructure:"parallelism"`
 	HookTimeout time.Duration `mapstructure:"hook-timeout"`
+	HookGrace   time.Duration `mapstructure:"hook-grace"`
 	FailFast    bool          `mapstructure:"fail-fast"`
 	Force       bool          `mapstructure:"force"`
 	LockTimeout time.Duration `mapstructure:"lock-timeout"`
@@ -85,6 +85,7 @@ apply refuses it (exit 5) if any of its inputs changed.`,
 	f.StringArray("hooks-dir", nil, "look for hooks in `DIR`/<Class>/<event> (repeatable)")
 	f.Int("parallelism", 1, "destroy up to `N` objects of one group at a time")
 	f.Duration("hook-timeout", 10*time.Minute, "kill a hook's process group after `DURATION`")
+	f.Duration("hook-grace", 10*time.Second, "after a hook times out or a second interrupt, wait `DURATION` between SIGTERM and SIGKILL of its process group")
 	f.Bool("fail-fast", false, "start nothing new after the first failed destroy")
 	f.Bool("force", false, "mark objects whose destroy hooks failed destroyed anyway")
 	f.Duration("lock-timeout", 0, "wait up to `DURATION` for the lock on the target (0: fail at once)")
@@ -272,7 +273,8 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		defer session.Close()
 		finder.Packages = session
 	}
-	var logMu sync.Mutex
+	progress := newProgressLine(streams)
+	defer progress.Done()
 	result, err := destroy.Apply(ctx, p, destroy.ApplyOptions{
 		Finder:      finder,
 		Parallelism: opts.Parallelism,
@@ -281,10 +283,14 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		Force:       opts.Force,
 		Env:         os.Environ(),
 		DoomedFile:  doomedFile,
-		Stderr: func(line string) {
-			logMu.Lock()
-			fmt.Fprintln(streams.Err, line)
-			logMu.Unlock()
+		Grace:       opts.HookGrace,
+		Stderr:      progress.Println,
+		Progress: func(pr destroy.Progress) {
+			if pr.Group == 0 {
+				progress.Update("objgc apply: notifications %d/%d", pr.NotificationsDone, pr.Notifications)
+				return
+			}
+			progress.Update("objgc apply: group %d/%d, %d/%d objects done, %d failed", pr.Group, pr.Groups, pr.ObjectsDone, pr.Objects, pr.Failed)
 		},
 		Drain:   streams.Interrupt,
 		Journal: journal,
@@ -368,7 +374,7 @@ func envelopeAttributes(in *inputs) json.RawMessage {
 	return nil
 }
 
-// applyReport is the JSON report of apply (docs/apply-report.md).
+// applyReport is the JSON report of apply (docs/apply.md).
 type applyReport struct {
 	FormatVersion string              `json:"format_version"`
 	Target        string              `json:"target"`

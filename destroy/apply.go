@@ -33,6 +33,21 @@ type ApplyOptions struct {
 	// held from an earlier run on the same inputs. Both required.
 	Journal *Journal
 	Resume  *Resume
+	// Progress, when not nil, is called after each notification and each
+	// object's end (destroyed, failed or blocked) and when a group begins,
+	// one call at a time, from the goroutine that made the step.
+	Progress func(Progress)
+}
+
+// Progress is how far an Apply run has come, for a progress line.
+type Progress struct {
+	Notifications, NotificationsDone int
+	// ObjectsDone counts objects destroyed, failed or blocked; Failed
+	// those failed.
+	Objects, ObjectsDone, Failed int
+	// Group is the group being destroyed, counted from 1 in destruction
+	// order; 0 while the notifications run.
+	Group, Groups int
 }
 
 // Outcome codes of an object after Apply.
@@ -124,6 +139,21 @@ type applier struct {
 	mu       sync.Mutex
 	stopping bool   // fail-fast tripped
 	started  []bool // by object: its destroy began, so block leaves it be
+	progress Progress
+}
+
+// step updates the progress under the lock and reports it.
+func (a *applier) step(f func(*Progress)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stepLocked(f)
+}
+
+func (a *applier) stepLocked(f func(*Progress)) {
+	f(&a.progress)
+	if a.opts.Progress != nil {
+		a.opts.Progress(a.progress)
+	}
 }
 
 // Apply carries out plan p (DESIGN.md sections 3 to 5): the notifications
@@ -142,6 +172,7 @@ func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error
 		Objects:       make([]ObjectResult, len(p.Objects)),
 		Notifications: make([]NotifyResult, len(p.Notifications)),
 	}, started: make([]bool, len(p.Objects))}
+	a.progress = Progress{Notifications: len(p.Notifications), Objects: len(p.Objects), Groups: len(p.Groups)}
 	for i := range a.res.Objects {
 		a.res.Objects[i] = ObjectResult{Outcome: OutcomePending, BlockedBy: -1}
 		if err := a.advance(p.Objects[i].ID, StateDoomed); err != nil {
@@ -151,7 +182,8 @@ func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error
 	if err := a.notifyAll(); err != nil {
 		return a.res, err
 	}
-	for _, g := range p.Groups {
+	for k, g := range p.Groups {
+		a.step(func(pr *Progress) { pr.Group = k + 1 })
 		if err := a.destroyGroup(g); err != nil {
 			return a.res, err
 		}
@@ -263,7 +295,10 @@ func (a *applier) notifyAll() error {
 	}
 	for g := len(p.Groups) - 1; g >= 0; g-- {
 		grp := p.Groups[g]
-		if err := a.parallel(byGroup[grp.Index], a.notify); err != nil {
+		if err := a.parallel(byGroup[grp.Index], func(i int) error {
+			defer a.step(func(pr *Progress) { pr.NotificationsDone++ })
+			return a.notify(i)
+		}); err != nil {
 			return err
 		}
 		if a.drained() {
@@ -336,7 +371,16 @@ func (a *applier) destroyGroup(g Group) error {
 			todo = append(todo, i)
 		}
 	}
-	return a.parallel(todo, a.destroy)
+	return a.parallel(todo, func(i int) error {
+		err := a.destroy(i)
+		switch a.res.Objects[i].Outcome {
+		case OutcomeDestroyed:
+			a.step(func(pr *Progress) { pr.ObjectsDone++ })
+		case OutcomeFailed:
+			a.step(func(pr *Progress) { pr.ObjectsDone++; pr.Failed++ })
+		}
+		return err
+	})
 }
 
 // destroy runs the destroy hooks of object i, its class's then each
@@ -417,6 +461,7 @@ func (a *applier) block(i int) {
 			continue
 		}
 		r.Outcome, r.BlockedBy = OutcomeBlocked, i
+		a.stepLocked(func(pr *Progress) { pr.ObjectsDone++ })
 		queue = append(queue, a.p.Successors(s)...)
 	}
 }

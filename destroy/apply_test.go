@@ -47,7 +47,9 @@ echo "end $OBJGC_OBJECT_ID" >> "$TRACE"
 		t.Fatal(err)
 	}
 	defer j.Close()
+	var last Progress
 	r, err := Apply(context.Background(), p, ApplyOptions{
+		Progress:    func(pr Progress) { last = pr },
 		Finder:      &HookFinder{Dirs: []string{filepath.Join(dir, "hooks")}},
 		Parallelism: parallelism,
 		Env:         append(os.Environ(), "TRACE="+trace),
@@ -58,6 +60,10 @@ echo "end $OBJGC_OBJECT_ID" >> "$TRACE"
 		t.Fatal(err)
 	}
 	out, _ := os.ReadFile(trace)
+	// Every object ends destroyed, failed or blocked; a failed.
+	if want := (Progress{Objects: 2, ObjectsDone: 2, Failed: 1, Group: 1, Groups: 1}); last != want {
+		t.Errorf("last progress %+v, want %+v", last, want)
+	}
 	return p, r, out
 }
 

@@ -1,0 +1,85 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// progressDelay is how long a run goes before its progress line appears:
+// short runs print nothing extra. progressEvery is the least time between
+// two redraws. Tests shorten both.
+var (
+	progressDelay = 500 * time.Millisecond
+	progressEvery = 100 * time.Millisecond
+)
+
+// progressLine is the one line of progress that long applies and large
+// prunes show on stderr when it is a terminal (DESIGN.md section 9),
+// rewritten in place with a carriage return. Log lines go through Println,
+// which clears the line first so that the two never mix. Safe for
+// concurrent use; a progressLine for a stderr that is not a terminal only
+// passes log lines on.
+type progressLine struct {
+	w     io.Writer
+	on    bool
+	start time.Time
+
+	mu    sync.Mutex
+	last  time.Time
+	shown bool
+	text  string
+}
+
+func newProgressLine(streams *IO) *progressLine {
+	return &progressLine{w: streams.Err, on: streams.IsTTYErr, start: time.Now()}
+}
+
+// Update sets the line's text and redraws it, at most every
+// progressEvery, once the run is older than progressDelay.
+func (p *progressLine) Update(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.on {
+		return
+	}
+	p.text = fmt.Sprintf(format, args...)
+	now := time.Now()
+	if now.Sub(p.start) < progressDelay || now.Sub(p.last) < progressEvery {
+		return
+	}
+	p.last = now
+	p.draw()
+}
+
+// draw writes the line; the caller holds mu. \x1b[K erases what a
+// longer previous line left.
+func (p *progressLine) draw() {
+	fmt.Fprintf(p.w, "\r%s\x1b[K", p.text)
+	p.shown = true
+}
+
+// Println writes a log line above the progress line.
+func (p *progressLine) Println(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+	fmt.Fprintln(p.w, line)
+	if p.shown {
+		p.draw()
+	}
+}
+
+// Done erases the line for good.
+func (p *progressLine) Done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.shown = false
+	}
+	p.on = false
+}

@@ -1,0 +1,72 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestApplyProgressLine: on a terminal, apply draws its progress line on
+// stderr with carriage returns, prints hook log lines above it (erasing it
+// first), and erases it at the end; on a pipe, stderr holds the log lines
+// and no progress at all.
+func TestApplyProgressLine(t *testing.T) {
+	defer func(d, e time.Duration) { progressDelay, progressEvery = d, e }(progressDelay, progressEvery)
+	progressDelay, progressEvery = 0, 0
+	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
+	for _, tty := range []bool{true, false} {
+		t.Run(map[bool]string{true: "terminal", false: "pipe"}[tty], func(t *testing.T) {
+			dir := t.TempDir()
+			data, err := os.ReadFile("../testdata/pairs/app-removed.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			model := filepath.Join(dir, "m.json")
+			if err := os.WriteFile(model, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			hookDir := filepath.Join(dir, "hooks", "io.murano.resources.LinuxMuranoInstance")
+			if err := os.MkdirAll(hookDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			script := "#!/bin/sh\necho \"deleting server $OBJGC_OBJECT_ID\" >&2\n"
+			if err := os.WriteFile(filepath.Join(hookDir, "destroy"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var out, errb bytes.Buffer
+			streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: tty, Getenv: func(string) string { return "" }}
+			args := []string{"apply", "--hooks-dir", filepath.Join(dir, "hooks"), model}
+			if code := run(context.Background(), BuildInfo{}, args, streams); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			stderr := errb.String()
+			if !strings.Contains(stderr, "deleting server 76b9ca88-c668-4e37-a830-5845adc10b0e") {
+				t.Errorf("stderr lacks the hook's log line:\n%q", stderr)
+			}
+			if !tty {
+				if strings.ContainsAny(stderr, "\r\x1b") || strings.Contains(stderr, "objects done") {
+					t.Errorf("progress on a pipe:\n%q", stderr)
+				}
+				return
+			}
+			for _, want := range []string{"\robjgc apply: group 1/2, 0/3 objects done", "\robjgc apply: group 2/2, 3/3 objects done", "objects done, 0 failed\x1b[K"} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%q", want, stderr)
+				}
+			}
+			// The log line starts on an erased line, and the run ends with
+			// the progress line erased.
+			logLine := "76b9ca88-c668-4e37-a830-5845adc10b0e destroy: deleting server"
+			if n := strings.Count(stderr, logLine); n != 1 || strings.Count(stderr, "\r\x1b[K"+logLine) != n {
+				t.Errorf("log line not printed once on an erased line:\n%q", stderr)
+			}
+			if !strings.HasSuffix(stderr, "\r\x1b[K") {
+				t.Errorf("progress line not erased at the end:\n%q", stderr)
+			}
+		})
+	}
+}
