@@ -307,8 +307,12 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		return err
 	}
 	var outputs []destroy.JournalInput
+	written, err := destroy.BuildWriteBack(p, outcome, attributes, ai.onDangling == "keep")
+	if err != nil {
+		return err
+	}
 	err = writeFileCommitted(ai.target, 0o644, func(w io.Writer) error {
-		return destroy.WriteBack(w, p, outcome, attributes, ai.onDangling == "keep")
+		return writeModel(w, in, written)
 	}, func(sum string) error {
 		outputs = []destroy.JournalInput{{Path: target, SHA256: sum}}
 		return journal.Committing(outputs)
@@ -357,6 +361,31 @@ func writeDoomedFile(p *destroy.Plan) (string, error) {
 		return "", fmt.Errorf("writing the doomed list: %w", err)
 	}
 	return f.Name(), nil
+}
+
+// writeModel writes the model apply wrote back: the envelope, or, when the
+// model file is an engine task ({"model": envelope, ...}), the task with
+// the envelope in place of its model and every other byte as it was
+// (docs/writeback.md).
+func writeModel(w io.Writer, in *inputs, m *destroy.WrittenModel) error {
+	if in.Model != nil {
+		data := in.Model.Data
+		if r := gjson.GetBytes(data, "model"); r.IsObject() && r.Index > 0 {
+			lineStart := bytes.LastIndexByte(data[:r.Index], '\n') + 1
+			line := data[lineStart:r.Index]
+			indent := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
+			if _, err := w.Write(data[:r.Index]); err != nil {
+				return err
+			}
+			if _, err := m.WriteNested(w, string(indent)); err != nil {
+				return err
+			}
+			_, err := w.Write(data[r.Index+len(r.Raw):])
+			return err
+		}
+	}
+	_, err := m.WriteTo(w)
+	return err
 }
 
 // envelopeAttributes returns the raw Attributes of the model's envelope

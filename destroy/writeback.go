@@ -91,12 +91,26 @@ func (m *WrittenModel) Envelope() []byte {
 
 // WriteTo writes the envelope to w, without copying the values.
 func (m *WrittenModel) WriteTo(w io.Writer) (int64, error) {
+	n, err := m.WriteNested(w, "")
+	if err != nil {
+		return n, err
+	}
+	k, err := w.Write([]byte("\n"))
+	return n + int64(k), err
+}
+
+// WriteNested writes the envelope as the value of a member whose line is
+// indented by indent (an engine task's "model"): the layout of WriteTo
+// with indent before each key and the closing brace, and no final
+// newline.
+func (m *WrittenModel) WriteNested(w io.Writer, indent string) (int64, error) {
 	var n int64
+	key := func(name string) []byte { return []byte("\n" + indent + "  \"" + name + "\": ") }
 	for _, part := range [][]byte{
-		[]byte("{\n  \"Objects\": "), m.Objects,
-		[]byte(",\n  \"ObjectsCopy\": "), m.ObjectsCopy,
-		[]byte(",\n  \"Attributes\": "), m.Attributes,
-		[]byte("\n}\n"),
+		[]byte("{"), key("Objects"), m.Objects,
+		[]byte(","), key("ObjectsCopy"), m.ObjectsCopy,
+		[]byte(","), key("Attributes"), m.Attributes,
+		[]byte("\n" + indent + "}"),
 	} {
 		k, err := w.Write(part)
 		n += int64(k)
