@@ -27,7 +27,9 @@ func newIDIndex(hint int) idIndex {
 	if hint > 4 {
 		size = 1 << bits.Len(uint(2*hint-1))
 	}
-	return idIndex{slots: make([]uint64, size), mask: uint64(size - 1)}
+	x := idIndex{slots: make([]uint64, size), mask: uint64(size - 1)}
+	adviseHuge(x.slots)
+	return x
 }
 
 // find returns the slot of id, whose hash is h, or the empty slot where

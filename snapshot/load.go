@@ -64,11 +64,39 @@ func ReadDocument(name string, stdin io.Reader) (*Document, error) {
 	case st.Size() > MaxSize:
 		return nil, fmt.Errorf("%s: %d bytes; at most %d are supported", name, st.Size(), MaxSize)
 	}
-	data, err := os.ReadFile(name)
+	data, err := readFile(name, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &Document{Name: name, Data: data}, nil
+}
+
+// readFile is os.ReadFile into a buffer sized from the file's size and
+// advised to be backed by huge pages (adviseHuge): copying a large model
+// into fresh memory is mostly page faults otherwise.
+func readFile(name string, size int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// One byte more than the size, to see the end without growing; the
+	// file may also have grown since it was stat'ed.
+	data := make([]byte, 0, int(size)+1)
+	adviseHuge(data)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // NewDocument wraps data already in memory.

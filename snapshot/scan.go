@@ -82,6 +82,9 @@ func scan(file string, data []byte) (*flatIndex, error) {
 	s.idx.strs = make([]strVal, 0, len(data)/96+16)
 	s.idx.segs = make([]int32, 0, len(data)/128+16)
 	s.idx.deps = make([]Dependency, 0, len(data)/2048+16)
+	adviseHuge(s.idx.objects)
+	adviseHuge(s.idx.strs)
+	adviseHuge(s.idx.segs)
 	s.ws()
 	if s.pos >= len(s.data) {
 		return nil, s.syntax("the input is empty; expected a JSON object or array")
