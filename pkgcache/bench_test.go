@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
 
 // benchCache writes a cache of n small packages straight into the layout
-// (as Add leaves them: manifest, one class file, digests): n/2 FullNames in
-// versions 1.0.0 and 2.0.0, so half the packages are outdated.
+// as Add leaves them (manifest, one class file, digests; the id's usage
+// and download lock files): n/2 FullNames in versions 1.0.0 and 2.0.0, so
+// half the packages are outdated. It ends with sync(2): a cache being
+// pruned was written long before, not a moment ago, and its writeback is
+// not the prune's cost.
 func benchCache(b *testing.B, n int) *Cache {
 	b.Helper()
 	c, err := Open(filepath.Join(b.TempDir(), "cache"))
@@ -46,7 +50,13 @@ func benchCache(b *testing.B, n int) *Cache {
 		if err := writeDigests(dir, rec); err != nil {
 			b.Fatal(err)
 		}
+		for _, lock := range []string{".usage", ".download"} {
+			if err := os.WriteFile(c.lockPath(id+lock), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
+	syncDisks()
 	return c
 }
 
@@ -78,5 +88,40 @@ func BenchmarkList10k(b *testing.B) {
 		if len(list) != 10000 {
 			b.Fatalf("listed %d", len(list))
 		}
+	}
+}
+
+// BenchmarkRemoveOutdated10k is the floor under BenchmarkPrune10k: the
+// same cache, and only the deletion of the same 5,000 package directories
+// (os.RemoveAll, 8 at a time), without listing, locks or renames.
+func BenchmarkRemoveOutdated10k(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		c := benchCache(b, 10000)
+		var dirs []string
+		for j := 0; j < 10000; j += 2 {
+			fn := fmt.Sprintf("com.example.bench.P%05d", j/2)
+			sum := sha256.Sum256([]byte(fn + "/1.0.0"))
+			dirs = append(dirs, c.entryDir(fn, "1.0.0", hex.EncodeToString(sum[:])))
+		}
+		b.StartTimer()
+		next := make(chan string)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for d := range next {
+					if err := os.RemoveAll(d); err != nil {
+						b.Error(err)
+					}
+				}
+			}()
+		}
+		for _, d := range dirs {
+			next <- d
+		}
+		close(next)
+		wg.Wait()
 	}
 }

@@ -207,14 +207,11 @@ func tryLockExclusive(path string) (func(), error) {
 }
 
 // inUse reports whether some process holds the usage lock of id: the
-// exclusive lock cannot be taken without waiting.
+// exclusive lock cannot be taken without waiting. A lock file that does
+// not exist is held by nobody, and is not created: listing a cache does
+// not leave a lock file per package behind.
 func (c *Cache) inUse(id string) bool {
-	unlock, err := tryLockExclusive(c.lockPath(id + ".usage"))
-	if err != nil || unlock == nil {
-		return true
-	}
-	unlock()
-	return false
+	return lockHeld(c.lockPath(id + ".usage"))
 }
 
 // AcquireUsage takes the usage lock of id (a shared flock on

@@ -66,9 +66,16 @@ func (c *Cache) entryInfo(fullName, version, id string, withInUse bool) (Entry, 
 
 // readDigestsHeader reads the digests file without its file list.
 func readDigestsHeader(dir string) (*digestRecord, error) {
-	data, err := os.ReadFile(filepath.Join(dir, digestsFile))
+	// The header fields come first: the file's first 4 KiB hold them.
+	path := filepath.Join(dir, digestsFile)
+	data, err := readHead(path, 4096)
 	if err != nil {
 		return nil, err
+	}
+	if len(data) == 4096 && !strings.Contains(string(data), `"files"`) {
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, err
+		}
 	}
 	var rec struct {
 		Installed time.Time `json:"installed"`
@@ -104,38 +111,37 @@ type entryKey struct{ fullName, version, id string }
 
 // scan lists packages/<FullName>/<version>/<id> names without reading them.
 func (c *Cache) scan() ([]entryKey, error) {
-	var keys []entryKey
 	names, err := readDirNames(c.packagesDir())
 	if err != nil {
 		return nil, fmt.Errorf("listing package cache: %w", err)
 	}
+	var keys []entryKey
 	for _, fn := range names {
-		versions, err := readDirNames(filepath.Join(c.packagesDir(), fn))
-		if err != nil {
-			continue
-		}
-		for _, v := range versions {
-			ids, err := readDirNames(filepath.Join(c.packagesDir(), fn, v))
-			if err != nil {
-				continue
-			}
-			for _, id := range ids {
-				if idRE.MatchString(id) {
-					keys = append(keys, entryKey{fn, v, id})
-				}
-			}
-		}
+		keys = append(keys, c.scanFullName(fn)...)
 	}
 	return keys, nil
 }
 
-func readDirNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
+// scanFullName lists packages/<fn>/<version>/<id> names; a directory that
+// vanishes meanwhile (a prune) is skipped.
+func (c *Cache) scanFullName(fn string) []entryKey {
+	var keys []entryKey
+	versions, err := readDirNames(filepath.Join(c.packagesDir(), fn))
 	if err != nil {
-		return nil, err
+		return nil
 	}
-	defer f.Close()
-	return f.Readdirnames(-1)
+	for _, v := range versions {
+		ids, err := readDirNames(filepath.Join(c.packagesDir(), fn, v))
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			if idRE.MatchString(id) {
+				keys = append(keys, entryKey{fn, v, id})
+			}
+		}
+	}
+	return keys
 }
 
 // List returns every cached package, sorted by FullName, then version
@@ -147,43 +153,45 @@ func (c *Cache) List(ctx context.Context) ([]Entry, error) {
 }
 
 func (c *Cache) list(ctx context.Context, withInUse bool) ([]Entry, error) {
-	keys, err := c.scan()
+	names, err := readDirNames(c.packagesDir())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing package cache: %w", err)
 	}
-	entries := make([]Entry, len(keys))
-	ok := make([]bool, len(keys))
+	// Workers take one FullName at a time: its versions, their ids, and
+	// each package's record, marker and lock. All of it is system calls
+	// on small files and directories, so the workers outnumber the CPUs.
+	workers := min(4*runtime.GOMAXPROCS(0), max(len(names), 1))
+	found := make([][]Entry, workers)
 	var wg sync.WaitGroup
-	next := make(chan int)
-	workers := 2 * runtime.GOMAXPROCS(0)
-	for w := 0; w < workers; w++ {
+	next := make(chan string)
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
-				k := keys[i]
-				e, err := c.entryInfo(k.fullName, k.version, k.id, withInUse)
-				entries[i], ok[i] = e, err == nil
+			for fn := range next {
+				for _, k := range c.scanFullName(fn) {
+					if e, err := c.entryInfo(k.fullName, k.version, k.id, withInUse); err == nil {
+						found[w] = append(found[w], e)
+					}
+				}
 			}
 		}()
 	}
 	var cerr error
-	for i := range keys {
+	for _, fn := range names {
 		if cerr = ctx.Err(); cerr != nil {
 			break
 		}
-		next <- i
+		next <- fn
 	}
 	close(next)
 	wg.Wait()
 	if cerr != nil {
 		return nil, cerr
 	}
-	out := entries[:0]
-	for i, e := range entries {
-		if ok[i] {
-			out = append(out, e)
-		}
+	var out []Entry
+	for _, f := range found {
+		out = append(out, f...)
 	}
 	sort.Slice(out, func(i, j int) bool { return entryLess(out[i], out[j]) })
 	return out, nil

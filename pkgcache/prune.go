@@ -156,9 +156,10 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		}
 	}
 
-	touched := map[string]bool{} // <FullName>/<version> dirs that may now be empty
-	var trashes []string         // renamed out of packages/, to delete
-	defer func() { deleteAll(trashes) }()
+	// Claimed packages are deleted while the next ones are claimed: on
+	// most disks deleting is the slow part (docs/performance.md).
+	trash := newDeleter()
+	defer trash.wait()
 	for _, i := range order {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -174,7 +175,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			}
 			continue
 		}
-		trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID)
+		dir, ok, err := c.claimEntry(e.FullName, e.Version, e.ID)
 		if err != nil {
 			return res, fmt.Errorf("pruning: %w", err)
 		}
@@ -186,45 +187,56 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			continue
 		}
 		r.InUse = false
-		trashes = append(trashes, trash)
+		trash.add(dir, filepath.Join(c.packagesDir(), e.FullName, e.Version))
 		res.Removed = append(res.Removed, r)
 		res.Freed += e.Size
-		touched[filepath.Join(e.FullName, e.Version)] = true
 	}
 	if !opts.DryRun {
-		deleteAll(trashes)
-		trashes = nil
-		for d := range touched {
-			// os.Remove fails on a directory that is not empty: that is
-			// the check. An adder that loses this race retries MkdirAll.
-			if os.Remove(filepath.Join(c.packagesDir(), d)) == nil {
-				os.Remove(filepath.Join(c.packagesDir(), filepath.Dir(d)))
-			}
-		}
+		trash.wait()
 		res.Leftovers = c.cleanTmp(now)
 	}
 	return res, nil
 }
 
-// deleteAll removes the directories, a few at a time: removal is mostly
-// waiting for the filesystem.
-func deleteAll(dirs []string) {
-	var wg sync.WaitGroup
-	next := make(chan string)
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
+// deleter deletes claimed packages in the background, deleteWorkers at
+// a time (the gain flattens beyond that on ext4, measured), each followed
+// by its version and FullName directories when they are left empty.
+type deleter struct {
+	next chan [2]string // trash, version directory
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+const deleteWorkers = 8
+
+func newDeleter() *deleter {
+	d := &deleter{next: make(chan [2]string, 64)}
+	for range deleteWorkers {
+		d.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for d := range next {
-				os.RemoveAll(d)
+			defer d.wg.Done()
+			for job := range d.next {
+				os.RemoveAll(job[0])
+				// os.Remove fails on a directory that is not empty:
+				// that is the check. An adder that loses this race
+				// retries MkdirAll.
+				if os.Remove(job[1]) == nil {
+					os.Remove(filepath.Dir(job[1]))
+				}
 			}
 		}()
 	}
-	for _, d := range dirs {
-		next <- d
-	}
-	close(next)
-	wg.Wait()
+	return d
+}
+
+// add queues trash for deletion, then versionDir if it is left empty.
+func (d *deleter) add(trash, versionDir string) { d.next <- [2]string{trash, versionDir} }
+
+// wait returns once every queued directory is deleted; add may not be
+// called after it.
+func (d *deleter) wait() {
+	d.once.Do(func() { close(d.next) })
+	d.wg.Wait()
 }
 
 // cleanTmp removes what killed processes left in tmp/: a staging directory

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package pkgcache
+
+// syncDisks is a no-op where sync(2) does not exist.
+func syncDisks() {}
