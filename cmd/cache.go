@@ -272,7 +272,16 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	if err != nil {
 		return err
 	}
+	progress := newProgressLine(streams)
+	popts.Progress = func(done, total int) {
+		if done == total {
+			progress.Update("objgc cache prune: %d/%d packages claimed, deleting the last ones", done, total)
+			return
+		}
+		progress.Update("objgc cache prune: %d/%d packages claimed", done, total)
+	}
 	res, err := c.Prune(ctx, popts)
+	progress.Done()
 	if errors.Is(err, pkgcache.ErrPruneRunning) {
 		return &exitError{code: ExitLocked, err: fmt.Errorf("cache prune: %w in %s; nothing was touched", err, c.Root())}
 	}

@@ -70,3 +70,33 @@ func TestApplyProgressLine(t *testing.T) {
 		})
 	}
 }
+
+// TestCachePruneProgressLine: a prune on a terminal shows its progress on
+// stderr and erases it; its report on stdout is unchanged.
+func TestCachePruneProgressLine(t *testing.T) {
+	defer func(d, e time.Duration) { progressDelay, progressEvery = d, e }(progressDelay, progressEvery)
+	progressDelay, progressEvery = 0, 0
+	cache := filepath.Join(t.TempDir(), "cache")
+	pkgs := filepath.Join("..", "pkgcache", "testdata", "packages")
+	streams := func() (*IO, *bytes.Buffer, *bytes.Buffer) {
+		var out, errb bytes.Buffer
+		return &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: true, Getenv: func(string) string { return "" }}, &out, &errb
+	}
+	s, _, errb := streams()
+	add := []string{"cache", "add", "--cache-dir", cache,
+		filepath.Join(pkgs, "com.example.apache.ApacheHttpServer-0.0.0"), filepath.Join(pkgs, "com.example.apache.ApacheHttpServer-1.0.0")}
+	if code := run(context.Background(), BuildInfo{}, add, s); code != ExitOK {
+		t.Fatalf("add: exit %d: %s", code, errb)
+	}
+	s, out, errb := streams()
+	if code := run(context.Background(), BuildInfo{}, []string{"cache", "prune", "--cache-dir", cache, "--outdated"}, s); code != ExitOK {
+		t.Fatalf("prune: exit %d: %s", code, errb)
+	}
+	want := "\robjgc cache prune: 1/1 packages claimed, deleting the last ones\x1b[K\r\x1b[K"
+	if errb.String() != want {
+		t.Errorf("stderr = %q, want %q", errb, want)
+	}
+	if !strings.HasPrefix(out.String(), "removed com.example.apache.ApacheHttpServer 0.0.0 ") {
+		t.Errorf("stdout = %q", out)
+	}
+}

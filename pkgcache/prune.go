@@ -28,6 +28,10 @@ type PruneOptions struct {
 	MaxSize   int64
 	// DryRun reports what would be removed and removes nothing.
 	DryRun bool
+	// Progress, when not nil, is called from Prune's goroutine after each
+	// selected package is claimed or found in use (done of total), and
+	// with done == total before Prune waits for the last deletions.
+	Progress func(done, total int)
 }
 
 // Removal is one package Prune removed, would remove, or had to skip.
@@ -160,9 +164,12 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	// most disks deleting is the slow part (docs/performance.md).
 	trash := newDeleter()
 	defer trash.wait()
-	for _, i := range order {
+	for k, i := range order {
 		if err := ctx.Err(); err != nil {
 			return res, err
+		}
+		if opts.Progress != nil && k > 0 && !opts.DryRun {
+			opts.Progress(k, len(order))
 		}
 		e := entries[i]
 		r := Removal{Entry: e, Reason: reason[e.ID]}
@@ -192,6 +199,9 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		res.Freed += e.Size
 	}
 	if !opts.DryRun {
+		if opts.Progress != nil && len(order) > 0 {
+			opts.Progress(len(order), len(order))
+		}
 		trash.wait()
 		res.Leftovers = c.cleanTmp(now)
 	}
