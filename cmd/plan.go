@@ -134,6 +134,7 @@ func loadInputs(streams *IO, model, snapFile, graphFile string) (*inputs, error)
 			return nil, err
 		}
 		in.Model = doc
+		go doc.SHA256() // every plan and apply names its inputs' sha256: hash while scanning
 		in.Snapshot, in.Incoming, err = snapshot.LoadModel(doc)
 		if err != nil {
 			return nil, err
@@ -150,6 +151,7 @@ func loadInputs(streams *IO, model, snapFile, graphFile string) (*inputs, error)
 			return
 		}
 		*doc = d
+		go d.SHA256()
 		*tree, *errp = fn(d)
 	}
 	wg.Add(2)
