@@ -368,7 +368,9 @@ func writeDoomedFile(p *destroy.Plan) (string, error) {
 // the envelope in place of its model and every other byte as it was
 // (docs/writeback.md).
 func writeModel(w io.Writer, in *inputs, m *destroy.WrittenModel) error {
-	if in.Model != nil {
+	// The reader decided the form: the trees of an engine task sit under
+	// $.model (a document with Objects and a "model" key is an envelope).
+	if in.Model != nil && strings.HasPrefix(in.Incoming.Path, "$.model.") {
 		data := in.Model.Data
 		if r := gjson.GetBytes(data, "model"); r.IsObject() && r.Index > 0 {
 			lineStart := bytes.LastIndexByte(data[:r.Index], '\n') + 1

@@ -105,3 +105,14 @@ func indentJSON(t *testing.T, v any, prefix string) string {
 	}
 	return string(b)
 }
+
+// TestApplyEnvelopeWithModelKey: an envelope that also has a "model" key
+// is an envelope (docs/decisions.md), written back as one.
+func TestApplyEnvelopeWithModelKey(t *testing.T) {
+	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
+	doc := []byte(`{"model": {"note": "not a task"}, "Objects": {"?": {"id": "env", "type": "E"}}, "ObjectsCopy": {"?": {"id": "env", "type": "E"}, "a": {"?": {"id": "a", "type": "T"}}}, "Attributes": []}`)
+	got := applyFile(t, doc)
+	if gjson.GetBytes(got, "model").Exists() || !gjson.GetBytes(got, "Objects.?.id").Exists() || gjson.GetBytes(got, "ObjectsCopy.a").Exists() {
+		t.Errorf("written back:\n%s", got)
+	}
+}
