@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/internal/jsonskip"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -885,24 +886,24 @@ func members(data []byte, open int) ([]member, int) {
 		closing = '}'
 	}
 	lead := open + 1
-	pos := skipWS(data, lead)
+	pos := jsonskip.WS(data, lead)
 	if data[pos] == closing {
 		return nil, pos
 	}
 	for {
 		m := member{lead: lead, start: pos, vs: pos}
 		if closing == '}' {
-			m.keyEnd = skipString(data, pos)
-			m.vs = skipWS(data, skipWS(data, m.keyEnd)+1)
+			m.keyEnd = jsonskip.String(data, pos)
+			m.vs = jsonskip.WS(data, jsonskip.WS(data, m.keyEnd)+1)
 		}
-		m.ve = skipValue(data, m.vs)
+		m.ve = jsonskip.Value(data, m.vs)
 		ms = append(ms, m)
-		pos = skipWS(data, m.ve)
+		pos = jsonskip.WS(data, m.ve)
 		if pos >= len(data) || data[pos] != ',' {
 			return ms, pos
 		}
 		lead = pos + 1
-		pos = skipWS(data, lead)
+		pos = jsonskip.WS(data, lead)
 	}
 }
 
@@ -941,63 +942,6 @@ func writeString(b *bytes.Buffer, s string) error {
 	}
 	b.Write(q)
 	return nil
-}
-
-func skipWS(data []byte, pos int) int {
-	for pos < len(data) {
-		switch data[pos] {
-		case ' ', '\t', '\n', '\r':
-			pos++
-		default:
-			return pos
-		}
-	}
-	return pos
-}
-
-// skipString returns the offset just past the string whose opening quote
-// is at pos.
-func skipString(data []byte, pos int) int {
-	for pos++; pos < len(data); pos++ {
-		switch data[pos] {
-		case '\\':
-			pos++
-		case '"':
-			return pos + 1
-		}
-	}
-	return pos
-}
-
-// skipValue returns the offset just past the valid JSON value at pos.
-func skipValue(data []byte, pos int) int {
-	depth := 0
-	for pos < len(data) {
-		switch c := data[pos]; c {
-		case '"':
-			pos = skipString(data, pos)
-			if depth == 0 {
-				return pos
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return pos
-			}
-			depth--
-			if depth == 0 {
-				return pos + 1
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return pos
-			}
-		}
-		pos++
-	}
-	return pos
 }
 
 // pathTo returns the path from the container value at from down to the

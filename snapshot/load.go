@@ -11,6 +11,8 @@ import (
 	"sort"
 	"sync"
 	"unsafe"
+
+	"github.com/objgc/objgc/internal/jsonskip"
 )
 
 // Document is one input held in memory.
@@ -167,7 +169,7 @@ func parse(doc *Document) (*parsed, error) {
 
 // isRoot reports whether off is the offset of the document's root value.
 func isRoot(data []byte, off int) bool {
-	return skipWS(data, 0) == off
+	return jsonskip.WS(data, 0) == off
 }
 
 func (p *parsed) key(k string) (keySpan, bool) {
@@ -205,7 +207,7 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 }
 
 func (p *parsed) bare() (*Tree, error) {
-	start := skipWS(p.doc.Data, 0)
+	start := jsonskip.WS(p.doc.Data, 0)
 	return p.tree("$", start, len(p.doc.Data))
 }
 

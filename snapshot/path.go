@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/objgc/objgc/internal/jsonskip"
 )
 
 // renderPath turns path segments into a JSON path such as
@@ -83,33 +85,33 @@ func descend(data []byte, from, to, off int) string {
 	for pos < to && pos != off {
 		switch data[pos] {
 		case '{':
-			pos = skipWS(data, pos+1)
+			pos = jsonskip.WS(data, pos+1)
 			for pos < to && data[pos] == '"' {
-				kend := skipString(data, pos)
+				kend := jsonskip.String(data, pos)
 				key := keyAt(data, pos)
-				vstart := skipWS(data, skipWS(data, kend)+1)
-				vend := skipValue(data, vstart)
+				vstart := jsonskip.WS(data, jsonskip.WS(data, kend)+1)
+				vend := jsonskip.Value(data, vstart)
 				if off >= vstart && off < vend {
 					writeKey(&b, key)
 					pos = vstart
 					break
 				}
-				pos = skipWS(data, vend)
+				pos = jsonskip.WS(data, vend)
 				if pos < to && data[pos] == ',' {
-					pos = skipWS(data, pos+1)
+					pos = jsonskip.WS(data, pos+1)
 				}
 			}
 		case '[':
-			pos = skipWS(data, pos+1)
+			pos = jsonskip.WS(data, pos+1)
 			for i := 0; pos < to && data[pos] != ']'; i++ {
-				vend := skipValue(data, pos)
+				vend := jsonskip.Value(data, pos)
 				if off >= pos && off < vend {
 					b.WriteString("[" + strconv.Itoa(i) + "]")
 					break
 				}
-				pos = skipWS(data, vend)
+				pos = jsonskip.WS(data, vend)
 				if pos < to && data[pos] == ',' {
-					pos = skipWS(data, pos+1)
+					pos = jsonskip.WS(data, pos+1)
 				}
 			}
 		default:
@@ -117,55 +119,4 @@ func descend(data []byte, from, to, off int) string {
 		}
 	}
 	return b.String()
-}
-
-func skipWS(data []byte, pos int) int {
-	for pos < len(data) && (data[pos] == ' ' || data[pos] == '\n' || data[pos] == '\t' || data[pos] == '\r') {
-		pos++
-	}
-	return pos
-}
-
-// skipString returns the offset just past the string starting at pos.
-func skipString(data []byte, pos int) int {
-	pos++
-	for pos < len(data) {
-		switch data[pos] {
-		case '\\':
-			pos += 2
-			continue
-		case '"':
-			return pos + 1
-		}
-		pos++
-	}
-	return pos
-}
-
-// skipValue returns the offset just past the (valid) value at pos.
-func skipValue(data []byte, pos int) int {
-	depth := 0
-	for pos < len(data) {
-		switch data[pos] {
-		case '"':
-			pos = skipString(data, pos)
-			if depth == 0 {
-				return pos
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth <= 0 {
-				return pos + 1
-			}
-		case ',', ' ', '\n', '\t', '\r', ':':
-			if depth == 0 {
-				return pos
-			}
-		}
-		pos++
-	}
-	return pos
 }
