@@ -24,6 +24,8 @@ func planFile(t *testing.T, name string) *Plan {
 	return NewPlan(diff.Compare(snap, in))
 }
 
+// planJSON plans two bare object trees (or envelopes), as --snapshot and
+// --graph do.
 func planJSON(t *testing.T, snapJSON, incomingJSON string) *Plan {
 	t.Helper()
 	snap, err := snapshot.LoadSnapshot(snapshot.NewDocument("snap.json", []byte(snapJSON)))

@@ -611,20 +611,6 @@ func BenchmarkWriteBack100k(b *testing.B) {
 	}
 }
 
-// planTrees plans two bare object trees, as --snapshot and --graph do.
-func planTrees(t *testing.T, snapJSON, incomingJSON string) *Plan {
-	t.Helper()
-	snap, err := snapshot.LoadSnapshot(snapshot.NewDocument("snap.json", []byte(snapJSON)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := snapshot.LoadGraph(snapshot.NewDocument("in.json", []byte(incomingJSON)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return NewPlan(diff.Compare(snap, in))
-}
-
 func TestWriteBackPlaces(t *testing.T) {
 	const snap = `{"?": {"id": "root"}, "apps": [{"?": {"id": "a"}, "slot": {"?": {"id": "b"}}}], "box": {"inner": {"?": {"id": "c"}}}, "named": {"?": {"id": "d"}}}`
 	const a, b, c, d = `{"?": {"id": "a"}, "slot": {"?": {"id": "b"}}}`, `{"?": {"id": "b"}}`, `{"?": {"id": "c"}}`, `{"?": {"id": "d"}}`
@@ -694,7 +680,7 @@ func TestWriteBackPlaces(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := planTrees(t, tt.snap, tt.in)
+			p := planJSON(t, tt.snap, tt.in)
 			out := Outcome{Destroyed: make([]bool, len(p.Objects))}
 			for i, o := range p.Objects {
 				out.Destroyed[i] = slices.Contains(tt.destroyed, o.ID)
