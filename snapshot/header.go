@@ -139,20 +139,13 @@ func (s *scanner) header(h *header) error {
 					return err
 				}
 			}
-			s.ws()
-			if s.pos >= len(s.data) {
-				return s.syntax("unexpected end of input in an object; expected ',' or '}'")
+			more, err := s.more('}')
+			if err != nil {
+				return err
 			}
-			if s.data[s.pos] == ',' {
-				s.pos++
-				s.ws()
-				continue
-			}
-			if s.data[s.pos] == '}' {
-				s.pos++
+			if !more {
 				break
 			}
-			return s.syntax(fmt.Sprintf("unexpected %s in an object; expected ',' or '}'", s.describe()))
 		}
 	}
 	if h.typeString != "" {
@@ -258,20 +251,13 @@ func (s *scanner) objectKeys(fn func(key string) error) error {
 			if err := fn(k); err != nil {
 				return err
 			}
-			s.ws()
-			if s.pos >= len(s.data) {
-				return s.syntax("unexpected end of input in an object; expected ',' or '}'")
+			more, err := s.more('}')
+			if err != nil {
+				return err
 			}
-			if s.data[s.pos] == ',' {
-				s.pos++
-				s.ws()
-				continue
-			}
-			if s.data[s.pos] == '}' {
-				s.pos++
+			if !more {
 				break
 			}
-			return s.syntax(fmt.Sprintf("unexpected %s in an object; expected ',' or '}'", s.describe()))
 		}
 	}
 	s.path = s.path[:seg]
@@ -300,20 +286,14 @@ func (s *scanner) arrayItems(fn func() error) error {
 		if err := fn(); err != nil {
 			return err
 		}
-		s.ws()
-		if s.pos >= len(s.data) {
-			return s.syntax("unexpected end of input in an array; expected ',' or ']'")
+		more, err := s.more(']')
+		if err != nil {
+			return err
 		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
+		if !more {
 			s.path = s.path[:seg]
 			s.depth--
 			return nil
-		default:
-			return s.syntax(fmt.Sprintf("unexpected %s in an array; expected ',' or ']'", s.describe()))
 		}
 	}
 }

@@ -349,20 +349,14 @@ func (s *scanner) array() error {
 		if err := s.value(); err != nil {
 			return err
 		}
-		s.ws()
-		if s.pos >= len(s.data) {
-			return s.syntax("unexpected end of input in an array; expected ',' or ']'")
+		more, err := s.more(']')
+		if err != nil {
+			return err
 		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
+		if !more {
 			s.path = s.path[:seg]
 			s.depth--
 			return nil
-		default:
-			return s.syntax(fmt.Sprintf("unexpected %s in an array; expected ',' or ']'", s.describe()))
 		}
 	}
 }
@@ -452,20 +446,13 @@ func (s *scanner) object() error {
 					}
 				}
 			}
-			s.ws()
-			if s.pos >= len(s.data) {
-				return s.syntax("unexpected end of input in an object; expected ',' or '}'")
+			more, err := s.more('}')
+			if err != nil {
+				return err
 			}
-			if s.data[s.pos] == ',' {
-				s.pos++
-				s.ws()
-				continue
-			}
-			if s.data[s.pos] == '}' {
-				s.pos++
+			if !more {
 				break
 			}
-			return s.syntax(fmt.Sprintf("unexpected %s in an object; expected ',' or '}'", s.describe()))
 		}
 	}
 	s.path = s.path[:seg]
@@ -514,4 +501,31 @@ func (s *scanner) noteKey(keys *[]keySpan, ks, ke int, esc bool) string {
 	}
 	*keys = append(*keys, keySpan{key: k, start: int32(s.pos)})
 	return k
+}
+
+// more reads what follows a member of an object (close is '}') or an item
+// of an array (close is ']'): true after a ',' and the white space after
+// it, false after the closing bracket, an error naming what was expected
+// otherwise.
+func (s *scanner) more(close byte) (bool, error) {
+	s.ws()
+	if s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+			s.ws()
+			return true, nil
+		case close:
+			s.pos++
+			return false, nil
+		}
+	}
+	in := "an object"
+	if close == ']' {
+		in = "an array"
+	}
+	if s.pos >= len(s.data) {
+		return false, s.syntax(fmt.Sprintf("unexpected end of input in %s; expected ',' or '%c'", in, close))
+	}
+	return false, s.syntax(fmt.Sprintf("unexpected %s in %s; expected ',' or '%c'", s.describe(), in, close))
 }
