@@ -127,20 +127,7 @@ type StringValue struct {
 // Strings calls yield for every string value of the tree outside headers,
 // in document order, until yield returns false. Values share Doc.Data.
 func (t *Tree) Strings(yield func(StringValue) bool) {
-	data := t.Doc.Data
-	for _, sv := range t.strs {
-		off := int(sv.off)
-		n := int(sv.n &^ strFlagEscaped)
-		var v string
-		if sv.n&strFlagEscaped != 0 {
-			v = unescape(data[off : off+n+2])
-		} else {
-			v = t.Doc.view(off+1, off+1+n)
-		}
-		if !yield(StringValue{Offset: off, Value: v}) {
-			return
-		}
-	}
+	t.StringsOfLength(func(int) bool { return true }, yield)
 }
 
 // StringsOfLength is Strings restricted to raw lengths accepted by keep, so
