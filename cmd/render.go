@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -264,8 +265,13 @@ func writeFileCommitted(path string, mode os.FileMode, write func(io.Writer) err
 			os.Remove(f.Name())
 		}
 	}()
-	sum := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(f, sum), 1<<20)
+	var out io.Writer = f
+	var sum hash.Hash
+	if beforeRename != nil {
+		sum = sha256.New()
+		out = io.MultiWriter(f, sum)
+	}
+	bw := bufio.NewWriterSize(out, 1<<20)
 	if err = write(bw); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
