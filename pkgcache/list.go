@@ -1,6 +1,7 @@
 package pkgcache
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,25 +68,31 @@ func (c *Cache) entryInfo(fullName, version, id string, withInUse bool) (Entry, 
 
 // readDigestsHeader reads the digests file without its file list.
 func readDigestsHeader(dir string) (*digestRecord, error) {
-	// The header fields come first: the file's first 4 KiB hold them.
+	// The header fields come first, then the file list: the first 4 KiB
+	// hold the header unless it is unusually long.
+	const headSize = 4096
 	path := filepath.Join(dir, digestsFile)
-	data, err := readHead(path, 4096)
+	data, err := readHead(path, headSize)
 	if err != nil {
 		return nil, err
 	}
-	if len(data) == 4096 && !strings.Contains(string(data), `"files"`) {
+	files := []byte(`"files"`)
+	i := bytes.Index(data, files)
+	if i < 0 && len(data) == headSize {
 		if data, err = os.ReadFile(path); err != nil {
 			return nil, err
 		}
+		i = bytes.Index(data, files)
 	}
 	var rec struct {
 		Installed time.Time `json:"installed"`
 		Size      int64     `json:"size"`
 	}
-	// The header fields come first; decode only up to the file list.
+	// Decode only up to the file list (Clip: the '}' must not overwrite
+	// data, which the fallback below decodes whole).
 	head := data
-	if i := strings.Index(string(data), `"files"`); i > 0 {
-		head = append([]byte(strings.TrimRight(string(data[:i]), " \n\t,")), '}')
+	if i > 0 {
+		head = append(slices.Clip(bytes.TrimRight(data[:i], " \n\t,")), '}')
 	}
 	if err := json.Unmarshal(head, &rec); err != nil {
 		if err := json.Unmarshal(data, &rec); err != nil {

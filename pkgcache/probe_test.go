@@ -54,3 +54,24 @@ func TestReadHead(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestReadDigestsHeader: the header comes from the record's first 4 KiB,
+// whether the file list starts inside them or the record is short, and
+// from the whole record when the header itself is longer.
+func TestReadDigestsHeader(t *testing.T) {
+	manyFiles := `"files": {` + strings.Repeat(`"f": "0", `, 1000) + `"g": "1"}`
+	for name, body := range map[string]string{
+		"short":       `{"full_name": "p", "installed": "2026-01-02T03:04:05Z", "size": 42, "files": {}}`,
+		"long list":   `{"full_name": "p", "installed": "2026-01-02T03:04:05Z", "size": 42, ` + manyFiles + `}`,
+		"long header": `{"full_name": "p", "pad": "` + strings.Repeat("x", 5000) + `", "installed": "2026-01-02T03:04:05Z", "size": 42, ` + manyFiles + `}`,
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, digestsFile), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := readDigestsHeader(dir)
+		if err != nil || rec.Size != 42 || rec.Installed.Format("2006-01-02T15:04:05Z07:00") != "2026-01-02T03:04:05Z" {
+			t.Errorf("%s: %+v, %v", name, rec, err)
+		}
+	}
+}
