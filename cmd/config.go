@@ -35,12 +35,16 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 	v := viper.New()
 	var bindErr error
 	bind := func(f *pflag.Flag) {
-		key, env := f.Name, "OBJGC_"+strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		key := f.Name
 		if k, ok := configKeys[f.Name]; ok {
-			key, env = k.key, k.env
+			key = k.key
 		}
 		if err := v.BindPFlag(key, f); err != nil && bindErr == nil {
 			bindErr = err
+		}
+		env, ok := flagEnv(f.Name)
+		if !ok {
+			return
 		}
 		if err := v.BindEnv(key, env); err != nil && bindErr == nil {
 			bindErr = err
@@ -113,4 +117,16 @@ func cacheDir(v *viper.Viper) (string, error) {
 		return "", fmt.Errorf("no package cache directory: %w (set --cache-dir or OBJGC_CACHE_DIR)", err)
 	}
 	return filepath.Join(base, "objgc"), nil
+}
+
+// flagEnv returns the OBJGC_* environment variable that sets flag name
+// (DESIGN.md section 9), false for a flag with none.
+func flagEnv(name string) (string, bool) {
+	if name == "help" {
+		return "", false
+	}
+	if k, ok := configKeys[name]; ok {
+		return k.env, true
+	}
+	return "OBJGC_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")), true
 }

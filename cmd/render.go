@@ -303,13 +303,14 @@ func writeFileCommitted(path string, mode os.FileMode, write func(io.Writer) err
 }
 
 // palette colours text output; every colour is off unless stdout is a
-// terminal and neither NO_COLOR nor --no-color is set (DESIGN.md 9).
+// terminal that is not TERM=dumb and neither NO_COLOR nor --no-color is
+// set (DESIGN.md 9; no-color.org).
 type palette struct {
 	heading, id, dim, warn, bad func(a ...any) string
 }
 
 func newPalette(streams *IO, noColor bool) *palette {
-	on := streams.IsTTYOut && !noColor && streams.Getenv("NO_COLOR") == ""
+	on := streams.IsTTYOut && !noColor && streams.Getenv("NO_COLOR") == "" && streams.Getenv("TERM") != "dumb"
 	mk := func(attrs ...color.Attribute) func(a ...any) string {
 		c := color.New(attrs...)
 		if on {
