@@ -163,7 +163,7 @@ func TestManPagesRender(t *testing.T) {
 	}
 	date := committedManDate(t).Format("Jan 2006")
 	streams := &IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Getenv: os.Getenv}
-	placeholder := regexp.MustCompile(`<[^<>\s][^<>]*>`)
+	placeholder := regexp.MustCompile(`<[A-Za-z][^<>\n]*>`)
 	var check func(c *cobra.Command)
 	check = func(c *cobra.Command) {
 		if !c.IsAvailableCommand() && c.HasParent() {
