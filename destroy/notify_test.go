@@ -171,7 +171,7 @@ func TestApplyNotifyPatchChecked(t *testing.T) {
 		{name: "header key in merge", patch: `{"cfg": {"?": {"id": "n"}}}`, reason: `it sets the header "?" at $.cfg`},
 		{name: "own header", patch: `{"?": {"id": "other"}}`, reason: `it sets the header "?" at $`},
 		{name: "owned header", patch: `{"vm": {"?": {"type": "X"}}}`, reason: `it sets the header "?" at $.vm`},
-		{name: "too deep", patch: `{"deep": ` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`, reason: "nests deeper than"},
+		{name: "too deep", patch: `{"deep": ` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`, reason: "the patched subscriber nests deeper than 999 levels"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -261,7 +261,7 @@ func TestApplyNotifyPatchesInOrder(t *testing.T) {
 	dir := t.TempDir()
 	hooks := filepath.Join(dir, "hooks")
 	writeScript(t, hooks, "S/notify/onPubRemoved", `cat >/dev/null
-printf '{"patch": {"cfg": "%s", "last": "%s", "%s": true}}' "$OBJGC_OBJECT_ID" "$OBJGC_OBJECT_ID" "$OBJGC_OBJECT_ID"
+printf '{"patch": {"cfg": "x-%s", "last": "x-%s", "%s": true}}' "$OBJGC_OBJECT_ID" "$OBJGC_OBJECT_ID" "$OBJGC_OBJECT_ID"
 `)
 	p := notifyPlan(t, "onPubRemoved", true)
 	r := applyNotify(t, p, dir, hooks)
@@ -275,7 +275,7 @@ printf '{"patch": {"cfg": "%s", "last": "%s", "%s": true}}' "$OBJGC_OBJECT_ID" "
 		t.Fatalf("write-back: %v", err)
 	}
 	last := p.Objects[p.Notifications[len(p.Notifications)-1].Publisher].ID
-	for _, want := range []string{`"cfg": "` + last + `"`, `"last": "` + last + `"`, `"pub": true`, `"pub2": true`} {
+	for _, want := range []string{`"cfg": "x-` + last + `"`, `"last": "x-` + last + `"`, `"pub": true`, `"pub2": true`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("written model lacks %s:\n%s", want, b.String())
 		}

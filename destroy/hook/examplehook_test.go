@@ -17,7 +17,7 @@ import (
 func TestExampleHook(t *testing.T) {
 	dirs := []string{filepath.Join("..", "..", "testdata", "hooks", "example")}
 	classes := []string{"io.murano.resources.LinuxMuranoInstance", "io.murano.resources.Instance", "io.murano.Object"}
-	found := Find(dirs, classes, EventDestroy)
+	found := Find(dirs, classes)
 	if len(found) != 1 || found[0].Err != nil {
 		t.Fatalf("Find = %+v, want the example hook", found)
 	}
