@@ -281,3 +281,42 @@ printf '{"patch": {"cfg": "x-%s", "last": "x-%s", "%s": true}}' "$OBJGC_OBJECT_I
 		}
 	}
 }
+
+// TestWriteBackRefusesObjectPatches: the write-back applies patches with
+// CheckPatch too, so a patch that reaches it unchecked fails there, never
+// leaking an object.
+func TestWriteBackRefusesObjectPatches(t *testing.T) {
+	p := notifyPlan(t, "onPubRemoved", false)
+	destroyed := []bool{true}
+	for _, tc := range []struct{ patch, want string }{
+		{`{"vm": null}`, "write-back: patch for subscriber sub at $.sub: it removes object vm at $.vm"},
+		{`{"cfg": [{"?": {"id": "x"}}]}`, `it adds an object (a "?" header) at $.cfg[0]`},
+	} {
+		var b strings.Builder
+		err := WriteBack(&b, p, Outcome{Destroyed: destroyed, Patches: map[string][]json.RawMessage{"sub": {json.RawMessage(tc.patch)}}}, nil, false)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("patch %s: err %v, want %q", tc.patch, err, tc.want)
+		}
+	}
+}
+
+// TestApplyNotifyPatchEveryCopy: a subscriber written twice in the
+// incoming model is patched in both copies, so a patch is checked on
+// both: here it would remove an object from the second copy only.
+func TestApplyNotifyPatchEveryCopy(t *testing.T) {
+	dir := t.TempDir()
+	hooks := filepath.Join(dir, "hooks")
+	writeScript(t, hooks, "S/notify/onPubRemoved", `cat >/dev/null; echo '{"patch": {"vm": null}}'`+"\n")
+	p := planJSON(t, `{"?": {"id": "env", "type": "E"},
+  "sub": {"?": {"id": "sub", "type": "S"}, "vm": "vm"},
+  "pub": {"?": {"id": "pub", "type": "P", "dependencies": {"onDestruction": [{"subscriber": "sub", "handler": "onPubRemoved"}]}}}
+}`, `{"?": {"id": "env", "type": "E"},
+  "sub": {"?": {"id": "sub", "type": "S"}, "vm": "vm"},
+  "again": {"?": {"id": "sub", "type": "S"}, "vm": {"?": {"id": "vm", "type": "VM"}}}
+}`)
+	r := applyNotify(t, p, dir, hooks)
+	n := r.Notifications[0]
+	if n.Err == nil || n.Patch != nil || !strings.Contains(n.Err.Error(), "patch rejected: copy 2 of 2 of sub: it removes object vm at $.vm") {
+		t.Errorf("notification err %v, patch %s; want rejected for the second copy", n.Err, n.Patch)
+	}
+}
