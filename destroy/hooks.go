@@ -31,8 +31,7 @@ type HookFinder struct {
 
 type typeKey struct{ name, version, pkg string }
 
-// hookKey names one lookup: the destroy hooks of a type (handler "", an
-// impossible handler name), or the hook of one of its handlers.
+// hookKey names the lookup of one handler's hook for a type.
 type hookKey struct {
 	t       typeKey
 	handler string
