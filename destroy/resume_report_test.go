@@ -44,7 +44,9 @@ func testResumedHooks(t *testing.T, hookOK bool) {
 		func() error { return j.SetState("a", StateNotified) },
 		func() error { return j.SetState("a", StateDestroying) },
 		func() error { return j.HookStarted(key) },
-		func() error { return j.HookEnded(key, HookResult{OK: hookOK, Exit: map[bool]int{true: 0, false: 3}[hookOK]}) },
+		func() error {
+			return j.HookEnded(key, HookResult{OK: hookOK, Exit: map[bool]int{true: 0, false: 3}[hookOK]})
+		},
 		func() error { return j.SetState("a", StateDestroyed) },
 	} {
 		if err := step(); err != nil {
