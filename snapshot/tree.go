@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Dependency is one onDestruction record of a publisher's header: the
@@ -132,7 +133,8 @@ func (t *Tree) Strings(yield func(StringValue) bool) {
 
 // StringsOfLength is Strings restricted to raw lengths accepted by keep, so
 // that most values are never turned into strings. Escaped strings are
-// always passed on.
+// passed on when keep accepts their decoded length, except those holding a
+// lone surrogate escape: they have no exact decoded value and equal no id.
 func (t *Tree) StringsOfLength(keep func(n int) bool, yield func(StringValue) bool) {
 	data := t.Doc.Data
 	for _, sv := range t.strs {
@@ -143,6 +145,14 @@ func (t *Tree) StringsOfLength(keep func(n int) bool, yield func(StringValue) bo
 			v = unescape(data[off : off+n+2])
 			if !keep(len(v)) {
 				continue
+			}
+			if strings.Contains(v, "\uFFFD") {
+				// unescape reads a lone surrogate escape as U+FFFD; such
+				// a string equals no id (ids holding one are refused),
+				// not even one that holds U+FFFD itself.
+				if _, lone := loneSurrogate(data[off : off+n+2]); lone {
+					continue
+				}
 			}
 		} else {
 			if !keep(n) {
