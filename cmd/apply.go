@@ -240,7 +240,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%d dangling %s to doomed objects; Murano's engine would refuse this model:", n, plural(n, "reference", "references"))
 		for _, d := range p.Diff.Dangling {
-			fmt.Fprintf(&b, "\n  %s references doomed %s at %s", orDash(d.ReferrerID), d.DoomedID, d.Path)
+			fmt.Fprintf(&b, "\n  %s references doomed %s at %s", term(orDash(d.ReferrerID)), term(d.DoomedID), term(d.Path))
 		}
 		b.WriteString("\nremove the references, or use --on-dangling=keep to destroy the objects and keep them flagged destroyed")
 		return errors.New(b.String())
@@ -256,7 +256,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	}
 	defer journal.Close()
 	for _, note := range resume.Notes {
-		fmt.Fprintf(streams.Err, "objgc: %s\n", note)
+		fmt.Fprintf(streams.Err, "objgc: %s\n", term(note))
 	}
 	if resume.Resumed {
 		fmt.Fprintf(streams.Err, "objgc: resuming the run started %s by pid %d: %d hooks done are not run again\n",
@@ -496,26 +496,26 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	for _, o := range rep.Objects {
 		switch o.State {
 		case destroy.OutcomeDestroyed:
-			fmt.Fprintf(&b, "destroyed %s %s (group %d, %d %s)\n", orDash(o.Type), pal.id(o.ID), o.Group, len(o.Hooks), plural(len(o.Hooks), "hook", "hooks"))
+			fmt.Fprintf(&b, "destroyed %s %s (group %d, %d %s)\n", term(orDash(o.Type)), pal.id(term(o.ID)), o.Group, len(o.Hooks), plural(len(o.Hooks), "hook", "hooks"))
 		case destroy.OutcomeFailed:
-			fmt.Fprintf(&b, "%s %s %s: %s\n", pal.bad("failed"), orDash(o.Type), pal.id(o.ID), o.Error)
+			fmt.Fprintf(&b, "%s %s %s: %s\n", pal.bad("failed"), term(orDash(o.Type)), pal.id(term(o.ID)), term(o.Error))
 			for _, h := range o.Hooks {
 				if h.StderrTail != "" {
-					fmt.Fprintf(&b, "    stderr of %s:\n", h.Hook)
+					fmt.Fprintf(&b, "    stderr of %s:\n", term(h.Hook))
 					for _, line := range strings.Split(strings.TrimRight(h.StderrTail, "\n"), "\n") {
-						fmt.Fprintf(&b, "      %s\n", line)
+						fmt.Fprintf(&b, "      %s\n", term(line))
 					}
 				}
 			}
 		case destroy.OutcomeBlocked:
-			fmt.Fprintf(&b, "%s %s %s: must come after failed %s\n", pal.warn("blocked"), orDash(o.Type), pal.id(o.ID), *o.BlockedBy)
+			fmt.Fprintf(&b, "%s %s %s: must come after failed %s\n", pal.warn("blocked"), term(orDash(o.Type)), pal.id(term(o.ID)), term(*o.BlockedBy))
 		default:
-			fmt.Fprintf(&b, "not reached %s %s\n", orDash(o.Type), pal.id(o.ID))
+			fmt.Fprintf(&b, "not reached %s %s\n", term(orDash(o.Type)), pal.id(term(o.ID)))
 		}
 	}
 	for _, n := range rep.Notifications {
 		if n.Error != "" {
-			fmt.Fprintf(&b, "%s notification %s of %s: %s\n", pal.warn("warning:"), n.Handler, n.Subscriber, n.Error)
+			fmt.Fprintf(&b, "%s notification %s of %s: %s\n", pal.warn("warning:"), term(n.Handler), term(n.Subscriber), term(n.Error))
 		}
 	}
 	s := rep.Summary
@@ -523,7 +523,7 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	if s.Pending > 0 {
 		fmt.Fprintf(&b, ", %d not reached", s.Pending)
 	}
-	fmt.Fprintf(&b, "; wrote %s\n", ai.target)
+	fmt.Fprintf(&b, "; wrote %s\n", term(ai.target))
 	_, err := io.WriteString(streams.Out, b.String())
 	return err
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/objgc/objgc/internal/termsafe"
 )
 
 // BuildInfo describes the binary; main sets it from goreleaser's ldflags.
@@ -96,7 +98,7 @@ func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 	if errors.As(err, &ee) && ee.err == nil {
 		return ee.code
 	}
-	fmt.Fprintf(streams.Err, "objgc: %v\n", err)
+	fmt.Fprintf(streams.Err, "objgc: %s\n", termsafe.Lines(err.Error()))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintln(streams.Err, "Run 'objgc --help' for usage.")
