@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/pkgcache"
 )
 
@@ -445,9 +447,14 @@ func cacheCheckFormat(f string) error {
 }
 
 func cacheWriteJSON(streams *IO, v any) error {
-	enc := json.NewEncoder(streams.Out)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := streams.Out.Write(termsafe.JSON(b.Bytes()))
+	return err
 }
 
 func cachePlural(n int) string {

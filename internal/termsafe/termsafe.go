@@ -12,8 +12,10 @@
 package termsafe
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -61,4 +63,56 @@ func Lines(s string) string {
 		lines[i] = String(l)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// JSON returns the JSON text b with every unprintable non-ASCII rune
+// (strconv.IsPrint false: a C1 control, a bidirectional override, a line
+// separator, a no-break space...) written as a \u escape, a surrogate pair
+// above U+FFFF (RFC 8259 section 7). The text means the same to any JSON
+// reader, and printed on a terminal it reorders or hides nothing.
+// encoding/json already escapes the other ASCII controls (not DEL) and
+// writes valid UTF-8, and DEL and non-ASCII can only occur inside strings,
+// so b must come from it.
+// b is returned as is when it holds nothing to escape.
+func JSON(b []byte) []byte {
+	i := 0
+	for i < len(b) {
+		if b[i] < 0x7f {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r != utf8.RuneError && strconv.IsPrint(r) {
+			i += n
+			continue
+		}
+		break
+	}
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		if b[i] < 0x7f {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		// A stray byte (not from encoding/json) decodes as U+FFFD and is
+		// written as its escape: never passed on.
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 || !strconv.IsPrint(r) {
+			if r > 0xffff {
+				r1, r2 := utf16.EncodeRune(r)
+				out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+			} else {
+				out = fmt.Appendf(out, `\u%04x`, r)
+			}
+		} else {
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
 }

@@ -1,8 +1,10 @@
 package termsafe
 
 import (
+	"encoding/json"
 	"strconv"
 	"testing"
+	"unicode/utf8"
 )
 
 // hostile is every kind of string that must not reach a terminal as it is.
@@ -68,5 +70,36 @@ func TestLinesQuotesEachLine(t *testing.T) {
 	want := "2 dangling references:\n" + `"  a\x1b[2J references b"` + "\n  c references d"
 	if got != want {
 		t.Fatalf("Lines = %q; want %q", got, want)
+	}
+}
+
+func TestJSONEscapesUnprintableRunes(t *testing.T) {
+	for name, s := range hostile {
+		if !utf8.ValidString(s) {
+			continue // encoding/json writes U+FFFD for these
+		}
+		t.Run(name, func(t *testing.T) {
+			in, err := json.Marshal(map[string]string{"id": s, "k" + s: "é 🙂 \U0001F3F4\U000E0067"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := JSON(in)
+			var back map[string]string
+			if err := json.Unmarshal(out, &back); err != nil {
+				t.Fatalf("%s: %v", out, err)
+			}
+			if back["id"] != s || back["k"+s] != "é 🙂 \U0001F3F4\U000E0067" {
+				t.Fatalf("%s reads back as %q", out, back)
+			}
+			for _, r := range string(out) {
+				if !strconv.IsPrint(r) {
+					t.Fatalf("%s holds %U", out, r)
+				}
+			}
+		})
+	}
+	plain := []byte(`{"id": "vm-é"}`)
+	if got := JSON(plain); &got[0] != &plain[0] {
+		t.Error("JSON copied a text with nothing to escape")
 	}
 }
