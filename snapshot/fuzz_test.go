@@ -59,6 +59,8 @@ func FuzzLoad(f *testing.F) {
 			}
 			checkInvariants(t, snap)
 			checkInvariants(t, inc)
+			checkHeaderText(t, snap)
+			checkHeaderText(t, inc)
 			if snap.Start < inc.End && inc.Start < snap.End && !snap.Null && !inc.Null {
 				t.Fatalf("snapshot [%d,%d) and incoming [%d,%d) overlap", snap.Start, snap.End, inc.Start, inc.End)
 			}
@@ -99,6 +101,34 @@ func checkRefusal(t *testing.T, data []byte, valid bool, err error) {
 	if strings.Contains(msg, "control character") || strings.Contains(msg, "lone UTF-16 surrogate") {
 		if !bytes.ContainsAny(data, "\\\x7f\u0080\u0081\u0082\u0083\u0084\u0085\u0086\u0087\u0088\u0089\u008a\u008b\u008c\u008d\u008e\u008f\u0090\u0091\u0092\u0093\u0094\u0095\u0096\u0097\u0098\u0099\u009a\u009b\u009c\u009d\u009e\u009f") {
 			t.Fatalf("refused a header string with no escape and no control character: %v", err)
+		}
+	}
+}
+
+// checkHeaderText: every id, type and handler of an accepted tree is valid
+// UTF-8 without a control character, as docs/decisions.md promises.
+func checkHeaderText(t *testing.T, tr *Tree) {
+	t.Helper()
+	check := func(what, s string) {
+		if !utf8.ValidString(s) {
+			t.Fatalf("%s %q is not UTF-8", what, s)
+		}
+		for _, r := range s {
+			if r < 0x20 || r >= 0x7f && r <= 0x9f {
+				t.Fatalf("%s %q holds control character %U", what, s, r)
+			}
+		}
+	}
+	for i := range tr.Objects {
+		o := &tr.Objects[i]
+		ty := o.Type()
+		check("id", o.ID)
+		check("type", o.TypeString)
+		check("version", ty.Version)
+		check("package", ty.Package)
+		for _, d := range tr.Dependencies(int32(i)) {
+			check("subscriber", d.Subscriber)
+			check("handler", d.Handler)
 		}
 	}
 }

@@ -1,8 +1,10 @@
 package snapshot
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -212,5 +214,56 @@ func TestLoneSurrogateReferenceMatchesNoID(t *testing.T) {
 	inc.Strings(func(StringValue) bool { n++; return true })
 	if n != 2 {
 		t.Errorf("Strings yielded %d values; want 2 (the lone surrogates are skipped)", n)
+	}
+}
+
+// TestRandomValidIDsAccepted: ids of random runes, any but the control
+// characters and surrogates, written raw or escaped as encoding/json
+// writes them, are accepted and read back exactly.
+func TestRandomValidIDsAccepted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 2000; n++ {
+		var b strings.Builder
+		for k := 1 + rng.IntN(12); k > 0; k-- {
+			var r rune
+			switch rng.IntN(4) {
+			case 0:
+				r = 0x20 + rng.Int32N(0x5f) // printable ASCII
+			case 1:
+				r = 0xa0 + rng.Int32N(0x800-0xa0)
+			case 2:
+				r = 0x800 + rng.Int32N(0x10000-0x800)
+			default:
+				r = 0x10000 + rng.Int32N(0x110000-0x10000)
+			}
+			if r >= 0xd800 && r <= 0xdfff {
+				r = 'x'
+			}
+			b.WriteRune(r)
+		}
+		id := b.String()
+		q, err := json.Marshal(id) // escapes '"', '\', U+2028, U+2029, <, >, &
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := fmt.Sprintf(`{"Objects": {"?": {"id": %s, "dependencies": {"onDestruction": [{"subscriber": %s, "handler": %s}]}}, "r": %s}}`, q, q, q, q)
+		_, inc, err := LoadModel(doc(in))
+		if err != nil {
+			t.Fatalf("%q: %v", id, err)
+		}
+		o := &inc.Objects[0]
+		if d := inc.Dependencies(0)[0]; o.ID != id || d.Subscriber != id || d.Handler != id {
+			t.Fatalf("%q read as %q, %q, %q", id, o.ID, d.Subscriber, d.Handler)
+		}
+		refs := 0
+		inc.StringsOfLength(inc.MightBeID, func(sv StringValue) bool {
+			if sv.Value == id {
+				refs++
+			}
+			return true
+		})
+		if refs != 1 {
+			t.Fatalf("%q: %d references; want 1", id, refs)
+		}
 	}
 }
