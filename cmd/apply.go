@@ -340,7 +340,9 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 }
 
 // writeDoomedFile writes every doomed id, one a line, for OBJGC_DOOMED (a
-// hook's isDoomed).
+// hook's isDoomed). The list is unambiguous by construction: the reader
+// refuses ids holding a control character, LF and CR included, so that
+// grep -qxF matches exactly one id (docs/hooks.md).
 func writeDoomedFile(p *destroy.Plan) (string, error) {
 	f, err := os.CreateTemp("", "objgc-doomed-*.txt")
 	if err != nil {
