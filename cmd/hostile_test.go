@@ -220,3 +220,31 @@ func TestHostileHookStderr(t *testing.T) {
 		}
 	}
 }
+
+// TestDotQuoting: dot node ids keep distinct ids distinct and hold no
+// unprintable rune; labels show the id as text output does, with '\', '"'
+// and '&' escaped for Graphviz's escString and HTML entities.
+func TestDotQuoting(t *testing.T) {
+	isolate(t)
+	model := filepath.Join(t.TempDir(), "m.json")
+	const m = `{"Objects": {"?": {"id": "env", "type": "t.Env"}, "vms": []},
+"ObjectsCopy": {"?": {"id": "env", "type": "t.Env"}, "vms": [
+  {"?": {"id": "a&amp;b", "type": "t.VM"}}, {"?": {"id": "q\"\\", "type": "t.VM"}}, {"?": {"id": "vm-\u202e", "type": "t.VM"}}]}}`
+	if err := os.WriteFile(model, []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "", "plan", "--format", "dot", model)
+	if code != cmd.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	checkSafe(t, "dot", out)
+	for _, want := range []string{
+		`    "a&amp;b" [label="t.VM\na&amp;amp;b"];`,
+		`    "q\"\\" [label="t.VM\nq\"\\"];`,
+		`    "vm-\u202e" [label="t.VM\n\"vm-\\u202e\""];`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("dot output lacks %s:\n%s", want, out)
+		}
+	}
+}
