@@ -126,7 +126,9 @@ type StringValue struct {
 }
 
 // Strings calls yield for every string value of the tree outside headers,
-// in document order, until yield returns false. Values share Doc.Data.
+// in document order, until yield returns false; values holding a lone
+// surrogate escape, which equal no id, are left out (see StringsOfLength).
+// Values share Doc.Data.
 func (t *Tree) Strings(yield func(StringValue) bool) {
 	t.StringsOfLength(func(int) bool { return true }, yield)
 }
