@@ -301,7 +301,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%d dangling %s to doomed objects; Murano's engine would refuse this model:", n, plural(n, "reference", "references"))
 		for _, d := range p.Diff.Dangling {
-			fmt.Fprintf(&b, "\n  %s references doomed %s at %s", orDash(d.ReferrerID), d.DoomedID, d.Path)
+			fmt.Fprintf(&b, "\n  %s references doomed %s at %s", term(orDash(d.ReferrerID)), term(d.DoomedID), term(d.Path))
 		}
 		b.WriteString("\nremove the references, or use --on-dangling=keep to destroy the objects and keep them flagged destroyed")
 		return errors.New(b.String())
@@ -322,7 +322,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	}
 	defer journal.Close()
 	for _, note := range resume.Notes {
-		fmt.Fprintf(streams.Err, "objgc: %s\n", note)
+		fmt.Fprintf(streams.Err, "objgc: %s\n", term(note))
 	}
 	if resume.Resumed {
 		fmt.Fprintf(streams.Err, "objgc: resuming the run started %s by pid %d: %d hooks done are not run again\n",
@@ -412,7 +412,7 @@ func requireHooks(ctx context.Context, p *destroy.Plan, finder *destroy.HookFind
 		for _, i := range g.Objects {
 			o := &p.Objects[i]
 			if len(finder.DestroyHooks(ctx, snap.Objects[o.Snapshot].Type())) == 0 {
-				missing = append(missing, orDash(o.Type)+" "+o.ID)
+				missing = append(missing, term(orDash(o.Type))+" "+term(o.ID))
 			}
 		}
 	}
@@ -427,7 +427,9 @@ func requireHooks(ctx context.Context, p *destroy.Plan, finder *destroy.HookFind
 }
 
 // writeDoomedFile writes every doomed id, one a line, for OBJGC_DOOMED (a
-// hook's isDoomed).
+// hook's isDoomed). The list is unambiguous by construction: the reader
+// refuses ids holding a control character, LF and CR included, so that
+// grep -qxF matches exactly one id (docs/hooks.md).
 func writeDoomedFile(p *destroy.Plan) (string, error) {
 	f, err := os.CreateTemp("", "objgc-doomed-*.txt")
 	if err != nil {
@@ -609,23 +611,23 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 				}
 			}
 			if o.Forced {
-				fmt.Fprintf(&b, "%s %s %s (group %d, %s): %s\n", pal.bad("destroyed (forced)"), orDash(o.Type), pal.id(o.ID), o.Group, hooks, o.Error)
+				fmt.Fprintf(&b, "%s %s %s (group %d, %s): %s\n", pal.bad("destroyed (forced)"), term(orDash(o.Type)), pal.id(term(o.ID)), o.Group, hooks, term(o.Error))
 				writeStderrTails(&b, o.Hooks)
 				break
 			}
-			fmt.Fprintf(&b, "destroyed %s %s (group %d, %s)\n", orDash(o.Type), pal.id(o.ID), o.Group, hooks)
+			fmt.Fprintf(&b, "destroyed %s %s (group %d, %s)\n", term(orDash(o.Type)), pal.id(term(o.ID)), o.Group, hooks)
 		case destroy.OutcomeFailed:
-			fmt.Fprintf(&b, "%s %s %s: %s\n", pal.bad("failed"), orDash(o.Type), pal.id(o.ID), o.Error)
+			fmt.Fprintf(&b, "%s %s %s: %s\n", pal.bad("failed"), term(orDash(o.Type)), pal.id(term(o.ID)), term(o.Error))
 			writeStderrTails(&b, o.Hooks)
 		case destroy.OutcomeBlocked:
-			fmt.Fprintf(&b, "%s %s %s: must come after failed %s\n", pal.warn("blocked"), orDash(o.Type), pal.id(o.ID), *o.BlockedBy)
+			fmt.Fprintf(&b, "%s %s %s: must come after failed %s\n", pal.warn("blocked"), term(orDash(o.Type)), pal.id(term(o.ID)), term(*o.BlockedBy))
 		default:
-			fmt.Fprintf(&b, "not reached %s %s\n", orDash(o.Type), pal.id(o.ID))
+			fmt.Fprintf(&b, "not reached %s %s\n", term(orDash(o.Type)), pal.id(term(o.ID)))
 		}
 	}
 	for _, n := range rep.Notifications {
 		if n.Error != "" {
-			fmt.Fprintf(&b, "%s notification %s of %s: %s\n", pal.warn("warning:"), n.Handler, n.Subscriber, n.Error)
+			fmt.Fprintf(&b, "%s notification %s of %s: %s\n", pal.warn("warning:"), term(n.Handler), term(n.Subscriber), term(n.Error))
 		}
 	}
 	s := rep.Summary
@@ -639,7 +641,7 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	if s.WithoutHook > 0 {
 		fmt.Fprintf(&b, ", %d destroyed without a hook", s.WithoutHook)
 	}
-	fmt.Fprintf(&b, "; wrote %s\n", ai.target)
+	fmt.Fprintf(&b, "; wrote %s\n", term(ai.target))
 	_, err := io.WriteString(streams.Out, b.String())
 	return err
 }
@@ -648,9 +650,9 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 func writeStderrTails(b *strings.Builder, hooks []applyReportRun) {
 	for _, h := range hooks {
 		if h.StderrTail != "" {
-			fmt.Fprintf(b, "    stderr of %s:\n", h.Hook)
+			fmt.Fprintf(b, "    stderr of %s:\n", term(h.Hook))
 			for _, line := range strings.Split(strings.TrimRight(h.StderrTail, "\n"), "\n") {
-				fmt.Fprintf(b, "      %s\n", line)
+				fmt.Fprintf(b, "      %s\n", term(line))
 			}
 		}
 	}

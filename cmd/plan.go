@@ -181,7 +181,7 @@ func openPackages(streams *IO, dir string) *pkgcache.Session {
 	}
 	c, err := pkgcache.Open(dir)
 	if err != nil {
-		fmt.Fprintf(streams.Err, "objgc: package cache %s not used: %v\n", dir, err)
+		fmt.Fprintf(streams.Err, "objgc: package cache %s not used: %s\n", term(dir), term(err.Error()))
 		return nil
 	}
 	return c.NewSession()

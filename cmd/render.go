@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,12 +12,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/fatih/color"
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -309,11 +312,19 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 	return d
 }
 
+// writeJSON writes v as indented JSON in which unprintable runes are \u
+// escapes (termsafe.JSON): the same JSON to a reader, and safe on a
+// terminal.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(termsafe.JSON(b.Bytes()))
+	return err
 }
 
 // writePlanFile saves the JSON plan atomically: a temporary file in the same
@@ -416,7 +427,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 	bw := bufio.NewWriter(w)
 	names := make([]string, 0, 2)
 	for _, d := range in.docs() {
-		names = append(names, d.Name)
+		names = append(names, term(d.Name))
 	}
 	fmt.Fprintf(bw, "%s %s\n", pal.heading("Plan for"), strings.Join(names, " -> "))
 	if len(p.Objects) == 0 {
@@ -429,19 +440,19 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 		fmt.Fprintf(bw, "\n%s\n", pal.heading(fmt.Sprintf("group %d", g.Index)))
 		for _, i := range g.Objects {
 			o := &p.Objects[i]
-			fmt.Fprintf(bw, "  %s %s  %s\n", orDash(o.Type), pal.id(o.ID), pal.dim(o.Path))
+			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(o.Type)), pal.id(term(o.ID)), pal.dim(term(o.Path)))
 			reasons := make([]string, len(o.Reasons))
 			for k, r := range o.Reasons {
-				reasons[k] = r.Text()
+				reasons[k] = term(r.Text())
 			}
 			fmt.Fprintf(bw, "      %s\n", strings.Join(reasons, "; "))
 			if cs := hooks.classes[i]; len(cs) > 1 {
-				fmt.Fprintf(bw, "      classes: %s (package %s)\n", strings.Join(cs, " < "), hooks.pkg[i])
+				fmt.Fprintf(bw, "      classes: %s (package %s)\n", term(strings.Join(cs, " < ")), term(hooks.pkg[i]))
 			}
 			switch hs := hooks.destroy[i]; {
 			case len(hs) > 0:
 				for _, h := range hs {
-					fmt.Fprintf(bw, "      hook destroy: %s%s\n", h.Path, hookProblem(h))
+					fmt.Fprintf(bw, "      hook destroy: %s%s\n", term(h.Path), hookProblem(h))
 				}
 			default:
 				fmt.Fprintf(bw, "      %s\n", pal.dim("no destroy hook"))
@@ -451,16 +462,16 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 	if len(p.Notifications) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
 		for i, n := range p.Notifications {
-			fmt.Fprintf(bw, "  %d. %s handler %s: %s will be destroyed (group %d)\n", i+1, pal.id(n.Subscriber), n.Handler,
-				pal.id(p.Objects[n.Publisher].ID), n.Group)
+			fmt.Fprintf(bw, "  %d. %s handler %s: %s will be destroyed (group %d)\n", i+1, pal.id(term(n.Subscriber)), term(n.Handler),
+				pal.id(term(p.Objects[n.Publisher].ID)), n.Group)
 			if h := hooks.notify[i]; h != nil {
-				fmt.Fprintf(bw, "      hook notify %s: %s%s\n", n.Handler, h.Path, hookProblem(*h))
+				fmt.Fprintf(bw, "      hook notify %s: %s%s\n", term(n.Handler), term(h.Path), hookProblem(*h))
 			} else {
-				fmt.Fprintf(bw, "      %s\n", pal.dim("no "+n.Handler+" hook"))
+				fmt.Fprintf(bw, "      %s\n", pal.dim("no "+term(n.Handler)+" hook"))
 			}
 			for _, old := range hooks.oldNotify[i] {
 				fmt.Fprintf(bw, "      %s %s does not run: notify hooks are <class>/notify/<handler>; move it to %s\n",
-					pal.warn("warning:"), old, filepath.Join(filepath.Dir(old), hook.NotifyDir, n.Handler))
+					pal.warn("warning:"), term(old), term(filepath.Join(filepath.Dir(old), hook.NotifyDir, n.Handler)))
 			}
 		}
 	}
@@ -469,13 +480,13 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Dropped without hooks (destroyed before, no longer referenced):"))
 		for _, i := range p.Diff.Dropped {
 			o := &inc.Objects[i]
-			fmt.Fprintf(bw, "  %s %s  %s\n", orDash(o.TypeString), pal.id(o.ID), pal.dim(inc.ObjectPath(i)))
+			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(o.TypeString)), pal.id(term(o.ID)), pal.dim(term(inc.ObjectPath(i))))
 		}
 	}
 	if len(p.Warnings) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Warnings:"))
 		for _, wn := range p.Warnings {
-			fmt.Fprintf(bw, "  %s %s\n", pal.warn(wn.Code+":"), wn.Message)
+			fmt.Fprintf(bw, "  %s %s\n", pal.warn(wn.Code+":"), term(wn.Message))
 		}
 	}
 	fmt.Fprintf(bw, "\n%d to destroy in %d %s, %d %s, %d %s, %d dropped",
@@ -499,7 +510,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 
 func hookProblem(f hook.Found) string {
 	if f.Err != nil {
-		return " (" + f.Err.Error() + ")"
+		return " (" + term(f.Err.Error()) + ")"
 	}
 	return ""
 }
@@ -523,7 +534,7 @@ func plural(n int, one, many string) string {
 // (publisher -> subscriber), edges ignored in a cycle in red.
 func writeDot(w io.Writer, p *destroy.Plan) error {
 	bw := bufio.NewWriter(w)
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	q := dotID
 	fmt.Fprintln(bw, "digraph objgc_plan {")
 	fmt.Fprintln(bw, "  rankdir=LR;")
 	fmt.Fprintln(bw, "  node [shape=box, fontname=\"Helvetica\"];")
@@ -531,7 +542,7 @@ func writeDot(w io.Writer, p *destroy.Plan) error {
 		fmt.Fprintf(bw, "  subgraph cluster_group_%d {\n    label=%s;\n", g.Index, q(fmt.Sprintf("group %d", g.Index)))
 		for _, i := range g.Objects {
 			o := &p.Objects[i]
-			fmt.Fprintf(bw, "    %s [label=%s];\n", q(o.ID), q(orDash(o.Class)+"\n"+o.ID))
+			fmt.Fprintf(bw, "    %s [label=\"%s\\n%s\"];\n", q(o.ID), dotLabel(orDash(o.Class)), dotLabel(o.ID))
 		}
 		fmt.Fprintln(bw, "  }")
 	}
@@ -550,4 +561,20 @@ func writeDot(w io.Writer, p *destroy.Plan) error {
 	}
 	fmt.Fprintln(bw, "}")
 	return bw.Flush()
+}
+
+// dotID quotes s as a Graphviz ID: in a quoted ID only \" is an escape
+// (graphviz.org/doc/info/lang.html), so escaping '"' and '\\', and
+// writing unprintable runes as Go escapes, keeps distinct ids distinct and
+// puts no control character or bidirectional override in the output.
+func dotID(s string) string { return strconv.Quote(s) }
+
+// dotLabel escapes s for the inside of a quoted Graphviz label, which is an
+// escString (\\ is a backslash, \n a line break) in which HTML entities
+// are also read: the label shows term(s), character for character.
+func dotLabel(s string) string {
+	t := term(s)
+	t = strings.ReplaceAll(t, "\\", "\\\\")
+	t = strings.ReplaceAll(t, "\"", "\\\"")
+	return strings.ReplaceAll(t, "&", "&amp;")
 }

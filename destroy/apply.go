@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -501,7 +502,7 @@ func (a *applier) invocation(f hook.Found, o *Planned, group int, doc hook.Docum
 		Stdin: stdin, Env: a.opts.Env, Timeout: a.opts.HookTimeout, Grace: a.opts.Grace,
 	}
 	if a.opts.Stderr != nil {
-		prefix := o.ID + " " + event + ": "
+		prefix := termsafe.String(o.ID) + " " + event + ": "
 		inv.Stderr = func(line string) { a.opts.Stderr(prefix + line) }
 	}
 	return inv
