@@ -1,12 +1,16 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,9 +102,19 @@ apply refuses it (exit 5) if any of its inputs changed.`,
 // applyInputs names what apply reads and writes.
 type applyInputs struct {
 	*inputs
-	target     string
+	target     string // the output as given, "-" for standard output
 	onDangling string
 	planFile   string
+	// file is the file beside which the lock and the journal sit, and
+	// which the write-back replaces (not with --write -): target with
+	// symbolic links resolved, or with --write - the model file (the
+	// --graph file) resolved.
+	file string
+	// inPlace: the target is the model file itself (MODEL or a saved
+	// plan's model), so that nothing to do leaves it untouched.
+	inPlace bool
+	// unchanged: nothing was to be done and the target was not written.
+	unchanged bool
 }
 
 // savedPlan is the part of a JSON plan apply reads.
@@ -189,7 +203,56 @@ func resolveApplyInputs(opts *applyOptions) (*applyInputs, *savedPlan, error) {
 	case opts.Snapshot != "" || opts.Graph != "":
 		return nil, nil, usageErrorf("--snapshot and --graph need --write FILE: there is no single model to rewrite")
 	}
+	if err := checkApplyOutput(opts, ai); err != nil {
+		return nil, nil, err
+	}
 	return ai, sp, nil
+}
+
+// checkApplyOutput checks the target before the lock is taken (see
+// checkOutput) and sets ai.file and ai.inPlace. With --write -, the model
+// goes to standard output and the lock and journal sit beside the model
+// file (the --graph file), which must then be a file: an apply that
+// writes to standard output still excludes a concurrent apply of the same
+// model and still resumes (docs/apply.md).
+func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
+	if ai.target == "-" {
+		base := opts.Model
+		if base == "" {
+			base = opts.Graph
+		}
+		if base == "-" {
+			what := "a model"
+			if opts.Model == "" {
+				what = "a --graph"
+			}
+			return usageErrorf("--write - with %s read from standard input: there is no file to lock and journal beside; give MODEL as a file or --write FILE", what)
+		}
+		st, err := os.Stat(base)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", base, unwrapPath(err))
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("--write - needs the model to be a regular file to lock and journal beside; %s is not (%s)", base, fileKind(st.Mode()))
+		}
+		file, err := filepath.EvalSymlinks(base)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", base, unwrapPath(err))
+		}
+		if err := probeFolder(filepath.Dir(file), file); err != nil {
+			return fmt.Errorf("--write -: the lock and journal go beside %s, and folder %s is not writable: %v", base, filepath.Dir(file), unwrapPath(err))
+		}
+		ai.file = file
+		return nil
+	}
+	avoid := []namedFile{{"the --snapshot input", opts.Snapshot}, {"the saved plan", ai.planFile}}
+	file, err := checkOutput("--write", ai.target, avoid, "write the model elsewhere")
+	if err != nil {
+		return err
+	}
+	ai.file = file
+	ai.inPlace = opts.Model != "" && opts.Model != "-" && (opts.Write == "" || sameFile(opts.Write, opts.Model))
+	return nil
 }
 
 func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
@@ -214,7 +277,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	if err := checkOnDangling(ai.onDangling); err != nil {
 		return err
 	}
-	unlock, err := destroy.LockTarget(ctx, ai.target, opts.LockTimeout)
+	unlock, err := destroy.LockTarget(ctx, ai.file, opts.LockTimeout)
 	if err != nil {
 		if errors.Is(err, destroy.ErrLocked) {
 			return &exitError{code: ExitLocked, err: err}
@@ -246,11 +309,19 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		return errors.New(b.String())
 	}
 
+	// Nothing to do (nothing doomed, nothing dropped: no hook, no patch)
+	// needs no journal, unless one is there to resume or refuse.
+	if len(p.Objects) == 0 && len(p.Diff.Dropped) == 0 {
+		if _, err := os.Lstat(destroy.JournalPath(ai.file)); errors.Is(err, fs.ErrNotExist) {
+			return applyNothing(streams, opts, ai, in, p)
+		}
+	}
+
 	var journalInputs []destroy.JournalInput
 	for _, d := range in.docs() {
 		journalInputs = append(journalInputs, destroy.JournalInput{Path: d.Name, SHA256: d.SHA256()})
 	}
-	journal, resume, err := destroy.OpenJournal(destroy.JournalPath(ai.target), journalInputs)
+	journal, resume, err := destroy.OpenJournal(destroy.JournalPath(ai.file), journalInputs)
 	if err != nil {
 		return err
 	}
@@ -302,23 +373,32 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 
 	attributes := envelopeAttributes(in)
 	outcome := destroy.Outcome{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
-	target, err := filepath.Abs(ai.target)
-	if err != nil {
-		return err
-	}
 	var outputs []destroy.JournalInput
 	written, err := destroy.BuildWriteBack(p, outcome, attributes, ai.onDangling == "keep")
 	if err != nil {
 		return err
 	}
-	err = writeFileCommitted(ai.target, 0o644, func(w io.Writer) error {
-		return writeModel(w, in, written)
-	}, func(sum string) error {
-		outputs = []destroy.JournalInput{{Path: target, SHA256: sum}}
-		return journal.Committing(outputs)
-	})
-	if err != nil {
-		return err
+	if ai.target == "-" {
+		// No rename to record: the commit record follows the last byte.
+		sum, err := writeStdout(streams, func(w io.Writer) error { return writeModel(w, in, written) })
+		if err != nil {
+			return err
+		}
+		outputs = []destroy.JournalInput{{Path: "-", SHA256: sum}}
+	} else {
+		target, err := filepath.Abs(ai.file)
+		if err != nil {
+			return err
+		}
+		err = writeFileCommitted(ai.file, 0o644, func(w io.Writer) error {
+			return writeModel(w, in, written)
+		}, func(sum string) error {
+			outputs = []destroy.JournalInput{{Path: target, SHA256: sum}}
+			return journal.Committing(outputs)
+		})
+		if err != nil {
+			return err
+		}
 	}
 	if err := journal.Commit(outputs); err != nil {
 		return err
@@ -327,7 +407,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		return err
 	}
 
-	if err := writeApplyReport(streams, opts, ai, p, result); err != nil {
+	if err := writeApplyReport(reportStreams(streams, ai), opts, ai, p, result); err != nil {
 		return err
 	}
 	switch {
@@ -337,6 +417,58 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		return &exitError{code: ExitIncomplete}
 	}
 	return nil
+}
+
+// applyNothing ends an apply with nothing to do: no hook runs and no
+// journal is made. A model rewritten in place is left as it was (bytes and
+// mtime), and the report says so; another target (--write FILE, --write -)
+// still gets the model.
+func applyNothing(streams *IO, opts applyOptions, ai *applyInputs, in *inputs, p *destroy.Plan) error {
+	result := &destroy.ApplyResult{}
+	if ai.inPlace {
+		ai.unchanged = true
+		return writeApplyReport(reportStreams(streams, ai), opts, ai, p, result)
+	}
+	written, err := destroy.BuildWriteBack(p, destroy.Outcome{}, envelopeAttributes(in), ai.onDangling == "keep")
+	if err != nil {
+		return err
+	}
+	write := func(w io.Writer) error { return writeModel(w, in, written) }
+	if ai.target == "-" {
+		_, err = writeStdout(streams, write)
+	} else {
+		err = writeFileAtomic(ai.file, 0o644, write)
+	}
+	if err != nil {
+		return err
+	}
+	return writeApplyReport(reportStreams(streams, ai), opts, ai, p, result)
+}
+
+// writeStdout writes the model to standard output (--write -) and
+// returns the sha256 of what it wrote.
+func writeStdout(streams *IO, write func(io.Writer) error) (string, error) {
+	sum := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(streams.Out, sum), 1<<20)
+	if err := write(bw); err != nil {
+		return "", fmt.Errorf("writing the model to standard output: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return "", fmt.Errorf("writing the model to standard output: %w", err)
+	}
+	return hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// reportStreams are the streams the report goes to: with --write - the
+// model holds standard output, and the report goes to stderr (coloured
+// when stderr is a terminal).
+func reportStreams(streams *IO, ai *applyInputs) *IO {
+	if ai.target != "-" {
+		return streams
+	}
+	s := *streams
+	s.Out, s.IsTTYOut = streams.Err, streams.IsTTYErr
+	return &s
 }
 
 // writeDoomedFile writes every doomed id, one a line, for OBJGC_DOOMED (a
@@ -409,6 +541,7 @@ func envelopeAttributes(in *inputs) json.RawMessage {
 type applyReport struct {
 	FormatVersion string              `json:"format_version"`
 	Target        string              `json:"target"`
+	Unchanged     bool                `json:"unchanged"` // nothing to do: the target was not written
 	Objects       []applyReportObject `json:"objects"`
 	Notifications []applyReportNotify `json:"notifications"`
 	Summary       applySummary        `json:"summary"`
@@ -448,7 +581,7 @@ type applySummary struct {
 }
 
 func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *applyReport {
-	rep := &applyReport{FormatVersion: "1", Target: ai.target, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}}
+	rep := &applyReport{FormatVersion: "1", Target: ai.target, Unchanged: ai.unchanged, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}}
 	for _, g := range p.Groups {
 		for _, i := range g.Objects {
 			o, res := &p.Objects[i], &r.Objects[i]
@@ -523,7 +656,14 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	if s.Pending > 0 {
 		fmt.Fprintf(&b, ", %d not reached", s.Pending)
 	}
-	fmt.Fprintf(&b, "; wrote %s\n", ai.target)
+	switch {
+	case ai.unchanged:
+		fmt.Fprintf(&b, "; nothing to do: %s left as it was\n", ai.target)
+	case ai.target == "-":
+		b.WriteString("; wrote standard output\n")
+	default:
+		fmt.Fprintf(&b, "; wrote %s\n", ai.target)
+	}
 	_, err := io.WriteString(streams.Out, b.String())
 	return err
 }

@@ -202,6 +202,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err := checkOnDangling(opts.OnDangling); err != nil {
 		return err
 	}
+	if err := checkPlanOut(opts); err != nil {
+		return err
+	}
 	in, err := loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph)
 	if err != nil {
 		return err
@@ -237,4 +240,20 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		return &exitError{code: ExitWorkFound}
 	}
 	return nil
+}
+
+// checkPlanOut refuses, before any input is read, a --out that
+// writeFileAtomic could not replace or that is one of the inputs (see
+// checkOutput); "-" is refused, as the plan on standard output is
+// --format json.
+func checkPlanOut(opts planOptions) error {
+	switch opts.Out {
+	case "":
+		return nil
+	case "-":
+		return usageErrorf("--out needs a file; for the JSON plan on standard output use --format json")
+	}
+	avoid := []namedFile{{"the model input", opts.Model}, {"the --snapshot input", opts.Snapshot}, {"the --graph input", opts.Graph}}
+	_, err := checkOutput("--out", opts.Out, avoid, "the plan would overwrite it")
+	return err
 }
