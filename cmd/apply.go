@@ -25,14 +25,14 @@ import (
 
 type applyOptions struct {
 	Model       string
-	Snapshot    string        `mapstructure:"snapshot"`
-	Graph       string        `mapstructure:"graph"`
-	Write       string        `mapstructure:"write"`
+	Snapshot    string        `mapstructure:"-"` // flag only
+	Graph       string        `mapstructure:"-"` // flag only
+	Write       string        `mapstructure:"-"` // flag only
 	Parallelism int           `mapstructure:"parallelism"`
 	HookTimeout time.Duration `mapstructure:"hook-timeout"`
 	HookGrace   time.Duration `mapstructure:"hook-grace"`
 	FailFast    bool          `mapstructure:"fail-fast"`
-	Force       bool          `mapstructure:"force"`
+	Force       bool          `mapstructure:"-"` // flag only
 	LockTimeout time.Duration `mapstructure:"lock-timeout"`
 	OnDangling  string        `mapstructure:"on-dangling"`
 	Format      string        `mapstructure:"format"`
@@ -75,6 +75,11 @@ apply refuses it (exit 5) if any of its inputs changed.`,
 			if len(args) == 1 {
 				opts.Model = args[0]
 			}
+			// Flag only (docs/config.md): not bound to viper.
+			opts.Snapshot, _ = c.Flags().GetString("snapshot")
+			opts.Graph, _ = c.Flags().GetString("graph")
+			opts.Write, _ = c.Flags().GetString("write")
+			opts.Force, _ = c.Flags().GetBool("force")
 			opts.HooksDirs = listSetting(v, "hooks.dirs")
 			if opts.CacheDir, err = cacheDir(v); err != nil {
 				return err

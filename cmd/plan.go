@@ -19,10 +19,10 @@ import (
 
 type planOptions struct {
 	Model            string
-	Snapshot         string `mapstructure:"snapshot"`
-	Graph            string `mapstructure:"graph"`
+	Snapshot         string `mapstructure:"-"` // flag only
+	Graph            string `mapstructure:"-"` // flag only
 	Format           string `mapstructure:"format"`
-	Out              string `mapstructure:"out"`
+	Out              string `mapstructure:"-"` // flag only
 	DetailedExitcode bool   `mapstructure:"detailed-exitcode"`
 	OnDangling       string `mapstructure:"on-dangling"`
 	NoColor          bool   `mapstructure:"no-color"`
@@ -59,6 +59,10 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 			if len(args) == 1 {
 				opts.Model = args[0]
 			}
+			// Flag only (docs/config.md): not bound to viper.
+			opts.Snapshot, _ = c.Flags().GetString("snapshot")
+			opts.Graph, _ = c.Flags().GetString("graph")
+			opts.Out, _ = c.Flags().GetString("out")
 			opts.HooksDirs = listSetting(v, "hooks.dirs")
 			if opts.CacheDir, err = cacheDir(v); err != nil {
 				return err
