@@ -57,7 +57,12 @@ step in <target>.journal, so that a run that was killed resumes where it
 stopped.
 
 MODEL is rewritten in place unless --write says otherwise; with --snapshot and
---graph, --write is required. PLANFILE is a plan saved with objgc plan --out:
+--graph, --write is required. --write - writes the model to standard output
+(the report then goes to stderr). The output is checked before the lock is
+taken: a directory, a file that is not a regular one, a missing or
+unwritable folder, or the --snapshot input or the saved plan is refused.
+A symbolic link is written through. With nothing to do, the model is left
+as it was. PLANFILE is a plan saved with objgc plan --out:
 apply refuses it (exit 5) if any of its inputs changed.`,
 		Example: `  objgc apply env.json --hooks-dir ./hooks
   objgc apply --snapshot before.json --graph after.json --write after.json
@@ -90,7 +95,7 @@ apply refuses it (exit 5) if any of its inputs changed.`,
 	}
 	f := c.Flags()
 	addInputFlags(c)
-	f.String("write", "", "write the model to `FILE` (default: rewrite MODEL in place)")
+	f.String("write", "", "write the model to `FILE`, - for standard output (default: rewrite MODEL in place)")
 	f.StringArray("hooks-dir", nil, "look for hooks in `DIR`/<Class>/<event> (repeatable)")
 	f.Int("parallelism", 1, "destroy up to `N` objects of one group at a time")
 	f.Duration("hook-timeout", 10*time.Minute, "kill a hook's process group after `DURATION`")
@@ -375,6 +380,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	if err != nil {
 		return fmt.Errorf("apply stopped: %w; nothing was written, the journal %s keeps what was done", err, journal.Path())
 	}
+	progress.Done() // before the model (--write -) and the report (stderr with --write -)
 
 	attributes := envelopeAttributes(in)
 	outcome := destroy.Outcome{Destroyed: result.Destroyed(), Patches: result.Patches(p)}

@@ -168,21 +168,7 @@ func readConfigFile(path string) ([]byte, error) {
 // (read into file) against the flags of every command under root: a file
 // is shared by all commands, so a key of any of them is known.
 func checkConfigKeys(path string, file *viper.Viper, root *cobra.Command) error {
-	known := map[string]*pflag.Flag{}
-	var walk func(*cobra.Command)
-	walk = func(c *cobra.Command) {
-		add := func(f *pflag.Flag) {
-			if key, _ := settingOf(f.Name); known[key] == nil {
-				known[key] = f
-			}
-		}
-		c.Flags().VisitAll(add)
-		c.PersistentFlags().VisitAll(add)
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(root)
+	known := knownKeys(root)
 	keys := file.AllKeys()
 	slices.Sort(keys)
 	for _, key := range keys {
@@ -205,9 +191,32 @@ func checkConfigKeys(path string, file *viper.Viper, root *cobra.Command) error 
 	return nil
 }
 
+// knownKeys maps every configuration key of the commands under root to
+// the flag it sets.
+func knownKeys(root *cobra.Command) map[string]*pflag.Flag {
+	known := map[string]*pflag.Flag{}
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		add := func(f *pflag.Flag) {
+			if key, _ := settingOf(f.Name); known[key] == nil {
+				known[key] = f
+			}
+		}
+		c.Flags().VisitAll(add)
+		c.PersistentFlags().VisitAll(add)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return known
+}
+
 // suggestKey returns the known key closest to an unknown one: the key of
 // a flag spelled as the flag (hooks-dir: hooks.dirs), a key under it
-// (cache: cache.dir), or one at most two edits away; "" when none is.
+// (cache: cache.dir), or one at most two edits away and at most one edit
+// in three bytes of key (so that "help" does not suggest "keep"); "" when
+// none is.
 func suggestKey(key string, known map[string]*pflag.Flag) string {
 	if k, _ := settingOf(key); k != key && known[k] != nil {
 		return k
@@ -225,7 +234,7 @@ func suggestKey(key string, known map[string]*pflag.Flag) string {
 		if strings.HasPrefix(k, key+".") {
 			return k
 		}
-		if d := editDistance(key, k); d < bestDist && d < len(key) {
+		if d := editDistance(key, k); d < bestDist && 3*d <= len(key) {
 			best, bestDist = k, d
 		}
 	}
