@@ -255,6 +255,12 @@ func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
 		ai.file = file
 		return nil
 	}
+	if opts.Write == "" {
+		// In place: a model that is not there would get a lock file.
+		if _, err := os.Stat(ai.target); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: no such file; expected a Murano model (JSON)", ai.target)
+		}
+	}
 	avoid := []namedFile{{"the --snapshot input", opts.Snapshot}, {"the saved plan", ai.planFile}}
 	file, err := checkOutput("--write", ai.target, avoid, "write the model elsewhere")
 	if err != nil {
