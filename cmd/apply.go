@@ -96,7 +96,7 @@ apply refuses it (exit 5) if any of its inputs changed.`,
 	f := c.Flags()
 	addInputFlags(c)
 	f.String("write", "", "write the model to `FILE`, - for standard output (default: rewrite MODEL in place)")
-	f.StringArray("hooks-dir", nil, "look for hooks in `DIR`/<Class>/<event> (repeatable)")
+	f.StringArray("hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
 	f.Int("parallelism", 1, "destroy up to `N` objects of one group at a time")
 	f.Duration("hook-timeout", 10*time.Minute, "kill a hook's process group after `DURATION`")
 	f.Duration("hook-grace", 10*time.Second, "after a hook times out or a second interrupt, wait `DURATION` between SIGTERM and SIGKILL of its process group")

@@ -8,7 +8,8 @@ import (
 )
 
 // TestColourOnlyOnATerminal: colour codes appear on a terminal, and never
-// with NO_COLOR set, with --no-color, or when stdout is not a terminal
+// with NO_COLOR set, with --no-color, on TERM=dumb, or when stdout is not a
+// terminal
 // (DESIGN.md section 9).
 func TestColourOnlyOnATerminal(t *testing.T) {
 	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
@@ -16,21 +17,26 @@ func TestColourOnlyOnATerminal(t *testing.T) {
 		name    string
 		tty     bool
 		noColor string
+		term    string
 		args    []string
 		colour  bool
 	}{
-		{"terminal", true, "", nil, true},
-		{"terminal with NO_COLOR", true, "1", nil, false},
-		{"terminal with --no-color", true, "", []string{"--no-color"}, false},
-		{"pipe", false, "", nil, false},
+		{"terminal", true, "", "xterm-256color", nil, true},
+		{"terminal with NO_COLOR", true, "1", "xterm", nil, false},
+		{"terminal with --no-color", true, "", "xterm", []string{"--no-color"}, false},
+		{"dumb terminal", true, "", "dumb", nil, false},
+		{"pipe", false, "", "xterm", nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYOut: tt.tty,
 				Getenv: func(k string) string {
-					if k == "NO_COLOR" {
+					switch k {
+					case "NO_COLOR":
 						return tt.noColor
+					case "TERM":
+						return tt.term
 					}
 					return ""
 				}}

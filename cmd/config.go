@@ -380,3 +380,14 @@ func cacheDir(v *viper.Viper) (string, error) {
 	}
 	return filepath.Join(base, "objgc"), nil
 }
+
+// flagEnv returns the OBJGC_* environment variable that sets flag name
+// (DESIGN.md section 9), false for a flag with none: --help and the
+// flag-only ones (whose variable is an error, see flagOnly).
+func flagEnv(name string) (string, bool) {
+	if name == "help" || flagOnly[name] {
+		return "", false
+	}
+	_, env := settingOf(name)
+	return env, true
+}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -19,15 +20,30 @@ const (
 	ExitInterrupted = 130 // interrupted; output written for what completed
 )
 
-const exitStatusHelp = `EXIT STATUS
-  0    success, or nothing to do
-  1    error: bad input, usage, internal
-  2    plan --detailed-exitcode found objects to destroy
-  3    apply finished with failed or blocked objects (output written)
-  4    a lock could not be taken in time
-  5    a saved plan is stale: one of its inputs changed
-  130  interrupted (output written for what completed)
-`
+// exitStatuses are the exit codes with their meaning, as every command's
+// help and man page list them.
+var exitStatuses = []struct {
+	code    int
+	meaning string
+}{
+	{ExitOK, "success, or nothing to do"},
+	{ExitError, "error: bad input, usage, internal"},
+	{ExitWorkFound, "plan --detailed-exitcode found objects to destroy"},
+	{ExitIncomplete, "apply finished with failed or blocked objects (output written)"},
+	{ExitLocked, "a lock could not be taken in time"},
+	{ExitStalePlan, "a saved plan is stale: one of its inputs changed"},
+	{ExitInterrupted, "interrupted (output written for what completed)"},
+}
+
+// exitStatusHelp is the EXIT STATUS paragraph of every command's help.
+var exitStatusHelp = func() string {
+	var b strings.Builder
+	b.WriteString("EXIT STATUS\n")
+	for _, s := range exitStatuses {
+		fmt.Fprintf(&b, "  %-4d %s\n", s.code, s.meaning)
+	}
+	return b.String()
+}()
 
 // exitError carries an exit code other than ExitError up to Run, which is
 // the only place that turns errors into exit codes.

@@ -76,7 +76,7 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 	f.String("out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
 	f.Bool("detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not")
 	f.String("on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
-	f.StringArray("hooks-dir", nil, "look for hooks in `DIR`/<Class>/<event> (repeatable)")
+	f.StringArray("hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
 	f.String("cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	return c
 }

@@ -44,7 +44,7 @@ func TestRunPlanExitCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const usageHint = "Run 'objgc --help' for usage.\n"
+	const usageHint = "Run 'objgc plan --help' for usage.\n"
 	tests := []struct {
 		name       string
 		args       []string
@@ -100,7 +100,7 @@ func TestRunPlanExitCodes(t *testing.T) {
 		{name: "version", args: []string{"version", "--format", "json"}, code: cmd.ExitOK,
 			stdout: `"version": "test"`},
 		{name: "bad version format", args: []string{"version", "--format", "xml"}, code: cmd.ExitError, stdoutNone: true,
-			stderr: "objgc: --format must be text or json, not \"xml\"\n" + usageHint},
+			stderr: "objgc: --format must be text or json, not \"xml\"\nRun 'objgc version --help' for usage.\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

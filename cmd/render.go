@@ -31,6 +31,10 @@ type planHooks struct {
 	pkg     []string       // by index into Plan.Objects: FullName/version of the defining package, "" if not cached
 	destroy [][]hook.Found // by index into Plan.Objects
 	notify  []*hook.Found  // by index into Plan.Notifications; nil: none
+	// oldNotify are, by index into Plan.Notifications when it has no
+	// hook, files at <dir>/<C>/<handler>: where notify hooks were kept
+	// before <C>/notify/<handler>. They do not run.
+	oldNotify [][]string
 }
 
 // findPlanHooks looks up every hook the plan would run (DESIGN.md section
@@ -42,6 +46,8 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder) 
 		pkg:     make([]string, len(p.Objects)),
 		destroy: make([][]hook.Found, len(p.Objects)),
 		notify:  make([]*hook.Found, len(p.Notifications)),
+
+		oldNotify: make([][]string, len(p.Notifications)),
 	}
 	if len(f.Dirs) == 0 && f.Packages == nil {
 		return h
@@ -51,12 +57,14 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder) 
 		t := snap.Objects[p.Objects[i].Snapshot].Type()
 		c := f.Hierarchy(ctx, t)
 		h.classes[i], h.pkg[i] = c.Names, c.Package
-		h.destroy[i] = f.Find(ctx, t, hook.EventDestroy)
+		h.destroy[i] = f.DestroyHooks(ctx, t)
 	}
 	for i, n := range p.Notifications {
 		if t, ok := subscriberType(p, n); ok {
-			if found := f.Find(ctx, t, n.Handler); len(found) > 0 {
-				h.notify[i] = &found[0]
+			if found, ok := f.HandlerHook(ctx, t, n.Handler); ok {
+				h.notify[i] = &found
+			} else {
+				h.oldNotify[i] = f.OldHandlerPlaces(ctx, t, n.Handler)
 			}
 		}
 	}
@@ -122,6 +130,9 @@ type planNotification struct {
 	Subscriber string    `json:"subscriber"`
 	Handler    string    `json:"handler"`
 	Hook       *planHook `json:"hook"`
+	// OldPlaces: files at the place notify hooks had before
+	// <C>/notify/<handler>, which do not run; only when Hook is null.
+	OldPlaces []string `json:"old_places,omitempty"`
 }
 
 type planDropped struct {
@@ -186,7 +197,8 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 		d.Groups = append(d.Groups, pg)
 	}
 	for i, n := range p.Notifications {
-		pn := planNotification{Group: n.Group, Publisher: p.Objects[n.Publisher].ID, Subscriber: n.Subscriber, Handler: n.Handler}
+		pn := planNotification{Group: n.Group, Publisher: p.Objects[n.Publisher].ID, Subscriber: n.Subscriber, Handler: n.Handler,
+			OldPlaces: hooks.oldNotify[i]}
 		if f := hooks.notify[i]; f != nil {
 			h := toPlanHook(*f)
 			pn.Hook = &h
@@ -316,13 +328,14 @@ func writeFileCommitted(path string, mode os.FileMode, write func(io.Writer) err
 }
 
 // palette colours text output; every colour is off unless stdout is a
-// terminal and neither NO_COLOR nor --no-color is set (DESIGN.md 9).
+// terminal that is not TERM=dumb and neither NO_COLOR nor --no-color is
+// set (DESIGN.md 9; no-color.org).
 type palette struct {
 	heading, id, dim, warn, bad func(a ...any) string
 }
 
 func newPalette(streams *IO, noColor bool) *palette {
-	on := streams.IsTTYOut && !noColor && streams.Getenv("NO_COLOR") == ""
+	on := streams.IsTTYOut && !noColor && streams.Getenv("NO_COLOR") == "" && streams.Getenv("TERM") != "dumb"
 	mk := func(attrs ...color.Attribute) func(a ...any) string {
 		c := color.New(attrs...)
 		if on {
@@ -383,9 +396,13 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 			fmt.Fprintf(bw, "  %d. %s handler %s: %s will be destroyed (group %d)\n", i+1, pal.id(n.Subscriber), n.Handler,
 				pal.id(p.Objects[n.Publisher].ID), n.Group)
 			if h := hooks.notify[i]; h != nil {
-				fmt.Fprintf(bw, "      hook %s: %s%s\n", n.Handler, h.Path, hookProblem(*h))
+				fmt.Fprintf(bw, "      hook notify %s: %s%s\n", n.Handler, h.Path, hookProblem(*h))
 			} else {
 				fmt.Fprintf(bw, "      %s\n", pal.dim("no "+n.Handler+" hook"))
+			}
+			for _, old := range hooks.oldNotify[i] {
+				fmt.Fprintf(bw, "      %s %s does not run: notify hooks are <class>/notify/<handler>; move it to %s\n",
+					pal.warn("warning:"), old, filepath.Join(filepath.Dir(old), hook.NotifyDir, n.Handler))
 			}
 		}
 	}

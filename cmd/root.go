@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -88,7 +89,7 @@ func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
-	err := root.ExecuteContext(ctx)
+	c, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
@@ -98,8 +99,9 @@ func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 	}
 	fmt.Fprintf(streams.Err, "objgc: %v\n", err)
 	var ue *usageError
-	if errors.As(err, &ue) {
-		fmt.Fprintln(streams.Err, "Run 'objgc --help' for usage.")
+	// cobra has no error type for an unknown subcommand, only its text.
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
+		fmt.Fprintf(streams.Err, "Run '%s --help' for usage.\n", c.CommandPath())
 	}
 	return exitCode(err)
 }
@@ -114,7 +116,9 @@ destruction as Murano's engine does, runs hook scripts for each step and
 writes the model back.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       fillBuildInfo(build).Version,
 	}
+	root.SetVersionTemplate(versionLine(fillBuildInfo(build)))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	addGlobalFlags(root)
 	root.AddCommand(
@@ -123,8 +127,32 @@ writes the model back.`,
 		newCacheCmd(streams),
 		newVersionCmd(build, streams),
 	)
+	strictCompletion(root)
 	addExitStatus(root)
 	return root
+}
+
+// strictCompletion makes objgc completion with no shell, or one cobra
+// cannot write completions for, a usage error: cobra's own command prints
+// its help and exits 0, which a setup script would take for success.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, sub := range c.Commands() {
+			shells = append(shells, sub.Name())
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("objgc completion needs a shell: %s", strings.Join(shells, ", "))
+			}
+			return usageErrorf("unknown shell %q: objgc completion writes scripts for %s", args[0], strings.Join(shells, ", "))
+		}
+	}
 }
 
 // addExitStatus lists the exit codes in the long help (and so the man

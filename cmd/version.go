@@ -3,8 +3,10 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -67,17 +69,25 @@ func runVersion(streams *IO, build BuildInfo, opts versionOptions) error {
 			"version": build.Version, "commit": build.Commit, "date": build.Date, "go": runtime.Version(),
 		})
 	case "text":
-		fmt.Fprintf(streams.Out, "objgc %s", build.Version)
-		if build.Commit != "" {
-			fmt.Fprintf(streams.Out, " (commit %s", build.Commit)
-			if build.Date != "" {
-				fmt.Fprintf(streams.Out, ", built %s", build.Date)
-			}
-			fmt.Fprint(streams.Out, ")")
-		}
-		fmt.Fprintf(streams.Out, " %s\n", runtime.Version())
-		return nil
+		_, err := io.WriteString(streams.Out, versionLine(build))
+		return err
 	default:
 		return usageErrorf("--format must be text or json, not %q", opts.Format)
 	}
+}
+
+// versionLine is the text of objgc version and objgc --version: "objgc
+// VERSION (commit C, built D) GOVERSION" and a newline.
+func versionLine(build BuildInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "objgc %s", build.Version)
+	if build.Commit != "" {
+		fmt.Fprintf(&b, " (commit %s", build.Commit)
+		if build.Date != "" {
+			fmt.Fprintf(&b, ", built %s", build.Date)
+		}
+		b.WriteString(")")
+	}
+	fmt.Fprintf(&b, " %s\n", runtime.Version())
+	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -140,6 +141,7 @@ type applier struct {
 	stopping bool   // fail-fast tripped
 	started  []bool // by object: its destroy began, so block leaves it be
 	progress Progress
+	patches  patchChecker
 }
 
 // step updates the progress under the lock and reports it.
@@ -313,7 +315,10 @@ func (a *applier) notifyAll() error {
 	return nil
 }
 
-// notify runs the handler hook of notification i.
+// notify runs the handler hook of notification i: <C>/notify/<handler>
+// for the subscriber's class C (DESIGN.md section 4). Its patch is checked
+// against the rules of the write-back (CheckPatch) before the hook's end
+// is journalled: a patch that breaks them fails the notification.
 func (a *applier) notify(i int) error {
 	p := a.p
 	n := p.Notifications[i]
@@ -329,16 +334,32 @@ func (a *applier) notify(i int) error {
 		return nil
 	}
 	sub := &subTree.Objects[subIdx]
-	found := a.opts.Finder.Find(a.ctx, sub.Type(), n.Handler)
-	if len(found) == 0 {
+	f, ok := a.opts.Finder.HandlerHook(a.ctx, sub.Type(), n.Handler)
+	if !ok {
+		if old := a.opts.Finder.OldHandlerPlaces(a.ctx, sub.Type(), n.Handler); len(old) > 0 {
+			a.res.Notifications[i].Err = fmt.Errorf("no hook for handler %s of %s: %s is where notify hooks were kept before, and does not run; move it to %s",
+				n.Handler, n.Subscriber, old[0], filepath.Join(filepath.Dir(old[0]), hook.NotifyDir, n.Handler))
+		}
 		return nil
 	}
-	f := found[0]
 	key := HookKey{Hook: f.Path, Event: n.Handler, ID: pub.ID, Subscriber: n.Subscriber}
 	run := &HookRun{Hook: f.Path, Class: f.Class, Event: n.Handler}
 	a.res.Notifications[i].Hook = run
 	if done, ok := a.opts.Resume.Done[key]; ok && done.OK {
 		run.Resumed, run.ExitCode = true, done.Exit
+		if done.Patch != nil {
+			// An earlier objgc may have journalled a patch without
+			// these checks: one the write-back would refuse on every
+			// run. The hook is not run again (it is done); its patch
+			// is dropped.
+			if err := a.patches.accept(p, n.Subscriber, done.Patch); err != nil {
+				err = fmt.Errorf("hook %s notify %s of %s: the patch that %s records from an earlier run is rejected, and not applied: %w",
+					f.Path, n.Handler, pub.ID, a.opts.Journal.Path(), err)
+				run.Error = err.Error()
+				a.res.Notifications[i].Err = err
+				return nil
+			}
+		}
 		a.res.Notifications[i].Patch = done.Patch
 		return nil
 	}
@@ -349,7 +370,8 @@ func (a *applier) notify(i int) error {
 		Subscriber: json.RawMessage(subTree.Doc.Data[sub.Start:sub.End]),
 	}
 	inv := a.invocation(f, pub, n.Group, doc)
-	inv.Event, inv.Handler, inv.SubscriberID = n.Handler, n.Handler, n.Subscriber
+	inv.Handler, inv.SubscriberID = n.Handler, n.Subscriber
+	inv.CheckPatch = func(patch json.RawMessage) error { return a.patches.accept(p, n.Subscriber, patch) }
 	res, err := a.run(key, inv, run)
 	if err != nil {
 		a.res.Notifications[i].Err = err
@@ -410,7 +432,7 @@ func (a *applier) destroy(i int) error {
 	}
 	doc := hook.Document{Event: hook.EventDestroy, Object: rawObject(snap, o.Snapshot), OwnerID: ownerID(o)}
 	var failure error
-	for _, f := range a.opts.Finder.Find(a.ctx, obj.Type(), hook.EventDestroy) {
+	for _, f := range a.opts.Finder.DestroyHooks(a.ctx, obj.Type()) {
 		key := HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}
 		run := HookRun{Hook: f.Path, Class: f.Class, Event: hook.EventDestroy}
 		if done, ok := a.opts.Resume.Done[key]; ok && done.OK {
@@ -470,10 +492,10 @@ func (a *applier) invocation(f hook.Found, o *Planned, group int, doc hook.Docum
 	stdin, _ := doc.Marshal()
 	event := hook.EventDestroy
 	if doc.Event == hook.EventNotify {
-		event = "notify"
+		event = hook.EventNotify + " " + f.Handler
 	}
 	inv := hook.Invocation{
-		Hook: f.Path, Event: hook.EventDestroy, ObjectID: o.ID, ObjectType: o.Type, Class: f.Class,
+		Hook: f.Path, ObjectID: o.ID, ObjectType: o.Type, Class: f.Class,
 		Group: group, PackageDir: f.Source.PackageDir, Doomed: a.opts.DoomedFile, Dir: f.WorkDir(),
 		Stdin: stdin, Env: a.opts.Env, Timeout: a.opts.HookTimeout, Grace: a.opts.Grace,
 	}

@@ -11,9 +11,11 @@ import (
 )
 
 // HookFinder finds the hooks of objects (DESIGN.md section 4): for an
-// object of class C, <dir>/<C>/<event> in each hooks dir, then
-// <package>/hooks/<C>/<event> in the cached package that defines C; for
-// destroy, C and then each ancestor breadth-first. It is safe for
+// object of class C, <dir>/<C>/destroy in each hooks dir, then
+// <package>/hooks/<C>/destroy in the cached package that defines C, for C
+// and then each ancestor breadth-first; for a handler H of a subscriber of
+// class C, the first <dir>/<C>/notify/<H> or
+// <package>/hooks/<C>/notify/<H> in that same order. It is safe for
 // concurrent use and remembers what it found per type.
 type HookFinder struct {
 	Dirs []string
@@ -21,16 +23,25 @@ type HookFinder struct {
 	// locks; nil: no package cache, the hierarchy of C is C alone.
 	Packages *pkgcache.Session
 
-	mu   sync.Mutex
-	memo map[typeKey]*Classes
-	hook map[hookKey][]hook.Found
+	mu      sync.Mutex
+	memo    map[typeKey]*Classes
+	destroy map[typeKey][]hook.Found
+	handler map[hookKey]handlerHook
 }
 
 type typeKey struct{ name, version, pkg string }
 
+// hookKey names the lookup of one handler's hook for a type.
 type hookKey struct {
-	t     typeKey
-	event string
+	t       typeKey
+	handler string
+}
+
+// handlerHook is what HandlerHook found.
+type handlerHook struct {
+	found hook.Found
+	ok    bool
+	old   []string // files at the old place, when !ok
 }
 
 // Classes is the class hierarchy of a type: the class and its ancestors,
@@ -90,30 +101,63 @@ func (f *HookFinder) Hierarchy(ctx context.Context, t snapshot.Type) *Classes {
 	return c
 }
 
-// Find returns the hooks of event for an object of type t, in the order
-// they run: for "destroy" every hook found, for a handler the first one
-// found.
-func (f *HookFinder) Find(ctx context.Context, t snapshot.Type, event string) []hook.Found {
-	k := hookKey{typeKey{t.Name, t.Version, t.Package}, event}
+// DestroyHooks returns the destroy hooks of an object of type t, in the
+// order they run: every hook found, for its class and then each ancestor.
+func (f *HookFinder) DestroyHooks(ctx context.Context, t snapshot.Type) []hook.Found {
+	k := typeKey{t.Name, t.Version, t.Package}
 	f.mu.Lock()
-	if h, ok := f.hook[k]; ok {
+	if h, ok := f.destroy[k]; ok {
+		f.mu.Unlock()
+		return h
+	}
+	f.mu.Unlock()
+	c := f.Hierarchy(ctx, t)
+	found := hook.FindSources(c.Names, hook.Sources(f.Dirs, c.PackageDirs))
+	f.mu.Lock()
+	if f.destroy == nil {
+		f.destroy = map[typeKey][]hook.Found{}
+	}
+	f.destroy[k] = found
+	f.mu.Unlock()
+	return found
+}
+
+// HandlerHook returns the hook of handler for a subscriber of type t: the
+// first one found, and false when there is none.
+func (f *HookFinder) HandlerHook(ctx context.Context, t snapshot.Type, handler string) (hook.Found, bool) {
+	h := f.handlerHook(ctx, t, handler)
+	return h.found, h.ok
+}
+
+// OldHandlerPlaces returns, when handler has no hook for a subscriber of
+// type t, the files at <dir>/<C>/<handler> (and the same in packages):
+// where handler hooks lived before they moved to <C>/notify/<handler>.
+// They do not run; a caller warns about them so that the move is not
+// missed. Nil when the handler has a hook or nothing is at the old place.
+func (f *HookFinder) OldHandlerPlaces(ctx context.Context, t snapshot.Type, handler string) []string {
+	return f.handlerHook(ctx, t, handler).old
+}
+
+func (f *HookFinder) handlerHook(ctx context.Context, t snapshot.Type, handler string) handlerHook {
+	k := hookKey{typeKey{t.Name, t.Version, t.Package}, handler}
+	f.mu.Lock()
+	if h, ok := f.handler[k]; ok {
 		f.mu.Unlock()
 		return h
 	}
 	f.mu.Unlock()
 	c := f.Hierarchy(ctx, t)
 	sources := hook.Sources(f.Dirs, c.PackageDirs)
-	var found []hook.Found
-	if event == hook.EventDestroy {
-		found = hook.FindSources(c.Names, event, sources)
-	} else if h, ok := hook.FindFirstSource(c.Names, event, sources); ok {
-		found = []hook.Found{h}
+	var h handlerHook
+	h.found, h.ok = hook.FindHandlerSources(c.Names, handler, sources)
+	if !h.ok {
+		h.old = hook.OldHandlerPlaces(c.Names, handler, sources)
 	}
 	f.mu.Lock()
-	if f.hook == nil {
-		f.hook = map[hookKey][]hook.Found{}
+	if f.handler == nil {
+		f.handler = map[hookKey]handlerHook{}
 	}
-	f.hook[k] = found
+	f.handler[k] = h
 	f.mu.Unlock()
-	return found
+	return h
 }

@@ -270,7 +270,7 @@ func (wb *writeBack) patchAndDrop(patches map[string][]json.RawMessage) (*snapsh
 		case dropped[o.First]:
 			r.at(o.Start).remove = true
 		case subs[o.First] != nil:
-			list, id, path := subs[o.First], o.ID, in.ObjectPath(int32(c))
+			list, id, path, depth := subs[o.First], o.ID, in.ObjectPath(int32(c)), in.Depth(int32(c))
 			r.at(o.Start).write = func(b *bytes.Buffer, s, e int) error {
 				var cur bytes.Buffer
 				if err := r.inner(&cur, s, e); err != nil {
@@ -279,7 +279,7 @@ func (wb *writeBack) patchAndDrop(patches map[string][]json.RawMessage) (*snapsh
 				obj := cur.Bytes()
 				for _, patch := range list {
 					var err error
-					if obj, err = applyPatch(obj, patch); err != nil {
+					if obj, err = CheckPatch(obj, patch, depth); err != nil {
 						return fmt.Errorf("write-back: patch for subscriber %s at %s: %w", id, path, err)
 					}
 				}
@@ -1022,7 +1022,10 @@ func applyPatch(obj, patch []byte) ([]byte, error) {
 	return mergeObject(obj, patch, "$")
 }
 
-// mergeObject merges the patch object into the object target.
+// mergeObject merges the patch object into the object target, refusing
+// what a patch may not do (see CheckPatch): set a "?" key, remove or
+// replace a value holding an object. path is target's JSON path for the
+// errors.
 func mergeObject(target, patch []byte, path string) ([]byte, error) {
 	type pv struct {
 		raw, val []byte
@@ -1057,16 +1060,26 @@ func mergeObject(target, patch []byte, path string) ([]byte, error) {
 			continue
 		}
 		seen[k] = true
+		at := childPath(path, k)
 		switch {
 		case string(p.val) == "null":
+			if id, where, ok := objectIn(target, m.vs, at); ok {
+				return nil, fmt.Errorf("it removes object %s at %s; a patch may change properties only", id, where)
+			}
 			r.at(m.vs).remove = true
 		case p.val[0] == '{' && target[m.vs] == '{':
-			merged, err := mergeObject(target[m.vs:m.ve], p.val, childPath(path, k))
+			merged, err := mergeObject(target[m.vs:m.ve], p.val, at)
 			if err != nil {
 				return nil, err
 			}
 			r.at(m.vs).write = func(b *bytes.Buffer, s, e int) error { b.Write(merged); return nil }
 		default:
+			if id, where, ok := objectIn(target, m.vs, at); ok {
+				return nil, fmt.Errorf("it replaces object %s at %s; a patch may change properties only", id, where)
+			}
+			if err := headerFree(p.val, 0, at); err != nil {
+				return nil, err
+			}
 			v, err := newValue(p.val, prefix, unit)
 			if err != nil {
 				return nil, err
@@ -1078,6 +1091,9 @@ func mergeObject(target, patch []byte, path string) ([]byte, error) {
 		p := byKey[k]
 		if seen[k] || string(p.val) == "null" {
 			continue
+		}
+		if err := headerFree(p.val, 0, childPath(path, k)); err != nil {
+			return nil, err
 		}
 		v, err := newValue(p.val, prefix, unit)
 		if err != nil {

@@ -187,6 +187,14 @@ func (t *Tree) ObjectPath(i int32) string {
 	return renderPath(t.Doc.Data, t.segs[o.segLo:o.segHi])
 }
 
+// Depth returns how many JSON arrays and objects of its document enclose
+// copy i: one for each segment of its ObjectPath. The copy itself opens
+// one more level (see MaxDepth).
+func (t *Tree) Depth(i int32) int {
+	o := &t.Objects[i]
+	return int(o.segHi - o.segLo)
+}
+
 // PathAt returns the JSON path of the value that starts at offset off
 // inside the tree.
 func (t *Tree) PathAt(off int) string {

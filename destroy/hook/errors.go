@@ -10,9 +10,10 @@ import (
 // or was interrupted, or wrote something other than one JSON object to
 // stdout.
 type HookError struct {
-	// Hook is the hook's path, Event its argv[1] ("destroy" or the
-	// handler's name), ObjectID the object it ran for.
-	Hook, Event, ObjectID string
+	// Hook is the hook's path, Event its argv[1] ("destroy" or
+	// "notify"), Handler the handler's name for a notification, ObjectID
+	// the object it ran for (for a notification, the publisher).
+	Hook, Event, Handler, ObjectID string
 	// ExitCode is the hook's exit status, or -1 when it did not exit
 	// normally (never started, or ended by a signal).
 	ExitCode int
@@ -35,9 +36,14 @@ type HookError struct {
 	Err error
 }
 
-// Error returns "hook <path> <event> of <object id>: <reason>".
+// Error returns "hook <path> destroy of <object id>: <reason>" or
+// "hook <path> notify <handler> of <publisher id>: <reason>".
 func (e *HookError) Error() string {
-	return "hook " + quoteIfNeeded(e.Hook) + " " + quoteIfNeeded(e.Event) + " of " + quoteIfNeeded(e.ObjectID) + ": " + e.Reason
+	event := quoteIfNeeded(e.Event)
+	if e.Handler != "" {
+		event += " " + quoteIfNeeded(e.Handler)
+	}
+	return "hook " + quoteIfNeeded(e.Hook) + " " + event + " of " + quoteIfNeeded(e.ObjectID) + ": " + e.Reason
 }
 
 // Unwrap returns Err.

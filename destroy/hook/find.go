@@ -15,8 +15,10 @@ import (
 // without any execute permission bit.
 var ErrNotExecutable = errors.New("not executable")
 
-// A Source is one place to look for hooks: the hook of class C for an event
-// is the file <Dir>/<C>/<event>.
+// A Source is one place to look for hooks: the destroy hook of class C is
+// the file <Dir>/<C>/destroy, the hook of its handler H is
+// <Dir>/<C>/notify/<H> (DESIGN 4). Notify hooks have a folder of their
+// own so that no handler name can select a destroy hook.
 //
 // A Source with PackageDir set is a package's hooks folder: Dir is then
 // normally <PackageDir>/hooks (see [PackageSource]) and a hook found there
@@ -27,7 +29,8 @@ type Source struct {
 }
 
 // PackageSource returns the Source for the hooks shipped by the package
-// unpacked in dir: <dir>/hooks/<C>/<event> (DESIGN 4).
+// unpacked in dir: <dir>/hooks/<C>/destroy and <dir>/hooks/<C>/notify/<H>
+// (DESIGN 4).
 func PackageSource(dir string) Source {
 	return Source{Dir: filepath.Join(dir, "hooks"), PackageDir: dir}
 }
@@ -64,14 +67,17 @@ func Sources(dirs []string, packageDirs map[string]string) SourceFunc {
 	}
 }
 
-// Found is one hook file found by [Find] or [FindSources].
+// Found is one hook file found by [Find], [FindHandler] and their
+// Sources forms.
 type Found struct {
 	// Path is the hook's cleaned absolute path.
 	Path string
 	// Class is the class whose hook this is (OBJGC_CLASS).
 	Class string
-	// Event is the event looked up: "destroy" or a handler's name.
+	// Event is EventDestroy or EventNotify.
 	Event string
+	// Handler is the handler's name for a notify hook, else "".
+	Handler string
 	// Source is where the hook was found; Source.PackageDir is non-empty
 	// when the hook comes from a package.
 	Source Source
@@ -92,25 +98,31 @@ func (f Found) WorkDir() string {
 	return filepath.Dir(f.Path)
 }
 
-// Find returns the hooks for event of an object whose class hierarchy is
-// classes (the object's class, then its ancestors in breadth-first order, as
-// the caller resolved them), looking in the hooks dirs in order: for each
-// class in turn, <dir>/<class>/<event> in each dir. See [FindSources] for
-// the rules; Find(dirs, classes, event) is FindSources(classes, event,
+// NotifyDir is the folder of a class's folder that holds its handler
+// hooks: <dir>/<C>/notify/<H>.
+const NotifyDir = "notify"
+
+// Find returns the destroy hooks of an object whose class hierarchy is
+// classes (the object's class, then its ancestors in breadth-first order,
+// as the caller resolved them), looking in the hooks dirs in order: for
+// each class in turn, <dir>/<class>/destroy in each dir. See [FindSources]
+// for the rules; Find(dirs, classes) is FindSources(classes,
 // Sources(dirs, nil)).
-func Find(dirs []string, classes []string, event string) []Found {
-	return FindSources(classes, event, Sources(dirs, nil))
+func Find(dirs []string, classes []string) []Found {
+	return FindSources(classes, Sources(dirs, nil))
 }
 
-// FindFirst returns the handler hook for event: the first hook [Find] would
-// return, and false when there is none.
-func FindFirst(dirs []string, classes []string, event string) (Found, bool) {
-	return FindFirstSource(classes, event, Sources(dirs, nil))
+// FindHandler returns the hook of handler for a subscriber whose class
+// hierarchy is classes: the first <dir>/<class>/notify/<handler>, and
+// false when there is none. See [FindHandlerSources].
+func FindHandler(dirs []string, classes []string, handler string) (Found, bool) {
+	return FindHandlerSources(classes, handler, Sources(dirs, nil))
 }
 
-// FindSources returns every hook for event, for each class of classes in
-// order and, within a class, each source of sources(class) in order. Destroy
-// hooks run in exactly this order (DESIGN 4).
+// FindSources returns every destroy hook, for each class of classes in
+// order and, within a class, each source of sources(class) in order:
+// <Dir>/<class>/destroy. Destroy hooks run in exactly this order
+// (DESIGN 4).
 //
 // A hook is a regular file (symbolic links are followed); a directory or
 // any other kind of file at the path is not a hook and is skipped. A
@@ -121,13 +133,15 @@ func FindFirst(dirs []string, classes []string, event string) (Found, bool) {
 // through different paths (a symbolic link to another hook) are different
 // hooks.
 //
-// A class or event that is not a single path component ("", ".", "..", or
-// containing "/" or NUL) has no hook: class and handler names come from the
-// object model and must not reach outside the hooks dirs.
-func FindSources(classes []string, event string, sources SourceFunc) []Found {
+// A class or handler that is not a single path component ("", ".", "..",
+// or containing "/" or NUL) has no hook: class and handler names come from
+// the object model and must not reach outside the hooks dirs. Nor has one
+// too long for the file system (ENAMETOOLONG, more than 255 bytes on most):
+// no such file can exist.
+func FindSources(classes []string, sources SourceFunc) []Found {
 	var found []Found
 	seen := make(map[string]bool)
-	lookup(classes, event, sources, func(f Found) bool {
+	lookup(classes, "", sources, func(f Found) bool {
 		if !seen[f.Path] {
 			seen[f.Path] = true
 			found = append(found, f)
@@ -137,20 +151,55 @@ func FindSources(classes []string, event string, sources SourceFunc) []Found {
 	return found
 }
 
-// FindFirstSource returns the first hook [FindSources] would return, and
-// false when there is none. Handler hooks are looked up this way.
-func FindFirstSource(classes []string, event string, sources SourceFunc) (Found, bool) {
+// FindHandlerSources returns the hook of handler: the first
+// <Dir>/<class>/notify/<handler> for each class of classes in order and,
+// within a class, each source of sources(class) in order, under the rules
+// of [FindSources]; false when there is none.
+func FindHandlerSources(classes []string, handler string, sources SourceFunc) (Found, bool) {
+	if handler == "" {
+		return Found{}, false
+	}
 	var first Found
 	ok := false
-	lookup(classes, event, sources, func(f Found) bool {
+	lookup(classes, handler, sources, func(f Found) bool {
 		first, ok = f, true
 		return false
 	})
 	return first, ok
 }
 
-func lookup(classes []string, event string, sources SourceFunc, yield func(Found) bool) {
-	if !isComponent(event) || sources == nil {
+// OldHandlerPlaces returns the files at <Dir>/<class>/<handler>, where
+// handler hooks lived before they moved to <Dir>/<class>/notify/<handler>,
+// for each class and source in the order of [FindHandlerSources]. Such a
+// file no longer runs; callers warn about it when the handler has no hook.
+// A handler named "destroy" or "notify" has no old place: those paths are
+// the destroy hook and the notify folder.
+func OldHandlerPlaces(classes []string, handler string, sources SourceFunc) []string {
+	if handler == EventDestroy || handler == NotifyDir || !isComponent(handler) || sources == nil {
+		return nil
+	}
+	var paths []string
+	for _, class := range classes {
+		if !isComponent(class) {
+			continue
+		}
+		for _, src := range sources(class) {
+			if src.Dir == "" {
+				continue
+			}
+			path := absPath(filepath.Join(src.Dir, class, handler))
+			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+				paths = append(paths, path)
+			}
+		}
+	}
+	return paths
+}
+
+// lookup yields the hooks of handler, or the destroy hooks when handler
+// is "".
+func lookup(classes []string, handler string, sources SourceFunc, yield func(Found) bool) {
+	if handler != "" && !isComponent(handler) || sources == nil {
 		return
 	}
 	for _, class := range classes {
@@ -161,7 +210,7 @@ func lookup(classes []string, event string, sources SourceFunc, yield func(Found
 			if src.Dir == "" {
 				continue
 			}
-			f, ok := stat(src, class, event)
+			f, ok := stat(src, class, handler)
 			if ok && !yield(f) {
 				return
 			}
@@ -169,15 +218,18 @@ func lookup(classes []string, event string, sources SourceFunc, yield func(Found
 	}
 }
 
-func stat(src Source, class, event string) (Found, bool) {
-	path := filepath.Join(src.Dir, class, event)
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
+func stat(src Source, class, handler string) (Found, bool) {
+	f := Found{Class: class, Event: EventDestroy, Source: src}
+	path := filepath.Join(src.Dir, class, EventDestroy)
+	if handler != "" {
+		f.Event, f.Handler = EventNotify, handler
+		path = filepath.Join(src.Dir, class, NotifyDir, handler)
 	}
-	f := Found{Path: path, Class: class, Event: event, Source: src}
+	path = absPath(path)
+	f.Path = path
 	fi, err := os.Stat(path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) || isNotDir(err):
+	case errors.Is(err, fs.ErrNotExist) || isNotDir(err) || errors.Is(err, syscall.ENAMETOOLONG):
 		return f, false
 	case err != nil:
 		f.Err = err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -45,7 +46,10 @@ func TestFind(t *testing.T) {
 	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
 	for _, rel := range []string{
 		"a/Derived/destroy", "b/Derived/destroy", "b/Base/destroy",
-		"a/io.murano.Object/destroy", "b/Base/onDestroyed", "a/Derived/onDestroyed",
+		"a/io.murano.Object/destroy", "b/Base/notify/onDestroyed", "a/Derived/notify/onDestroyed",
+		"b/Base/notify/destroy",
+		// The old place of a handler hook: not found.
+		"a/Base/onDestroyed", "a/Other/onDestroyed",
 	} {
 		writeHook(t, root, rel, "exit 0\n")
 	}
@@ -60,40 +64,73 @@ func TestFind(t *testing.T) {
 		t.Fatal(err)
 	}
 	classes := []string{"Derived", "Base", "io.murano.Object"}
+	long := strings.Repeat("x", 300) // longer than a file name may be
 
 	for _, tc := range []struct {
 		name    string
 		dirs    []string
 		classes []string
-		event   string
+		handler string // "": destroy
 		want    []string
+		old     []string // OldHandlerPlaces
 	}{
-		{name: "classes then dirs", dirs: []string{a, b}, classes: classes, event: "destroy",
+		{name: "classes then dirs", dirs: []string{a, b}, classes: classes,
 			want: []string{"Derived:a/Derived/destroy", "Derived:b/Derived/destroy", "Base:b/Base/destroy",
 				"io.murano.Object:a/io.murano.Object/destroy", "io.murano.Object:b/io.murano.Object/destroy:notexec"}},
-		{name: "dir order", dirs: []string{b, a}, classes: classes[:1], event: "destroy",
+		{name: "dir order", dirs: []string{b, a}, classes: classes[:1],
 			want: []string{"Derived:b/Derived/destroy", "Derived:a/Derived/destroy"}},
-		{name: "same dir twice, spelled differently", dirs: []string{a, "", a + "/../a/", a}, classes: []string{"Derived", "Derived"}, event: "destroy",
+		{name: "same dir twice, spelled differently", dirs: []string{a, "", a + "/../a/", a}, classes: []string{"Derived", "Derived"},
 			want: []string{"Derived:a/Derived/destroy"}},
-		{name: "handler", dirs: []string{a, b}, classes: classes, event: "onDestroyed",
-			want: []string{"Derived:a/Derived/onDestroyed", "Base:b/Base/onDestroyed"}},
-		{name: "none", dirs: []string{a, b}, classes: []string{"Other"}, event: "destroy"},
-		{name: "no dirs", classes: classes, event: "destroy"},
+		{name: "handler", dirs: []string{a, b}, classes: classes, handler: "onDestroyed",
+			want: []string{"Derived:a/Derived/notify/onDestroyed"}, old: []string{"a/Base/onDestroyed"}},
+		{name: "handler of the base", dirs: []string{a, b}, classes: classes[1:], handler: "onDestroyed",
+			want: []string{"Base:b/Base/notify/onDestroyed"}, old: []string{"a/Base/onDestroyed"}},
+		{name: "handler only at the old place", dirs: []string{a, b}, classes: []string{"Other"}, handler: "onDestroyed",
+			old: []string{"a/Other/onDestroyed"}},
+		// A handler named destroy is notify/destroy, never the destroy hook.
+		{name: "handler named destroy", dirs: []string{a, b}, classes: classes, handler: "destroy",
+			want: []string{"Base:b/Base/notify/destroy"}},
+		{name: "handler named destroy without its hook", dirs: []string{a}, classes: classes, handler: "destroy"},
+		{name: "handler named notify", dirs: []string{a, b}, classes: classes, handler: "notify"},
+		{name: "none", dirs: []string{a, b}, classes: []string{"Other"}},
+		{name: "no dirs", classes: classes},
+		{name: "no dirs, handler", classes: classes, handler: "onDestroyed"},
 		// Each of these would name a/Derived/destroy if it were joined.
-		{name: "unsafe event", dirs: []string{a}, classes: []string{"Base"}, event: "../Derived/destroy"},
-		{name: "unsafe class", dirs: []string{filepath.Join(a, "Derived", "sub"), root}, classes: []string{"..", ".", "", "a/Derived"}, event: "destroy"},
+		{name: "unsafe handler", dirs: []string{a}, classes: []string{"Base"}, handler: "../../Derived/destroy"},
+		{name: "unsafe class", dirs: []string{filepath.Join(a, "Derived", "sub"), root}, classes: []string{"..", ".", "", "a/Derived"}},
+		// ENAMETOOLONG is no hook, not a hook that cannot run.
+		{name: "class too long", dirs: []string{a, b}, classes: []string{long, "Base"}, want: []string{"Base:b/Base/destroy"}},
+		{name: "handler too long", dirs: []string{a, b}, classes: classes, handler: long},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := render(root, Find(tc.dirs, tc.classes, tc.event))
-			if !equal(got, tc.want) {
-				t.Errorf("Find = %q\nwant %q", got, tc.want)
+			if tc.handler == "" {
+				got := render(root, Find(tc.dirs, tc.classes))
+				if !equal(got, tc.want) {
+					t.Errorf("Find = %q\nwant %q", got, tc.want)
+				}
+				for _, f := range Find(tc.dirs, tc.classes) {
+					if f.Event != EventDestroy || f.Handler != "" {
+						t.Errorf("Found %+v, want a destroy hook", f)
+					}
+				}
+				return
 			}
-			first, ok := FindFirst(tc.dirs, tc.classes, tc.event)
+			first, ok := FindHandler(tc.dirs, tc.classes, tc.handler)
 			switch {
 			case len(tc.want) == 0 && ok:
-				t.Errorf("FindFirst = %v, want none", first)
+				t.Errorf("FindHandler = %v, want none", first)
 			case len(tc.want) > 0 && (!ok || render(root, []Found{first})[0] != tc.want[0]):
-				t.Errorf("FindFirst = %q, %v; want %q", render(root, []Found{first}), ok, tc.want[0])
+				t.Errorf("FindHandler = %q, %v; want %q", render(root, []Found{first}), ok, tc.want[0])
+			case ok && (first.Event != EventNotify || first.Handler != tc.handler):
+				t.Errorf("Found %+v, want notify %s", first, tc.handler)
+			}
+			var old []string
+			for _, p := range OldHandlerPlaces(tc.classes, tc.handler, Sources(tc.dirs, nil)) {
+				rel, _ := filepath.Rel(root, p)
+				old = append(old, filepath.ToSlash(rel))
+			}
+			if !equal(old, tc.old) {
+				t.Errorf("OldHandlerPlaces = %q, want %q", old, tc.old)
 			}
 		})
 	}
@@ -113,7 +150,7 @@ func TestFindSourcesPackage(t *testing.T) {
 	// as found first: from the hooks dir.
 	sources := Sources([]string{dir, filepath.Join(pkgCore, "hooks")},
 		map[string]string{"Derived": pkgDerived, "Base": pkgCore})
-	found := FindSources([]string{"Derived", "Base"}, "destroy", sources)
+	found := FindSources([]string{"Derived", "Base"}, sources)
 	want := []string{"Derived:hooks/Derived/destroy", "Derived:pkg-derived/hooks/Derived/destroy:pkg", "Base:pkg-core/hooks/Base/destroy"}
 	if got := render(root, found); !equal(got, want) {
 		t.Fatalf("FindSources = %q\nwant %q", got, want)
@@ -125,9 +162,12 @@ func TestFindSourcesPackage(t *testing.T) {
 		t.Errorf("package hook: WorkDir = %s, Source %+v", wd, found[1].Source)
 	}
 
-	// Without hooks dirs the package alone supplies the handler.
-	first, ok := FindFirstSource([]string{"Derived", "Base"}, "destroy", Sources(nil, map[string]string{"Base": pkgCore}))
-	if !ok || first.Class != "Base" || first.Source != PackageSource(pkgCore) {
-		t.Errorf("FindFirstSource = %+v, %v", first, ok)
+	// Without hooks dirs the package alone supplies the handler, from
+	// <package>/hooks/<class>/notify/<handler>.
+	writeHook(t, root, "pkg-core/hooks/Base/notify/onGone", "exit 0\n")
+	first, ok := FindHandlerSources([]string{"Derived", "Base"}, "onGone", Sources(nil, map[string]string{"Base": pkgCore}))
+	if !ok || first.Class != "Base" || first.Source != PackageSource(pkgCore) ||
+		first.Path != filepath.Join(pkgCore, "hooks", "Base", "notify", "onGone") || first.WorkDir() != pkgCore {
+		t.Errorf("FindHandlerSources = %+v, %v", first, ok)
 	}
 }

@@ -35,10 +35,8 @@ type Invocation struct {
 	// absolute against objgc's working directory, never looked up in
 	// PATH.
 	Hook string
-	// Event is argv[1]: "destroy", or the handler's name for a
-	// notification. Empty means Handler when that is set, else "destroy".
-	Event string
-	// ObjectID is argv[2] and OBJGC_OBJECT_ID: the doomed object's id.
+	// ObjectID is the last argument and OBJGC_OBJECT_ID: the doomed
+	// object's id (for a notification, the publisher's).
 	ObjectID string
 	// ObjectType is OBJGC_OBJECT_TYPE, the object's type string as in the
 	// snapshot (name/version@package).
@@ -47,7 +45,9 @@ type Invocation struct {
 	// the object's class or one of its ancestors.
 	Class string
 	// Handler is OBJGC_HANDLER. A non-empty Handler makes this a
-	// notification: OBJGC_EVENT is "notify" and stdout may hold a patch.
+	// notification: argv is [hook, "notify", Handler, ObjectID],
+	// OBJGC_EVENT is "notify" and stdout may hold a patch. Otherwise argv
+	// is [hook, "destroy", ObjectID].
 	Handler string
 	// SubscriberID is OBJGC_SUBSCRIBER_ID: the subscriber whose handler
 	// runs, for notifications.
@@ -80,6 +80,12 @@ type Invocation struct {
 	// MaxStdout bounds stdout in bytes; 0 means DefaultMaxStdout. More is
 	// a failure.
 	MaxStdout int64
+	// CheckPatch, when set, checks a notification's patch (Result.Patch,
+	// non-nil) before Run returns: an error fails the hook with the reason
+	// "stdout: patch rejected: <error>", so that the caller never records
+	// as done a patch it cannot apply. objgc's check is
+	// destroy.CheckPatch, the rules of the write-back.
+	CheckPatch func(patch json.RawMessage) error
 	// Stderr, when set, receives each line the hook writes to stderr,
 	// without its line ending (a line longer than 64 KiB arrives in
 	// pieces). Calls come one at a time, from another goroutine, and all
@@ -88,22 +94,23 @@ type Invocation struct {
 }
 
 func (inv *Invocation) event() string {
-	switch {
-	case inv.Event != "":
-		return inv.Event
-	case inv.Handler != "":
-		return inv.Handler
+	if inv.Handler != "" {
+		return EventNotify
 	}
 	return EventDestroy
 }
 
-func (inv *Invocation) env() []string {
-	kind := EventDestroy
+// args is argv after the hook's path (DESIGN 4).
+func (inv *Invocation) args() []string {
 	if inv.Handler != "" {
-		kind = EventNotify
+		return []string{EventNotify, inv.Handler, inv.ObjectID}
 	}
+	return []string{EventDestroy, inv.ObjectID}
+}
+
+func (inv *Invocation) env() []string {
 	return append(slices.Clip(inv.Env),
-		"OBJGC_EVENT="+kind,
+		"OBJGC_EVENT="+inv.event(),
 		"OBJGC_OBJECT_ID="+inv.ObjectID,
 		"OBJGC_OBJECT_TYPE="+inv.ObjectType,
 		"OBJGC_CLASS="+inv.Class,
@@ -142,7 +149,8 @@ type Result struct {
 
 // Run runs one hook the way DESIGN 4 says, and waits for it.
 //
-// There is no shell: argv is [hook, event, object-id], the environment is
+// There is no shell: argv is [hook, "destroy", object-id] or
+// [hook, "notify", handler, publisher-id], the environment is
 // inv.Env plus the OBJGC_* variables, stdin is inv.Stdin. The hook runs in
 // a process group of its own (setpgid(2)), so that signals reach everything
 // it started. Exit status 0 with stdout empty or exactly one JSON object is
@@ -178,7 +186,7 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	inv.PackageDir, inv.Doomed, inv.Dir = absPath(inv.PackageDir), absPath(inv.Doomed), absPath(inv.Dir)
 	res := &Result{ExitCode: -1}
 	fail := func(he *HookError) (*Result, error) {
-		he.Hook, he.Event, he.ObjectID = path, inv.event(), inv.ObjectID
+		he.Hook, he.Event, he.Handler, he.ObjectID = path, inv.event(), inv.Handler, inv.ObjectID
 		he.ExitCode = res.ExitCode
 		he.StderrTail = res.StderrTail
 		return res, he
@@ -201,7 +209,7 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 
 	runCtx, cancel := context.WithTimeout(ctx, inv.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, path, inv.event(), inv.ObjectID)
+	cmd := exec.CommandContext(runCtx, path, inv.args()...)
 	cmd.Dir = inv.Dir
 	if cmd.Dir == "" {
 		cmd.Dir = Found{Path: path, Source: Source{PackageDir: inv.PackageDir}}.WorkDir()
@@ -309,7 +317,13 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	if err != nil {
 		return fail(&HookError{Reason: reason, Err: err})
 	}
-	res.Output, res.Patch = obj, patch
+	res.Output = obj
+	if patch != nil && inv.CheckPatch != nil {
+		if err := inv.CheckPatch(patch); err != nil {
+			return fail(&HookError{Reason: "stdout: patch rejected: " + err.Error(), Err: err})
+		}
+	}
+	res.Patch = patch
 	return res, nil
 }
 

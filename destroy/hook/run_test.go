@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,6 +76,8 @@ func TestRunArgvEnvCwdStdin(t *testing.T) {
 	}{
 		{name: "destroy"},
 		{name: "notify from package", packageDir: true, handler: "onInstanceDestroyed"},
+		// The handler's name is an argument of its own, never argv[1].
+		{name: "notify handler named destroy", handler: "destroy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -82,17 +85,16 @@ func TestRunArgvEnvCwdStdin(t *testing.T) {
 			if err := os.Mkdir(out, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			event := EventDestroy
+			rel := EventDestroy
 			if tc.handler != "" {
-				event = tc.handler
+				rel = "notify/" + tc.handler
 			}
 			// A path with spaces: nothing may split it.
-			hook := writeHook(t, root, "hooks dir/io.murano.Object/"+event, `
+			hook := writeHook(t, root, "hooks dir/io.murano.Object/"+rel, `
 {
 printf 'argv0=%s\n' "$0"
 printf 'argc=%s\n' "$#"
-printf 'arg1=%s\n' "$1"
-printf 'arg2=%s\n' "$2"
+for a in "$@"; do printf 'arg=%s\n' "$a"; done
 printf 'pwd=%s\n' "$(pwd -P)"
 env | grep -E '^(OBJGC_|BASE_)' | sort
 } >"$BASE_OUT/dump"
@@ -114,7 +116,6 @@ cat >"$BASE_OUT/stdin"
 			}
 			inv := Invocation{
 				Hook:         hook,
-				Event:        event,
 				ObjectID:     "abc def",
 				ObjectType:   "io.murano.Object/0.0.0@io.murano",
 				Class:        "io.murano.Object",
@@ -136,28 +137,25 @@ cat >"$BASE_OUT/stdin"
 			}
 			wantDir, _ = filepath.EvalSymlinks(wantDir)
 			kind := "destroy"
+			argv := []string{"argc=2", "arg=destroy", "arg=abc def"}
 			if tc.handler != "" {
 				kind = "notify"
+				argv = []string{"argc=3", "arg=notify", "arg=" + tc.handler, "arg=abc def"}
 			}
-			want := strings.Join([]string{
-				"argv0=" + hook,
-				"argc=2",
-				"arg1=" + event,
-				"arg2=abc def",
-				"pwd=" + wantDir,
-				"BASE_OUT=" + out,
+			want := strings.Join(append(append([]string{"argv0=" + hook}, argv...),
+				"pwd="+wantDir,
+				"BASE_OUT="+out,
 				"BASE_X=kept",
 				"OBJGC_CLASS=io.murano.Object",
-				"OBJGC_DOOMED=" + inv.Doomed,
-				"OBJGC_EVENT=" + kind,
+				"OBJGC_DOOMED="+inv.Doomed,
+				"OBJGC_EVENT="+kind,
 				"OBJGC_GROUP=2",
-				"OBJGC_HANDLER=" + tc.handler,
+				"OBJGC_HANDLER="+tc.handler,
 				"OBJGC_OBJECT_ID=abc def",
 				"OBJGC_OBJECT_TYPE=io.murano.Object/0.0.0@io.murano",
-				"OBJGC_PACKAGE_DIR=" + pkg,
-				"OBJGC_SUBSCRIBER_ID=" + inv.SubscriberID,
-				"",
-			}, "\n")
+				"OBJGC_PACKAGE_DIR="+pkg,
+				"OBJGC_SUBSCRIBER_ID="+inv.SubscriberID,
+				""), "\n")
 			if string(dump) != want {
 				t.Errorf("hook saw:\n%s\nwant:\n%s", dump, want)
 			}
@@ -187,6 +185,10 @@ func TestRunStdout(t *testing.T) {
 		{name: "patch", notify: true, stdout: `\n{"patch": {"instance": null, "name": "x"}}\n`,
 			wantOut: `{"patch": {"instance": null, "name": "x"}}`, wantPatch: `{"instance": null, "name": "x"}`},
 		{name: "null patch", notify: true, stdout: `{"patch": null}`, wantOut: `{"patch": null}`},
+		{name: "patch accepted by the check", notify: true, stdout: `{"patch": {"good": 1}}`,
+			wantOut: `{"patch": {"good": 1}}`, wantPatch: `{"good": 1}`},
+		{name: "patch rejected by the check", notify: true, stdout: `{"patch": {"bad": 1}}`,
+			wantErr: `stdout: patch rejected: the patch {"bad": 1} is bad`},
 		{name: "patch from destroy", stdout: `{"patch": {"a": 1}}`, wantErr: `stdout: only notify hooks may write a "patch"`},
 		{name: "patch not an object", notify: true, stdout: `{"patch": [1]}`, wantErr: `stdout: "patch" is [1], not a JSON object`},
 		{name: "invalid JSON", stdout: `{"a": }`, wantErr: "stdout is not a JSON object: invalid character '}'"},
@@ -199,6 +201,12 @@ func TestRunStdout(t *testing.T) {
 			inv := Invocation{}
 			if tc.notify {
 				inv.Handler = "onDestroy"
+				inv.CheckPatch = func(p json.RawMessage) error {
+					if strings.Contains(string(p), "bad") {
+						return fmt.Errorf("the patch %s is bad", p)
+					}
+					return nil
+				}
 			}
 			res, err := run(t, inv, "printf '"+tc.stdout+"'\n", 2*time.Second)
 			if tc.wantErr != "" {
@@ -544,6 +552,10 @@ func TestRunTimeoutGrandchildRedirected(t *testing.T) {
 func TestHookErrorQuotes(t *testing.T) {
 	err := &HookError{Hook: "/h/a b/destroy", Event: "destroy", ObjectID: "x", Reason: "exit status 1"}
 	if want := `hook "/h/a b/destroy" destroy of x: exit status 1`; err.Error() != want {
+		t.Errorf("Error() = %q, want %q", err.Error(), want)
+	}
+	err = &HookError{Hook: "/h/S/notify/on gone", Event: "notify", Handler: "on gone", ObjectID: "x", Reason: "exit status 1"}
+	if want := `hook "/h/S/notify/on gone" notify "on gone" of x: exit status 1`; err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err.Error(), want)
 	}
 }

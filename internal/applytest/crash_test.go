@@ -20,7 +20,8 @@ import (
 // crashHook records each run's start and, after its work, its end:
 // "start|done <id> <event> <subscriber or ->".
 const crashHook = `#!/bin/sh
-k="$2 $1 ${OBJGC_SUBSCRIBER_ID:--}"
+if [ "$1" = notify ]; then k="$3 $2"; else k="$2 $1"; fi
+k="$k ${OBJGC_SUBSCRIBER_ID:--}"
 echo "start $k" >> "$OBJGC_TEST_STATE/trace"
 sleep 0.003
 echo "done $k" >> "$OBJGC_TEST_STATE/trace"

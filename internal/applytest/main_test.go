@@ -232,7 +232,9 @@ func (e *env) touchState(name, content string) {
 //   - fail/<id> holding a status: the destroy hook of <id> writes to
 //     stderr and exits with that status.
 const traceHook = `#!/bin/sh
-ev=$1 id=$2 g=${OBJGC_GROUP:-?}
+# argv: destroy ID, or notify HANDLER ID (the event is then the handler).
+if [ "$1" = notify ]; then ev=$2 id=$3; else ev=$1 id=$2; fi
+g=${OBJGC_GROUP:-?}
 S=$OBJGC_TEST_STATE
 T=$S/trace
 if [ -d "$S/running" ]; then
@@ -328,13 +330,14 @@ func modelHooks(t *testing.T, model []byte) (classes, handlers []string) {
 }
 
 // installHooks gives every class and handler of model the hook script
-// (destroy and every handler) in dir.
+// in dir: <class>/destroy and <class>/notify/<handler>.
 func installHooks(t *testing.T, dir string, model []byte, script string) {
 	t.Helper()
 	classes, handlers := modelHooks(t, model)
 	for _, c := range classes {
-		for _, ev := range append([]string{"destroy"}, handlers...) {
-			writeHook(t, filepath.Join(dir, c, ev), script)
+		writeHook(t, filepath.Join(dir, c, "destroy"), script)
+		for _, h := range handlers {
+			writeHook(t, filepath.Join(dir, c, "notify", h), script)
 		}
 	}
 }

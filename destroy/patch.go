@@ -1,0 +1,197 @@
+package destroy
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/objgc/objgc/internal/jsonskip"
+	"github.com/objgc/objgc/snapshot"
+)
+
+// CheckPatch applies a notify hook's merge patch (RFC 7386) to one copy
+// of its subscriber the way the write-back does, and returns the patched
+// JSON, or the rule of the write-back the patch breaks. Apply checks a
+// patch with it before the notification is journalled as done, and the
+// write-back applies patches with it, so that the two cannot disagree.
+//
+// subscriber is the JSON of the copy (a valid JSON object, "?" header
+// included); depth is the number of JSON arrays and objects that enclose
+// it in its document (snapshot.Tree.Depth). The rules (DESIGN.md 4 and 5,
+// docs/hooks.md):
+//
+//   - the patch is valid JSON and a JSON object: anything else would
+//     replace the whole subscriber, header and all;
+//   - it never sets the key "?", neither where it merges into an object
+//     (the subscriber's header or an owned object's) nor inside a value it
+//     sets: a patch changes properties, it does not add objects;
+//   - it never removes (null) or replaces a value that holds an object (a
+//     JSON object whose "?" is an object): the object would leave both
+//     Objects and ObjectsCopy while it still exists in the world. Merging
+//     into an owned object's properties is allowed, and so is a string
+//     equal to a doomed object's id, which re-references that object;
+//   - the patched subscriber, at depth, nests no deeper than the model
+//     reader accepts (snapshot.MaxDepth), one level kept spare for the
+//     envelope the write-back may wrap around a bare object tree.
+//
+// Patches of several notifications to one subscriber apply one after the
+// other, each to what the previous returned. The errors are lower case
+// and name the JSON path inside the subscriber ("$" is the subscriber).
+func CheckPatch(subscriber, patch []byte, depth int) ([]byte, error) {
+	out, err := applyPatch(subscriber, patch)
+	if err != nil {
+		return nil, err
+	}
+	if n := nesting(out); depth+n > snapshot.MaxDepth-1 {
+		return nil, fmt.Errorf("the patched subscriber nests deeper than %d levels (%d here, below %d enclosing levels); the model could not be read back",
+			snapshot.MaxDepth-1, n, depth)
+	}
+	return out, nil
+}
+
+// objectIn reports the first object (a JSON object whose "?" value is a
+// JSON object) in the valid JSON value starting at data[vs], itself
+// included, with its id and JSON path; path is the value's.
+func objectIn(data []byte, vs int, path string) (id, where string, ok bool) {
+	switch data[vs] {
+	case '{':
+		ms, _ := members(data, vs)
+		if h, ok := keyIn(data, ms, "?"); ok && data[h.vs] == '{' {
+			id := "(no id)"
+			hms, _ := members(data, h.vs)
+			if m, ok := keyIn(data, hms, "id"); ok {
+				id = string(data[m.vs:m.ve])
+				if s, err := decodeString(data[m.vs:m.ve]); err == nil {
+					id = s
+				}
+			}
+			return id, path, true
+		}
+		for _, m := range ms {
+			k, _ := decodeString(data[m.start:m.keyEnd])
+			if id, where, ok := objectIn(data, m.vs, childPath(path, k)); ok {
+				return id, where, true
+			}
+		}
+	case '[':
+		ms, _ := members(data, vs)
+		for i, m := range ms {
+			if id, where, ok := objectIn(data, m.vs, path+"["+strconv.Itoa(i)+"]"); ok {
+				return id, where, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// headerFree checks that the valid JSON value starting at v[vs], which a
+// patch sets, holds no key "?" anywhere; path is its JSON path.
+func headerFree(v []byte, vs int, path string) error {
+	switch v[vs] {
+	case '{':
+		ms, _ := members(v, vs)
+		for _, m := range ms {
+			k, _ := decodeString(v[m.start:m.keyEnd])
+			if k == "?" {
+				if v[m.vs] == '{' {
+					return fmt.Errorf(`it adds an object (a "?" header) at %s; a patch may change properties only`, path)
+				}
+				return fmt.Errorf(`it sets the header key "?" at %s; a patch may change properties only`, path)
+			}
+			if err := headerFree(v, m.vs, childPath(path, k)); err != nil {
+				return err
+			}
+		}
+	case '[':
+		ms, _ := members(v, vs)
+		for i, m := range ms {
+			if err := headerFree(v, m.vs, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// nesting returns how deep arrays and objects nest in the valid JSON b:
+// 1 for {} or [], 0 for a scalar.
+func nesting(b []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = jsonskip.String(b, i) - 1
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// patchChecker accepts the patches of one Apply run's notifications: each
+// must pass CheckPatch on every copy of its subscriber in the incoming
+// model, on top of the patches accepted before it for that subscriber.
+// The write-back applies them in notification order rather than in the
+// order they were accepted; that gives the same verdict, since a patch
+// that passes on a subscriber passes on it with other passing patches
+// applied (they add no objects and keep every object where it was, and
+// merging nests no deeper than the deeper of two values).
+type patchChecker struct {
+	mu     sync.Mutex
+	copies map[string][]patchedCopy // by subscriber id; nil until the first patch
+}
+
+// patchedCopy is one copy of a subscriber with the accepted patches
+// applied.
+type patchedCopy struct {
+	data  []byte
+	depth int
+}
+
+// accept checks patch for subscriber sub of plan p and, when it passes,
+// records it so that later patches for sub are checked on top of it. A
+// subscriber that is not in the incoming model (doomed, or the whole
+// environment is deleted) leaves the model: the write-back drops its
+// patches, so any patch passes.
+func (c *patchChecker) accept(p *Plan, sub string, patch json.RawMessage) error {
+	in := p.Diff.Incoming
+	if in.Null {
+		return nil
+	}
+	if _, ok := in.Lookup(sub); !ok {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.copies == nil {
+		c.copies = map[string][]patchedCopy{}
+		want := map[string]bool{}
+		for _, n := range p.Notifications {
+			want[n.Subscriber] = true
+		}
+		for k := range in.Objects {
+			o := &in.Objects[k]
+			if o.HasID && want[o.ID] {
+				c.copies[o.ID] = append(c.copies[o.ID], patchedCopy{data: in.Doc.Data[o.Start:o.End], depth: in.Depth(int32(k))})
+			}
+		}
+	}
+	list := c.copies[sub]
+	next := make([]patchedCopy, len(list))
+	for k, cp := range list {
+		out, err := CheckPatch(cp.data, patch, cp.depth)
+		if err != nil {
+			if len(list) > 1 {
+				return fmt.Errorf("copy %d of %d of %s: %w", k+1, len(list), sub, err)
+			}
+			return err
+		}
+		next[k] = patchedCopy{data: out, depth: cp.depth}
+	}
+	c.copies[sub] = next
+	return nil
+}
