@@ -81,13 +81,16 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 			}
 			return
 		}
-		if s := os.Getenv(env); s != "" && f.Name != "help" {
+		if err := v.BindPFlag(key, f); err != nil {
+			errs = append(errs, err)
+		}
+		if _, ok := flagEnv(f.Name); !ok {
+			return
+		}
+		if s := os.Getenv(env); s != "" {
 			if err := checkSetting(env, f, s); err != nil {
 				errs = append(errs, err)
 			}
-		}
-		if err := v.BindPFlag(key, f); err != nil {
-			errs = append(errs, err)
 		}
 		if err := v.BindEnv(key, env); err != nil {
 			errs = append(errs, err)
@@ -98,9 +101,8 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
-	path, explicit := v.GetString("config"), true
+	path := v.GetString("config")
 	if path == "" {
-		explicit = false
 		path = defaultConfigFile()
 	}
 	if path == "" {
@@ -108,9 +110,6 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 	}
 	data, err := readConfigFile(path)
 	if err != nil {
-		if !explicit && errors.Is(err, fs.ErrNotExist) {
-			return v, nil
-		}
 		return nil, err
 	}
 	typ := strings.TrimPrefix(filepath.Ext(path), ".")
