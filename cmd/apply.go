@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,11 +38,14 @@ type applyOptions struct {
 	OnDangling  string        `mapstructure:"on-dangling"`
 	Format      string        `mapstructure:"format"`
 	NoColor     bool          `mapstructure:"no-color"`
-	HooksDirs   []string
-	CacheDir    string
-	// onDanglingSet: --on-dangling was given (flag, environment or config
-	// file), overriding a saved plan's.
-	onDanglingSet bool
+	// RequireHooks refuses to run when a doomed object has no destroy hook.
+	RequireHooks bool `mapstructure:"require-hooks"`
+	HooksDirs    []string
+	CacheDir     string
+	// hooksDirsFrom, cacheDirFrom and onDanglingFrom name where these
+	// settings came from ("" for the default): a saved plan fixes them,
+	// and a setting that contradicts it is a usage error.
+	hooksDirsFrom, cacheDirFrom, onDanglingFrom string
 }
 
 func newApplyCmd(streams *IO) *cobra.Command {
@@ -62,8 +66,17 @@ MODEL is rewritten in place unless --write says otherwise; with --snapshot and
 taken: a directory, a file that is not a regular one, a missing or
 unwritable folder, or the --snapshot input or the saved plan is refused.
 A symbolic link is written through. With nothing to do, the model is left
-as it was. PLANFILE is a plan saved with objgc plan --out:
-apply refuses it (exit 5) if any of its inputs changed.`,
+as it was.
+
+PLANFILE is a plan saved with objgc plan --out:
+it runs exactly the hooks the plan lists, from the plan's hooks dirs and
+package cache, and is refused (exit 5) before anything runs if an input, a
+hook (added, removed or changed) or a package changed since. --hooks-dir,
+--cache-dir and --on-dangling that differ from the plan's are usage errors.
+
+A hooks dir that does not exist or is not a directory is an error. Objects
+destroyed without a destroy hook are counted in the report; --require-hooks
+refuses to run when a doomed object has none.`,
 		Example: `  objgc apply env.json --hooks-dir ./hooks
   objgc apply --snapshot before.json --graph after.json --write after.json
   objgc plan env.json --out plan.json && objgc apply plan.json`,
@@ -89,7 +102,9 @@ apply refuses it (exit 5) if any of its inputs changed.`,
 			if opts.CacheDir, err = cacheDir(v); err != nil {
 				return err
 			}
-			opts.onDanglingSet = c.Flags().Changed("on-dangling") || v.InConfig("on-dangling") || streams.Getenv("OBJGC_ON_DANGLING") != ""
+			opts.hooksDirsFrom = settingFrom(c, v, streams.Getenv, "hooks-dir")
+			opts.cacheDirFrom = settingFrom(c, v, streams.Getenv, "cache-dir")
+			opts.onDanglingFrom = settingFrom(c, v, streams.Getenv, "on-dangling")
 			return runApply(c.Context(), streams, opts)
 		},
 	}
@@ -106,6 +121,7 @@ apply refuses it (exit 5) if any of its inputs changed.`,
 	f.String("on-dangling", "error", "references to doomed objects: error (refuse to run) or keep (destroy them and keep them flagged destroyed)")
 	f.String("format", "text", "report format: text or json")
 	f.String("cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
+	f.Bool("require-hooks", false, "refuse to run when a doomed object has no destroy hook")
 	return c
 }
 
@@ -127,16 +143,9 @@ type applyInputs struct {
 	unchanged bool
 }
 
-// savedPlan is the part of a JSON plan apply reads.
-type savedPlan struct {
-	FormatVersion string      `json:"format_version"`
-	Inputs        []planInput `json:"inputs"`
-	OnDangling    string      `json:"on_dangling"`
-}
-
 // readSavedPlan returns the plan saved in path, or nil when path holds a
 // model rather than a plan.
-func readSavedPlan(path string) (*savedPlan, error) {
+func readSavedPlan(path string) (*planDocument, error) {
 	if path == "-" {
 		return nil, nil
 	}
@@ -147,12 +156,12 @@ func readSavedPlan(path string) (*savedPlan, error) {
 	if !gjson.GetBytes(data, "format_version").Exists() || !gjson.GetBytes(data, "inputs").IsArray() {
 		return nil, nil
 	}
-	var sp savedPlan
+	var sp planDocument
+	if v := gjson.GetBytes(data, "format_version").String(); v != PlanFormatVersion {
+		return nil, fmt.Errorf("%s: plan format_version %q; this objgc reads %q: plan again", path, v, PlanFormatVersion)
+	}
 	if err := json.Unmarshal(data, &sp); err != nil {
 		return nil, fmt.Errorf("%s: not a valid objgc plan: %w", path, err)
-	}
-	if sp.FormatVersion != PlanFormatVersion {
-		return nil, fmt.Errorf("%s: plan format_version %q; this objgc reads %q", path, sp.FormatVersion, PlanFormatVersion)
 	}
 	return &sp, nil
 }
@@ -170,11 +179,42 @@ func short(sum string) string {
 	return sum
 }
 
+// checkPlanSettings refuses settings that contradict the saved plan sp
+// (docs/apply.md): hooks dirs, a package cache or an on-dangling mode other
+// than the plan's. The same value is no contradiction: CI may set
+// OBJGC_HOOKS_DIR for both plan and apply.
+func checkPlanSettings(opts *applyOptions, planFile string, sp *planDocument) error {
+	if opts.hooksDirsFrom != "" {
+		if given := absPaths(opts.HooksDirs); !slices.Equal(given, sp.HooksDirs) {
+			return usageErrorf("%s %s (%s) differs from the hooks dirs of plan %s (%s): plan again with these hooks dirs, or apply without %s",
+				opts.hooksDirsFrom, strings.Join(opts.HooksDirs, ", "), strings.Join(given, ", "), planFile, listOrNone(sp.HooksDirs), opts.hooksDirsFrom)
+		}
+	}
+	if opts.cacheDirFrom != "" {
+		if given := absPath(opts.CacheDir); given != sp.CacheDir {
+			return usageErrorf("%s %s (%s) differs from the package cache of plan %s (%s): plan again with this cache, or apply without %s",
+				opts.cacheDirFrom, opts.CacheDir, given, planFile, sp.CacheDir, opts.cacheDirFrom)
+		}
+	}
+	if opts.onDanglingFrom != "" && opts.OnDangling != sp.OnDangling {
+		return usageErrorf("%s %s differs from plan %s (on_dangling %s): plan again with --on-dangling %s",
+			opts.onDanglingFrom, opts.OnDangling, planFile, sp.OnDangling, opts.OnDangling)
+	}
+	return nil
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
 // resolveApplyInputs works out the inputs, the target and whether a saved
 // plan is run, before the lock is taken; the inputs are read after it.
-func resolveApplyInputs(opts *applyOptions) (*applyInputs, *savedPlan, error) {
+func resolveApplyInputs(opts *applyOptions) (*applyInputs, *planDocument, error) {
 	ai := &applyInputs{onDangling: opts.OnDangling}
-	var sp *savedPlan
+	var sp *planDocument
 	if opts.Model != "" {
 		var err error
 		if sp, err = readSavedPlan(opts.Model); err != nil {
@@ -195,13 +235,14 @@ func resolveApplyInputs(opts *applyOptions) (*applyInputs, *savedPlan, error) {
 			return nil, nil, fmt.Errorf("%s: a plan's inputs are one model or a snapshot and a graph", ai.planFile)
 		}
 		for _, in := range sp.Inputs {
-			if in.Path == "<stdin>" {
-				return nil, nil, fmt.Errorf("%s: planned from standard input; apply needs files", ai.planFile)
+			if in.Path == stdinName || !filepath.IsAbs(in.Path) {
+				return nil, nil, fmt.Errorf("%s: input path %q: a saved plan names its inputs by absolute path", ai.planFile, in.Path)
 			}
 		}
-		if !opts.onDanglingSet {
-			ai.onDangling = sp.OnDangling
+		if err := checkPlanSettings(opts, ai.planFile, sp); err != nil {
+			return nil, nil, err
 		}
+		ai.onDangling = sp.OnDangling
 	}
 	switch {
 	case opts.Write != "":
@@ -293,6 +334,21 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	if err := checkOnDangling(ai.onDangling); err != nil {
 		return err
 	}
+	// Before the lock: a saved plan that no longer holds, or a hooks dir
+	// that is not there, is refused before anything is touched.
+	var finder *destroy.HookFinder
+	if sp != nil {
+		var diffs []string
+		finder, diffs = checkPlanHooks(ctx, streams, sp)
+		if finder.Packages != nil {
+			defer finder.Packages.Close()
+		}
+		if diffs = append(checkPlanInputs(sp), diffs...); len(diffs) > 0 {
+			return staleError(ai.planFile, diffs)
+		}
+	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
+		return err
+	}
 	unlock, err := destroy.LockTarget(ctx, ai.file, opts.LockTimeout)
 	if err != nil {
 		if errors.Is(err, destroy.ErrLocked) {
@@ -314,6 +370,13 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 			}
 		}
 	}
+	if finder == nil {
+		finder = &destroy.HookFinder{Dirs: opts.HooksDirs}
+		if session := openPackages(streams, opts.CacheDir); session != nil {
+			defer session.Close()
+			finder.Packages = session
+		}
+	}
 	p := destroy.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
 	if n := len(p.Diff.Dangling); n > 0 && ai.onDangling == "error" {
 		var b strings.Builder
@@ -323,6 +386,11 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		}
 		b.WriteString("\nremove the references, or use --on-dangling=keep to destroy the objects and keep them flagged destroyed")
 		return errors.New(b.String())
+	}
+	if opts.RequireHooks {
+		if err := requireHooks(ctx, p, finder); err != nil {
+			return err
+		}
 	}
 
 	// Nothing to do (nothing doomed, nothing dropped: no hook, no patch)
@@ -355,11 +423,6 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	}
 	defer os.Remove(doomedFile)
 
-	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
-	if session := openPackages(streams, opts.CacheDir); session != nil {
-		defer session.Close()
-		finder.Packages = session
-	}
 	progress := newProgressLine(streams)
 	defer progress.Done()
 	result, err := destroy.Apply(ctx, p, destroy.ApplyOptions{
@@ -383,10 +446,12 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		Journal: journal,
 		Resume:  resume,
 	})
+	// The progress line is erased before anything else is printed: the
+	// report and every message share a terminal with it.
+	progress.Done()
 	if err != nil {
 		return fmt.Errorf("apply stopped: %w; nothing was written, the journal %s keeps what was done", err, journal.Path())
 	}
-	progress.Done() // before the model (--write -) and the report (stderr with --write -)
 
 	attributes := envelopeAttributes(in)
 	outcome := destroy.Outcome{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
@@ -488,6 +553,29 @@ func reportStreams(streams *IO, ai *applyInputs) *IO {
 	return &s
 }
 
+// requireHooks refuses (--require-hooks) a plan in which a doomed object
+// has no destroy hook, naming the first of them and how many there are.
+func requireHooks(ctx context.Context, p *destroy.Plan, finder *destroy.HookFinder) error {
+	var missing []string
+	snap := p.Diff.Snapshot
+	for _, g := range p.Groups {
+		for _, i := range g.Objects {
+			o := &p.Objects[i]
+			if len(finder.DestroyHooks(ctx, snap.Objects[o.Snapshot].Type())) == 0 {
+				missing = append(missing, orDash(o.Type)+" "+o.ID)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	shown, more := missing, ""
+	if len(missing) > maxDifferences {
+		shown, more = missing[:maxDifferences], fmt.Sprintf(" and %d more", len(missing)-maxDifferences)
+	}
+	return fmt.Errorf("--require-hooks: %d doomed %s no destroy hook: %s%s", len(missing), plural(len(missing), "object has", "objects have"), strings.Join(shown, ", "), more)
+}
+
 // writeDoomedFile writes every doomed id, one a line, for OBJGC_DOOMED (a
 // hook's isDoomed).
 func writeDoomedFile(p *destroy.Plan) (string, error) {
@@ -561,17 +649,23 @@ type applyReport struct {
 	Unchanged     bool                `json:"unchanged"` // nothing to do: the target was not written
 	Objects       []applyReportObject `json:"objects"`
 	Notifications []applyReportNotify `json:"notifications"`
-	Summary       applySummary        `json:"summary"`
+	// DestroyedWithoutHook lists the objects destroyed with no destroy
+	// hook to run: nothing outside the model was cleaned up for them.
+	DestroyedWithoutHook []string     `json:"destroyed_without_hook"`
+	Summary              applySummary `json:"summary"`
 }
 
 type applyReportObject struct {
-	ID        string           `json:"id"`
-	Type      string           `json:"type"`
-	Group     int              `json:"group"`
-	State     string           `json:"state"`
-	BlockedBy *string          `json:"blocked_by,omitempty"`
-	Error     string           `json:"error,omitempty"`
-	Hooks     []applyReportRun `json:"hooks"`
+	ID        string  `json:"id"`
+	Type      string  `json:"type"`
+	Group     int     `json:"group"`
+	State     string  `json:"state"`
+	BlockedBy *string `json:"blocked_by,omitempty"`
+	Error     string  `json:"error,omitempty"`
+	// Forced: a destroy hook failed and --force counted the object
+	// destroyed anyway; Error says what failed.
+	Forced bool             `json:"forced,omitempty"`
+	Hooks  []applyReportRun `json:"hooks"`
 }
 
 type applyReportRun struct {
@@ -593,12 +687,14 @@ type applySummary struct {
 	Failed              int  `json:"failed"`
 	Blocked             int  `json:"blocked"`
 	Pending             int  `json:"pending"`
+	Forced              int  `json:"forced"`
+	WithoutHook         int  `json:"destroyed_without_hook"`
 	NotificationsFailed int  `json:"notifications_failed"`
 	Interrupted         bool `json:"interrupted"`
 }
 
 func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *applyReport {
-	rep := &applyReport{FormatVersion: "1", Target: ai.target, Unchanged: ai.unchanged, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}}
+	rep := &applyReport{FormatVersion: "1", Target: ai.target, Unchanged: ai.unchanged, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}}
 	for _, g := range p.Groups {
 		for _, i := range g.Objects {
 			o, res := &p.Objects[i], &r.Objects[i]
@@ -612,6 +708,15 @@ func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *a
 			}
 			for _, h := range res.Hooks {
 				ro.Hooks = append(ro.Hooks, applyReportRun{HookRun: h, DurationMS: h.Duration.Milliseconds()})
+			}
+			if res.Outcome == destroy.OutcomeDestroyed {
+				switch {
+				case res.Err != nil:
+					ro.Forced = true
+					rep.Summary.Forced++
+				case len(res.Hooks) == 0:
+					rep.DestroyedWithoutHook = append(rep.DestroyedWithoutHook, o.ID)
+				}
 			}
 			rep.Objects = append(rep.Objects, ro)
 		}
@@ -632,6 +737,7 @@ func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *a
 	rep.Summary.Failed = r.Count(destroy.OutcomeFailed)
 	rep.Summary.Blocked = r.Count(destroy.OutcomeBlocked)
 	rep.Summary.Pending = r.Count(destroy.OutcomePending)
+	rep.Summary.WithoutHook = len(rep.DestroyedWithoutHook)
 	rep.Summary.Interrupted = r.Interrupted
 	return rep
 }
@@ -646,17 +752,22 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	for _, o := range rep.Objects {
 		switch o.State {
 		case destroy.OutcomeDestroyed:
-			fmt.Fprintf(&b, "destroyed %s %s (group %d, %d %s)\n", orDash(o.Type), pal.id(o.ID), o.Group, len(o.Hooks), plural(len(o.Hooks), "hook", "hooks"))
-		case destroy.OutcomeFailed:
-			fmt.Fprintf(&b, "%s %s %s: %s\n", pal.bad("failed"), orDash(o.Type), pal.id(o.ID), o.Error)
-			for _, h := range o.Hooks {
-				if h.StderrTail != "" {
-					fmt.Fprintf(&b, "    stderr of %s:\n", h.Hook)
-					for _, line := range strings.Split(strings.TrimRight(h.StderrTail, "\n"), "\n") {
-						fmt.Fprintf(&b, "      %s\n", line)
-					}
+			hooks := pal.warn("no destroy hook")
+			if n := len(o.Hooks); n > 0 {
+				hooks = fmt.Sprintf("%d %s", n, plural(n, "hook", "hooks"))
+				if k := resumedHooks(o.Hooks); k > 0 {
+					hooks += fmt.Sprintf(", %d resumed", k)
 				}
 			}
+			if o.Forced {
+				fmt.Fprintf(&b, "%s %s %s (group %d, %s): %s\n", pal.bad("destroyed (forced)"), orDash(o.Type), pal.id(o.ID), o.Group, hooks, o.Error)
+				writeStderrTails(&b, o.Hooks)
+				break
+			}
+			fmt.Fprintf(&b, "destroyed %s %s (group %d, %s)\n", orDash(o.Type), pal.id(o.ID), o.Group, hooks)
+		case destroy.OutcomeFailed:
+			fmt.Fprintf(&b, "%s %s %s: %s\n", pal.bad("failed"), orDash(o.Type), pal.id(o.ID), o.Error)
+			writeStderrTails(&b, o.Hooks)
 		case destroy.OutcomeBlocked:
 			fmt.Fprintf(&b, "%s %s %s: must come after failed %s\n", pal.warn("blocked"), orDash(o.Type), pal.id(o.ID), *o.BlockedBy)
 		default:
@@ -673,6 +784,12 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	if s.Pending > 0 {
 		fmt.Fprintf(&b, ", %d not reached", s.Pending)
 	}
+	if s.Forced > 0 {
+		fmt.Fprintf(&b, ", %d forced", s.Forced)
+	}
+	if s.WithoutHook > 0 {
+		fmt.Fprintf(&b, ", %d destroyed without a hook", s.WithoutHook)
+	}
 	switch {
 	case ai.unchanged:
 		fmt.Fprintf(&b, "; nothing to do: %s left as it was\n", ai.target)
@@ -683,4 +800,27 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	}
 	_, err := io.WriteString(streams.Out, b.String())
 	return err
+}
+
+// writeStderrTails writes the last lines each hook wrote to stderr.
+func writeStderrTails(b *strings.Builder, hooks []applyReportRun) {
+	for _, h := range hooks {
+		if h.StderrTail != "" {
+			fmt.Fprintf(b, "    stderr of %s:\n", h.Hook)
+			for _, line := range strings.Split(strings.TrimRight(h.StderrTail, "\n"), "\n") {
+				fmt.Fprintf(b, "      %s\n", line)
+			}
+		}
+	}
+}
+
+// resumedHooks counts the hooks an earlier, stopped run ran.
+func resumedHooks(hooks []applyReportRun) int {
+	n := 0
+	for _, h := range hooks {
+		if h.Resumed {
+			n++
+		}
+	}
+	return n
 }

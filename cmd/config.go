@@ -124,6 +124,7 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 	if err := checkConfigKeys(path, file, c.Root()); err != nil {
 		return nil, err
 	}
+	v.SetConfigFile(path) // for ConfigFileUsed: messages name the file
 	v.SetConfigType(typ)
 	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("reading configuration %s: %w", path, err)

@@ -28,6 +28,8 @@ type planOptions struct {
 	NoColor          bool   `mapstructure:"no-color"`
 	HooksDirs        []string
 	CacheDir         string
+	// hooksDirsFrom names where HooksDirs were set (settingFrom).
+	hooksDirsFrom string
 }
 
 func newPlanCmd(streams *IO) *cobra.Command {
@@ -64,6 +66,7 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 			opts.Graph, _ = c.Flags().GetString("graph")
 			opts.Out, _ = c.Flags().GetString("out")
 			opts.HooksDirs = listSetting(v, "hooks.dirs")
+			opts.hooksDirsFrom = settingFrom(c, v, streams.Getenv, "hooks-dir")
 			if opts.CacheDir, err = cacheDir(v); err != nil {
 				return err
 			}
@@ -206,7 +209,13 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err := checkOnDangling(opts.OnDangling); err != nil {
 		return err
 	}
+	if opts.Out != "" && (opts.Model == "-" || opts.Snapshot == "-" || opts.Graph == "-") {
+		return usageErrorf("--out: a plan of standard input cannot be applied; save the model to a file and plan that")
+	}
 	if err := checkPlanOut(opts); err != nil {
+		return err
+	}
+	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
 	in, err := loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph)
@@ -222,7 +231,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		defer session.Close()
 		finder.Packages = session
 	}
-	hooks := findPlanHooks(ctx, p, finder)
+	hooks := findPlanHooks(ctx, p, finder, opts.CacheDir)
 	doc := newPlanDocument(in, p, opts.OnDangling, hooks)
 	if opts.Out != "" {
 		if err := writePlanFile(opts.Out, doc); err != nil {

@@ -22,53 +22,86 @@ import (
 )
 
 // PlanFormatVersion is the "format_version" of JSON plans; see
-// docs/plan-format.md.
-const PlanFormatVersion = "1"
+// docs/plan-format.md. Version 2 added what apply checks a saved plan
+// against (hooks dirs, the package cache and its packages, each hook's
+// sha256, the types hooks are looked up by) and made paths absolute.
+const PlanFormatVersion = "2"
 
-// planHooks are the hooks a plan would run.
+// planHooks are the hooks a plan would run, and where it looked.
 type planHooks struct {
-	classes [][]string     // by index into Plan.Objects: the class hierarchy
-	pkg     []string       // by index into Plan.Objects: FullName/version of the defining package, "" if not cached
-	destroy [][]hook.Found // by index into Plan.Objects
-	notify  []*hook.Found  // by index into Plan.Notifications; nil: none
+	classes  [][]string       // by index into Plan.Objects: the class hierarchy
+	pkg      []string         // by index into Plan.Objects: FullName/version of the defining package, "" if not cached
+	types    []snapshot.Type  // by index into Plan.Objects: the type its hooks are looked up by
+	destroy  [][]hook.Found   // by index into Plan.Objects
+	subTypes []*snapshot.Type // by index into Plan.Notifications: the subscriber's type; nil: not found
+	notify   []*hook.Found    // by index into Plan.Notifications; nil: none
 	// oldNotify are, by index into Plan.Notifications when it has no
 	// hook, files at <dir>/<C>/<handler>: where notify hooks were kept
 	// before <C>/notify/<handler>. They do not run.
 	oldNotify [][]string
+	sums      *hookSums
+	dirs      []string      // the hooks dirs searched, absolute
+	cacheDir  string        // the package cache root, absolute
+	packages  []planPackage // the cached packages read
 }
 
 // findPlanHooks looks up every hook the plan would run (DESIGN.md section
 // 4): the destroy hooks of each doomed object's class hierarchy, the
-// handler hook of each notification's subscriber.
-func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder) *planHooks {
+// handler hook of each notification's subscriber. session, when not nil,
+// is f.Packages: the packages it read are recorded.
+func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, cacheDir string) *planHooks {
 	h := &planHooks{
-		classes: make([][]string, len(p.Objects)),
-		pkg:     make([]string, len(p.Objects)),
-		destroy: make([][]hook.Found, len(p.Objects)),
-		notify:  make([]*hook.Found, len(p.Notifications)),
-
+		classes:   make([][]string, len(p.Objects)),
+		pkg:       make([]string, len(p.Objects)),
+		types:     make([]snapshot.Type, len(p.Objects)),
+		destroy:   make([][]hook.Found, len(p.Objects)),
+		subTypes:  make([]*snapshot.Type, len(p.Notifications)),
+		notify:    make([]*hook.Found, len(p.Notifications)),
 		oldNotify: make([][]string, len(p.Notifications)),
+		sums:      newHookSums(),
+		dirs:      absPaths(f.Dirs),
+		cacheDir:  absPath(cacheDir),
+		packages:  []planPackage{},
+	}
+	snap := p.Diff.Snapshot
+	for i := range p.Objects {
+		h.types[i] = snap.Objects[p.Objects[i].Snapshot].Type()
+	}
+	for i, n := range p.Notifications {
+		if t, ok := subscriberType(p, n); ok {
+			h.subTypes[i] = &t
+		}
 	}
 	if len(f.Dirs) == 0 && f.Packages == nil {
 		return h
 	}
-	snap := p.Diff.Snapshot
 	for i := range p.Objects {
-		t := snap.Objects[p.Objects[i].Snapshot].Type()
-		c := f.Hierarchy(ctx, t)
+		c := f.Hierarchy(ctx, h.types[i])
 		h.classes[i], h.pkg[i] = c.Names, c.Package
-		h.destroy[i] = f.DestroyHooks(ctx, t)
+		h.destroy[i] = f.DestroyHooks(ctx, h.types[i])
 	}
 	for i, n := range p.Notifications {
-		if t, ok := subscriberType(p, n); ok {
-			if found, ok := f.HandlerHook(ctx, t, n.Handler); ok {
+		if t := h.subTypes[i]; t != nil {
+			if found, ok := f.HandlerHook(ctx, *t, n.Handler); ok {
 				h.notify[i] = &found
 			} else {
-				h.oldNotify[i] = f.OldHandlerPlaces(ctx, t, n.Handler)
+				h.oldNotify[i] = f.OldHandlerPlaces(ctx, *t, n.Handler)
 			}
 		}
 	}
+	h.packages = sessionPackages(f.Packages)
 	return h
+}
+
+// withoutDestroyHook counts the doomed objects that have no destroy hook.
+func (h *planHooks) withoutDestroyHook() int {
+	n := 0
+	for _, d := range h.destroy {
+		if len(d) == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // subscriberType returns the type of a notification's subscriber: from
@@ -87,6 +120,9 @@ type planDocument struct {
 	FormatVersion string             `json:"format_version"`
 	Inputs        []planInput        `json:"inputs"`
 	OnDangling    string             `json:"on_dangling"`
+	HooksDirs     []string           `json:"hooks_dirs"`
+	CacheDir      string             `json:"cache_dir"`
+	Packages      []planPackage      `json:"packages"`
 	Groups        []planGroup        `json:"groups"`
 	Notifications []planNotification `json:"notifications"`
 	Cycles        [][]string         `json:"cycles"`
@@ -97,8 +133,29 @@ type planDocument struct {
 
 type planInput struct {
 	Role   string `json:"role"` // model, snapshot or graph
-	Path   string `json:"path"`
+	Path   string `json:"path"` // absolute; <stdin> for standard input
 	SHA256 string `json:"sha256"`
+}
+
+// planPackage is one cached package a plan read.
+type planPackage struct {
+	FullName string `json:"full_name"`
+	Version  string `json:"version"`
+	ID       string `json:"id"`
+}
+
+// planType is a type as hooks are looked up by it: the type string's
+// parts, completed by the header's legacy classVersion and package.
+type planType struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Package string `json:"package,omitempty"`
+}
+
+func toPlanType(t snapshot.Type) planType { return planType{t.Name, t.Version, t.Package} }
+
+func (t planType) snapshotType() snapshot.Type {
+	return snapshot.Type{Name: t.Name, Version: t.Version, Package: t.Package}
 }
 
 type planGroup struct {
@@ -112,24 +169,27 @@ type planObject struct {
 	Path    string           `json:"path"`
 	Owner   *string          `json:"owner"`
 	Reasons []destroy.Reason `json:"reasons"`
+	TypeRef planType         `json:"type_ref"`
 	Classes []string         `json:"classes"`
 	Package *string          `json:"package"`
 	Hooks   []planHook       `json:"hooks"`
 }
 
 type planHook struct {
-	Event string `json:"event"`
-	Class string `json:"class"`
-	Path  string `json:"path"`
-	Error string `json:"error,omitempty"`
+	Event  string `json:"event"`
+	Class  string `json:"class"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 type planNotification struct {
-	Group      int       `json:"group"`
-	Publisher  string    `json:"publisher"`
-	Subscriber string    `json:"subscriber"`
-	Handler    string    `json:"handler"`
-	Hook       *planHook `json:"hook"`
+	Group             int       `json:"group"`
+	Publisher         string    `json:"publisher"`
+	Subscriber        string    `json:"subscriber"`
+	SubscriberTypeRef *planType `json:"subscriber_type_ref"`
+	Handler           string    `json:"handler"`
+	Hook              *planHook `json:"hook"`
 	// OldPlaces: files at the place notify hooks had before
 	// <C>/notify/<handler>, which do not run; only when Hook is null.
 	OldPlaces []string `json:"old_places,omitempty"`
@@ -150,6 +210,7 @@ type planSummary struct {
 	DanglingReferences int  `json:"dangling_references"`
 	Dropped            int  `json:"dropped"`
 	Warnings           int  `json:"warnings"`
+	WithoutDestroyHook int  `json:"without_destroy_hook"`
 	ApplyRefuses       bool `json:"apply_refuses"`
 }
 
@@ -162,20 +223,33 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 		Cycles:        [][]string{},
 		Dropped:       []planDropped{},
 		Warnings:      p.Warnings,
+		HooksDirs:     hooks.dirs,
+		CacheDir:      hooks.cacheDir,
+		Packages:      hooks.packages,
 	}
 	if d.Warnings == nil {
 		d.Warnings = []destroy.Warning{}
 	}
+	if d.HooksDirs == nil {
+		d.HooksDirs = []string{}
+	}
+	input := func(role string, doc *snapshot.Document) planInput {
+		path := doc.Name
+		if path != stdinName {
+			path = absPath(path)
+		}
+		return planInput{role, path, doc.SHA256()}
+	}
 	if in.Model != nil {
-		d.Inputs = []planInput{{"model", in.Model.Name, in.Model.SHA256()}}
+		d.Inputs = []planInput{input("model", in.Model)}
 	} else {
-		d.Inputs = []planInput{{"snapshot", in.SnapshotFile.Name, in.SnapshotFile.SHA256()}, {"graph", in.GraphFile.Name, in.GraphFile.SHA256()}}
+		d.Inputs = []planInput{input("snapshot", in.SnapshotFile), input("graph", in.GraphFile)}
 	}
 	for _, g := range p.Groups {
 		pg := planGroup{Index: g.Index, Objects: make([]planObject, 0, len(g.Objects))}
 		for _, i := range g.Objects {
 			o := &p.Objects[i]
-			po := planObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, Classes: hooks.classes[i], Hooks: []planHook{}}
+			po := planObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: toPlanType(hooks.types[i]), Classes: hooks.classes[i], Hooks: []planHook{}}
 			if po.Classes == nil {
 				po.Classes = []string{}
 				if o.Class != "" {
@@ -190,7 +264,7 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 				po.Owner = &owner
 			}
 			for _, f := range hooks.destroy[i] {
-				po.Hooks = append(po.Hooks, toPlanHook(f))
+				po.Hooks = append(po.Hooks, hooks.sums.planHook(f))
 			}
 			pg.Objects = append(pg.Objects, po)
 		}
@@ -199,8 +273,12 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 	for i, n := range p.Notifications {
 		pn := planNotification{Group: n.Group, Publisher: p.Objects[n.Publisher].ID, Subscriber: n.Subscriber, Handler: n.Handler,
 			OldPlaces: hooks.oldNotify[i]}
+		if t := hooks.subTypes[i]; t != nil {
+			pt := toPlanType(*t)
+			pn.SubscriberTypeRef = &pt
+		}
 		if f := hooks.notify[i]; f != nil {
-			h := toPlanHook(*f)
+			h := hooks.sums.planHook(*f)
 			pn.Hook = &h
 		}
 		d.Notifications = append(d.Notifications, pn)
@@ -226,17 +304,10 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 		DanglingReferences: len(p.Diff.Dangling),
 		Dropped:            len(p.Diff.Dropped),
 		Warnings:           len(p.Warnings),
+		WithoutDestroyHook: hooks.withoutDestroyHook(),
 		ApplyRefuses:       onDangling == "error" && len(p.Diff.Dangling) > 0,
 	}
 	return d
-}
-
-func toPlanHook(f hook.Found) planHook {
-	h := planHook{Event: f.Event, Class: f.Class, Path: f.Path}
-	if f.Err != nil {
-		h.Error = f.Err.Error()
-	}
-	return h
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -420,10 +491,14 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 			fmt.Fprintf(bw, "  %s %s\n", pal.warn(wn.Code+":"), wn.Message)
 		}
 	}
-	fmt.Fprintf(bw, "\n%d to destroy in %d %s, %d %s, %d %s, %d dropped.\n",
+	fmt.Fprintf(bw, "\n%d to destroy in %d %s, %d %s, %d %s, %d dropped",
 		len(p.Objects), len(p.Groups), plural(len(p.Groups), "group", "groups"),
 		len(p.Notifications), plural(len(p.Notifications), "notification", "notifications"),
 		len(p.Warnings), plural(len(p.Warnings), "warning", "warnings"), len(p.Diff.Dropped))
+	if n := hooks.withoutDestroyHook(); n > 0 {
+		fmt.Fprintf(bw, ", %d without a destroy hook", n)
+	}
+	fmt.Fprintln(bw, ".")
 	if n := len(p.Diff.Dangling); n > 0 {
 		if onDangling == "error" {
 			fmt.Fprintf(bw, "%s %d dangling %s to doomed objects; apply refuses to run (use --on-dangling=keep to destroy them and keep them flagged destroyed).\n",

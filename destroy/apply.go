@@ -425,6 +425,7 @@ func (a *applier) destroy(i int) error {
 	}
 	if a.opts.Journal.State(o.ID) == StateDestroyed {
 		r.Outcome = OutcomeDestroyed // an earlier run on these inputs did it
+		r.Hooks, r.Err = a.resumedHooks(o, obj.Type())
 		return nil
 	}
 	if err := a.advance(o.ID, StateDestroying); err != nil {
@@ -544,4 +545,28 @@ func ownerID(o *Planned) *string {
 	}
 	id := o.Owner
 	return &id
+}
+
+// resumedHooks returns the destroy hooks of o that an earlier run on these
+// inputs ran (Resume.Done), in the order they run, each marked resumed, so
+// that the report shows them; and, when one of them failed (that run
+// counted o destroyed under --force), the failure.
+func (a *applier) resumedHooks(o *Planned, t snapshot.Type) ([]HookRun, error) {
+	var runs []HookRun
+	var failure error
+	for _, f := range a.opts.Finder.DestroyHooks(a.ctx, t) {
+		done, ok := a.opts.Resume.Done[HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}]
+		if !ok {
+			continue
+		}
+		run := HookRun{Hook: f.Path, Class: f.Class, Event: hook.EventDestroy, Resumed: true, ExitCode: done.Exit}
+		if !done.OK {
+			run.Error = fmt.Sprintf("failed in an earlier run (exit status %d)", done.Exit)
+			if failure == nil {
+				failure = fmt.Errorf("hook %s destroy of %s failed in an earlier run (exit status %d); --force counted it destroyed", f.Path, o.ID, done.Exit)
+			}
+		}
+		runs = append(runs, run)
+	}
+	return runs, failure
 }
