@@ -50,10 +50,8 @@ func checkOutput(flag, path string, inputs []namedFile, advice string) (string, 
 			return "", fail("is a directory; give the file to write")
 		}
 		if !st.Mode().IsRegular() {
-			if flag == "--write" {
-				return "", fail("is not a regular file (%s); give --write - for standard output", fileKind(st.Mode()))
-			}
-			return "", fail("is not a regular file (%s)", fileKind(st.Mode()))
+			hint := map[string]string{"--write": "give --write - for standard output", "--out": "for the JSON plan on standard output use --format json"}[flag]
+			return "", fail("is not a regular file (%s); %s", fileKind(st.Mode()), hint)
 		}
 		for _, in := range inputs {
 			if in.path == "" || in.path == "-" {
