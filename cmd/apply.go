@@ -1,12 +1,16 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,14 +26,14 @@ import (
 
 type applyOptions struct {
 	Model       string
-	Snapshot    string        `mapstructure:"snapshot"`
-	Graph       string        `mapstructure:"graph"`
-	Write       string        `mapstructure:"write"`
+	Snapshot    string        `mapstructure:"-"` // flag only
+	Graph       string        `mapstructure:"-"` // flag only
+	Write       string        `mapstructure:"-"` // flag only
 	Parallelism int           `mapstructure:"parallelism"`
 	HookTimeout time.Duration `mapstructure:"hook-timeout"`
 	HookGrace   time.Duration `mapstructure:"hook-grace"`
 	FailFast    bool          `mapstructure:"fail-fast"`
-	Force       bool          `mapstructure:"force"`
+	Force       bool          `mapstructure:"-"` // flag only
 	LockTimeout time.Duration `mapstructure:"lock-timeout"`
 	OnDangling  string        `mapstructure:"on-dangling"`
 	Format      string        `mapstructure:"format"`
@@ -57,7 +61,14 @@ step in <target>.journal, so that a run that was killed resumes where it
 stopped.
 
 MODEL is rewritten in place unless --write says otherwise; with --snapshot and
---graph, --write is required. PLANFILE is a plan saved with objgc plan --out:
+--graph, --write is required. --write - writes the model to standard output
+(the report then goes to stderr). The output is checked before the lock is
+taken: a directory, a file that is not a regular one, a missing or
+unwritable folder, or the --snapshot input or the saved plan is refused.
+A symbolic link is written through. With nothing to do, the model is left
+as it was.
+
+PLANFILE is a plan saved with objgc plan --out:
 it runs exactly the hooks the plan lists, from the plan's hooks dirs and
 package cache, and is refused (exit 5) before anything runs if an input, a
 hook (added, removed or changed) or a package changed since. --hooks-dir,
@@ -82,6 +93,11 @@ refuses to run when a doomed object has none.`,
 			if len(args) == 1 {
 				opts.Model = args[0]
 			}
+			// Flag only (docs/config.md): not bound to viper.
+			opts.Snapshot, _ = c.Flags().GetString("snapshot")
+			opts.Graph, _ = c.Flags().GetString("graph")
+			opts.Write, _ = c.Flags().GetString("write")
+			opts.Force, _ = c.Flags().GetBool("force")
 			opts.HooksDirs = listSetting(v, "hooks.dirs")
 			if opts.CacheDir, err = cacheDir(v); err != nil {
 				return err
@@ -94,7 +110,7 @@ refuses to run when a doomed object has none.`,
 	}
 	f := c.Flags()
 	addInputFlags(c)
-	f.String("write", "", "write the model to `FILE` (default: rewrite MODEL in place)")
+	f.String("write", "", "write the model to `FILE`, - for standard output (default: rewrite MODEL in place)")
 	f.StringArray("hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
 	f.Int("parallelism", 1, "destroy up to `N` objects of one group at a time")
 	f.Duration("hook-timeout", 10*time.Minute, "kill a hook's process group after `DURATION`")
@@ -112,9 +128,19 @@ refuses to run when a doomed object has none.`,
 // applyInputs names what apply reads and writes.
 type applyInputs struct {
 	*inputs
-	target     string
+	target     string // the output as given, "-" for standard output
 	onDangling string
 	planFile   string
+	// file is the file beside which the lock and the journal sit, and
+	// which the write-back replaces (not with --write -): target with
+	// symbolic links resolved, or with --write - the model file (the
+	// --graph file) resolved.
+	file string
+	// inPlace: the target is the model file itself (MODEL or a saved
+	// plan's model), so that nothing to do leaves it untouched.
+	inPlace bool
+	// unchanged: nothing was to be done and the target was not written.
+	unchanged bool
 }
 
 // readSavedPlan returns the plan saved in path, or nil when path holds a
@@ -228,7 +254,62 @@ func resolveApplyInputs(opts *applyOptions) (*applyInputs, *planDocument, error)
 	case opts.Snapshot != "" || opts.Graph != "":
 		return nil, nil, usageErrorf("--snapshot and --graph need --write FILE: there is no single model to rewrite")
 	}
+	if err := checkApplyOutput(opts, ai); err != nil {
+		return nil, nil, err
+	}
 	return ai, sp, nil
+}
+
+// checkApplyOutput checks the target before the lock is taken (see
+// checkOutput) and sets ai.file and ai.inPlace. With --write -, the model
+// goes to standard output and the lock and journal sit beside the model
+// file (the --graph file), which must then be a file: an apply that
+// writes to standard output still excludes a concurrent apply of the same
+// model and still resumes (docs/apply.md).
+func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
+	if ai.target == "-" {
+		base := opts.Model
+		if base == "" {
+			base = opts.Graph
+		}
+		if base == "-" {
+			what := "a model"
+			if opts.Model == "" {
+				what = "a --graph"
+			}
+			return usageErrorf("--write - with %s read from standard input: there is no file to lock and journal beside; give MODEL as a file or --write FILE", what)
+		}
+		st, err := os.Stat(base)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", base, unwrapPath(err))
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("--write - needs the model to be a regular file to lock and journal beside; %s is not (%s)", base, fileKind(st.Mode()))
+		}
+		file, err := filepath.EvalSymlinks(base)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", base, unwrapPath(err))
+		}
+		if err := probeFolder(filepath.Dir(file), file); err != nil {
+			return fmt.Errorf("--write -: the lock and journal go beside %s, and folder %s is not writable: %v", base, filepath.Dir(file), unwrapPath(err))
+		}
+		ai.file = file
+		return nil
+	}
+	if opts.Write == "" {
+		// In place: a model that is not there would get a lock file.
+		if _, err := os.Stat(ai.target); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: no such file; expected a Murano model (JSON)", ai.target)
+		}
+	}
+	avoid := []namedFile{{"the --snapshot input", opts.Snapshot}, {"the saved plan", ai.planFile}}
+	file, err := checkOutput("--write", ai.target, avoid, "write the model elsewhere")
+	if err != nil {
+		return err
+	}
+	ai.file = file
+	ai.inPlace = opts.Model != "" && opts.Model != "-" && (opts.Write == "" || sameFile(opts.Write, opts.Model))
+	return nil
 }
 
 func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
@@ -268,7 +349,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
-	unlock, err := destroy.LockTarget(ctx, ai.target, opts.LockTimeout)
+	unlock, err := destroy.LockTarget(ctx, ai.file, opts.LockTimeout)
 	if err != nil {
 		if errors.Is(err, destroy.ErrLocked) {
 			return &exitError{code: ExitLocked, err: err}
@@ -312,11 +393,19 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		}
 	}
 
+	// Nothing to do (nothing doomed, nothing dropped: no hook, no patch)
+	// needs no journal, unless one is there to resume or refuse.
+	if len(p.Objects) == 0 && len(p.Diff.Dropped) == 0 {
+		if _, err := os.Lstat(destroy.JournalPath(ai.file)); errors.Is(err, fs.ErrNotExist) {
+			return applyNothing(streams, opts, ai, in, p)
+		}
+	}
+
 	var journalInputs []destroy.JournalInput
 	for _, d := range in.docs() {
 		journalInputs = append(journalInputs, destroy.JournalInput{Path: d.Name, SHA256: d.SHA256()})
 	}
-	journal, resume, err := destroy.OpenJournal(destroy.JournalPath(ai.target), journalInputs)
+	journal, resume, err := destroy.OpenJournal(destroy.JournalPath(ai.file), journalInputs)
 	if err != nil {
 		return err
 	}
@@ -366,23 +455,32 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 
 	attributes := envelopeAttributes(in)
 	outcome := destroy.Outcome{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
-	target, err := filepath.Abs(ai.target)
-	if err != nil {
-		return err
-	}
 	var outputs []destroy.JournalInput
 	written, err := destroy.BuildWriteBack(p, outcome, attributes, ai.onDangling == "keep")
 	if err != nil {
 		return err
 	}
-	err = writeFileCommitted(ai.target, 0o644, func(w io.Writer) error {
-		return writeModel(w, in, written)
-	}, func(sum string) error {
-		outputs = []destroy.JournalInput{{Path: target, SHA256: sum}}
-		return journal.Committing(outputs)
-	})
-	if err != nil {
-		return err
+	if ai.target == "-" {
+		// No rename to record: the commit record follows the last byte.
+		sum, err := writeStdout(streams, func(w io.Writer) error { return writeModel(w, in, written) })
+		if err != nil {
+			return err
+		}
+		outputs = []destroy.JournalInput{{Path: "-", SHA256: sum}}
+	} else {
+		target, err := filepath.Abs(ai.file)
+		if err != nil {
+			return err
+		}
+		err = writeFileCommitted(ai.file, 0o644, func(w io.Writer) error {
+			return writeModel(w, in, written)
+		}, func(sum string) error {
+			outputs = []destroy.JournalInput{{Path: target, SHA256: sum}}
+			return journal.Committing(outputs)
+		})
+		if err != nil {
+			return err
+		}
 	}
 	if err := journal.Commit(outputs); err != nil {
 		return err
@@ -391,7 +489,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		return err
 	}
 
-	if err := writeApplyReport(streams, opts, ai, p, result); err != nil {
+	if err := writeApplyReport(reportStreams(streams, ai), opts, ai, p, result); err != nil {
 		return err
 	}
 	switch {
@@ -401,6 +499,58 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		return &exitError{code: ExitIncomplete}
 	}
 	return nil
+}
+
+// applyNothing ends an apply with nothing to do: no hook runs and no
+// journal is made. A model rewritten in place is left as it was (bytes and
+// mtime), and the report says so; another target (--write FILE, --write -)
+// still gets the model.
+func applyNothing(streams *IO, opts applyOptions, ai *applyInputs, in *inputs, p *destroy.Plan) error {
+	result := &destroy.ApplyResult{}
+	if ai.inPlace {
+		ai.unchanged = true
+		return writeApplyReport(reportStreams(streams, ai), opts, ai, p, result)
+	}
+	written, err := destroy.BuildWriteBack(p, destroy.Outcome{}, envelopeAttributes(in), ai.onDangling == "keep")
+	if err != nil {
+		return err
+	}
+	write := func(w io.Writer) error { return writeModel(w, in, written) }
+	if ai.target == "-" {
+		_, err = writeStdout(streams, write)
+	} else {
+		err = writeFileAtomic(ai.file, 0o644, write)
+	}
+	if err != nil {
+		return err
+	}
+	return writeApplyReport(reportStreams(streams, ai), opts, ai, p, result)
+}
+
+// writeStdout writes the model to standard output (--write -) and
+// returns the sha256 of what it wrote.
+func writeStdout(streams *IO, write func(io.Writer) error) (string, error) {
+	sum := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(streams.Out, sum), 1<<20)
+	if err := write(bw); err != nil {
+		return "", fmt.Errorf("writing the model to standard output: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return "", fmt.Errorf("writing the model to standard output: %w", err)
+	}
+	return hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// reportStreams are the streams the report goes to: with --write - the
+// model holds standard output, and the report goes to stderr (coloured
+// when stderr is a terminal).
+func reportStreams(streams *IO, ai *applyInputs) *IO {
+	if ai.target != "-" {
+		return streams
+	}
+	s := *streams
+	s.Out, s.IsTTYOut = streams.Err, streams.IsTTYErr
+	return &s
 }
 
 // requireHooks refuses (--require-hooks) a plan in which a doomed object
@@ -498,6 +648,7 @@ func envelopeAttributes(in *inputs) json.RawMessage {
 type applyReport struct {
 	FormatVersion string              `json:"format_version"`
 	Target        string              `json:"target"`
+	Unchanged     bool                `json:"unchanged"` // nothing to do: the target was not written
 	Objects       []applyReportObject `json:"objects"`
 	Notifications []applyReportNotify `json:"notifications"`
 	// DestroyedWithoutHook lists the objects destroyed with no destroy
@@ -545,7 +696,7 @@ type applySummary struct {
 }
 
 func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *applyReport {
-	rep := &applyReport{FormatVersion: "1", Target: ai.target, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}}
+	rep := &applyReport{FormatVersion: "1", Target: ai.target, Unchanged: ai.unchanged, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}}
 	for _, g := range p.Groups {
 		for _, i := range g.Objects {
 			o, res := &p.Objects[i], &r.Objects[i]
@@ -641,7 +792,14 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	if s.WithoutHook > 0 {
 		fmt.Fprintf(&b, ", %d destroyed without a hook", s.WithoutHook)
 	}
-	fmt.Fprintf(&b, "; wrote %s\n", term(ai.target))
+	switch {
+	case ai.unchanged:
+		fmt.Fprintf(&b, "; nothing to do: %s left as it was\n", term(ai.target))
+	case ai.target == "-":
+		b.WriteString("; wrote standard output\n")
+	default:
+		fmt.Fprintf(&b, "; wrote %s\n", term(ai.target))
+	}
 	_, err := io.WriteString(streams.Out, b.String())
 	return err
 }

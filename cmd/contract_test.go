@@ -86,7 +86,7 @@ func TestCheckPlanHooks(t *testing.T) {
 		}
 	}
 	network := "io.murano.resources.NeutronNetwork/destroy"
-	handler := "io.murano.Environment/onRegionRemoved"
+	handler := "io.murano.Environment/notify/onRegionRemoved"
 	write(network, "#!/bin/sh\nexit 0\n")
 	plan := func() *planDocument {
 		t.Helper()

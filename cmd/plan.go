@@ -19,10 +19,10 @@ import (
 
 type planOptions struct {
 	Model            string
-	Snapshot         string `mapstructure:"snapshot"`
-	Graph            string `mapstructure:"graph"`
+	Snapshot         string `mapstructure:"-"` // flag only
+	Graph            string `mapstructure:"-"` // flag only
 	Format           string `mapstructure:"format"`
-	Out              string `mapstructure:"out"`
+	Out              string `mapstructure:"-"` // flag only
 	DetailedExitcode bool   `mapstructure:"detailed-exitcode"`
 	OnDangling       string `mapstructure:"on-dangling"`
 	NoColor          bool   `mapstructure:"no-color"`
@@ -61,6 +61,10 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 			if len(args) == 1 {
 				opts.Model = args[0]
 			}
+			// Flag only (docs/config.md): not bound to viper.
+			opts.Snapshot, _ = c.Flags().GetString("snapshot")
+			opts.Graph, _ = c.Flags().GetString("graph")
+			opts.Out, _ = c.Flags().GetString("out")
 			opts.HooksDirs = listSetting(v, "hooks.dirs")
 			opts.hooksDirsFrom = settingFrom(c, v, streams.Getenv, "hooks-dir")
 			if opts.CacheDir, err = cacheDir(v); err != nil {
@@ -208,6 +212,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if opts.Out != "" && (opts.Model == "-" || opts.Snapshot == "-" || opts.Graph == "-") {
 		return usageErrorf("--out: a plan of standard input cannot be applied; save the model to a file and plan that")
 	}
+	if err := checkPlanOut(opts); err != nil {
+		return err
+	}
 	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
@@ -246,4 +253,20 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		return &exitError{code: ExitWorkFound}
 	}
 	return nil
+}
+
+// checkPlanOut refuses, before any input is read, a --out that
+// writeFileAtomic could not replace or that is one of the inputs (see
+// checkOutput); "-" is refused, as the plan on standard output is
+// --format json.
+func checkPlanOut(opts planOptions) error {
+	switch opts.Out {
+	case "":
+		return nil
+	case "-":
+		return usageErrorf("--out needs a file; for the JSON plan on standard output use --format json")
+	}
+	avoid := []namedFile{{"the model input", opts.Model}, {"the --snapshot input", opts.Snapshot}, {"the --graph input", opts.Graph}}
+	_, err := checkOutput("--out", opts.Out, avoid, "the plan would overwrite it")
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -335,7 +336,10 @@ func writePlanFile(path string, doc *planDocument) error {
 
 // writeFileAtomic writes path through a temporary file in its folder so
 // that readers see the old or the new content, never a mix. An existing
-// file keeps its mode.
+// file keeps its mode. A symbolic link at path is written through: the
+// file it resolves to is replaced, in that file's own folder, and the link
+// stays. An existing path that is not a regular file is an error (callers
+// check outputs with checkOutput before any work; this is the last guard).
 func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error) error {
 	return writeFileCommitted(path, mode, write, nil)
 }
@@ -345,7 +349,16 @@ func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error)
 // fsynced and before it is renamed into place; an error from it leaves
 // path as it was.
 func writeFileCommitted(path string, mode os.FileMode, write func(io.Writer) error, beforeRename func(sum string) error) (err error) {
+	shown := path
+	if lst, err := os.Lstat(path); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+		if path, err = filepath.EvalSymlinks(path); err != nil {
+			return fmt.Errorf("writing %s: %w", shown, err)
+		}
+	}
 	if st, err := os.Stat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("writing %s: not a regular file (%s)", shown, fileKind(st.Mode()))
+		}
 		mode = st.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
