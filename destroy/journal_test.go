@@ -642,3 +642,46 @@ func TestJournalCommittingRecord(t *testing.T) {
 		}
 	})
 }
+
+// TestJournalNotRegular: a symbolic link, a FIFO or a directory at the
+// journal's path is an error naming the path and what is there, at once
+// (a FIFO is never waited on), and nothing is written through the link.
+func TestJournalNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "precious.txt")
+	content := []byte("do not touch\n")
+	if err := os.WriteFile(victim, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, want string
+		make       func(path string) error
+	}{
+		{"link", "a symbolic link to " + victim, func(p string) error { return os.Symlink(victim, p) }},
+		{"dangling link", "a symbolic link to " + filepath.Join(dir, "nowhere"), func(p string) error { return os.Symlink(filepath.Join(dir, "nowhere"), p) }},
+		{"fifo", "a named pipe (FIFO)", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+		{"dir", "a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+	} {
+		path := JournalPath(filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json"))
+		if err := tc.make(path); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		within(t, 10*time.Second, "OpenJournal on a "+tc.name, func() {
+			var j *Journal
+			j, _, err = OpenJournal(path, testInputs())
+			if err == nil {
+				j.Close()
+			}
+		})
+		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "journal "+path+" is "+tc.want+" (not a regular file)") {
+			t.Errorf("%s: %v, want ErrNotRegular naming %s and %q", tc.name, err, path, tc.want)
+		}
+	}
+	if got, _ := os.ReadFile(victim); !bytes.Equal(got, content) {
+		t.Errorf("the link's target holds %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file was created through the dangling link: %v", err)
+	}
+}

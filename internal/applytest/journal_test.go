@@ -1,9 +1,13 @@
 package applytest
 
 import (
+	"bufio"
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,5 +93,74 @@ func TestDoneHookNotRunAfterKill(t *testing.T) {
 	}
 	if _, err := os.Stat(model + ".journal"); !os.IsNotExist(err) {
 		t.Errorf("journal left after the resumed run: %v", err)
+	}
+}
+
+// holdsOpen reports whether process pid has path open (Linux /proc).
+func holdsOpen(pid int, path string) bool {
+	fds, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if to, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "fd", fd.Name())); err == nil && to == path {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLockWaitEndsWithSignal: another process (flock(1)) holds the
+// target's lock; objgc apply --lock-timeout 1h waits for it, and the first
+// SIGINT, or SIGTERM, ends the wait: exit 130, nothing done.
+func TestLockWaitEndsWithSignal(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc")
+	}
+	flock, err := exec.LookPath("flock")
+	if err != nil {
+		t.Skip("no flock(1)")
+	}
+	t.Parallel()
+	e := newEnv(t)
+	model := e.copyPair("app-removed.json")
+	installHooks(t, e.hooks, e.readFile("m.json"), traceHook)
+	old := e.readFile("m.json")
+	holder := exec.Command(flock, model+".lock", "sh", "-c", "echo locked; exec cat")
+	holder.Dir = e.dir
+	stdin, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); holder.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("flock(1) said %q, %v", line, err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		c, stdout, stderr := e.command("apply", "--hooks-dir", e.hooks, "--lock-timeout", "1h", model)
+		start := time.Now()
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "objgc to open the lock file", func() bool { return holdsOpen(c.Process.Pid, model+".lock") })
+		signal(t, c, sig)
+		r := e.wait(c, stdout, stderr, start, 30*time.Second)
+		mustExit(t, r, 130)
+		if want := "objgc: interrupted while waiting for the lock " + model + ".lock"; !strings.Contains(r.stderr, want) {
+			t.Errorf("%v: stderr %q, want %q", sig, r.stderr, want)
+		}
+	}
+	if len(e.trace()) != 0 || !bytes.Equal(e.readFile("m.json"), old) {
+		t.Errorf("a hook ran or the model changed: trace %q", e.trace())
+	}
+	if _, err := os.Stat(model + ".journal"); !os.IsNotExist(err) {
+		t.Errorf("a journal was created: %v", err)
 	}
 }
