@@ -167,8 +167,9 @@ func (a *applier) stepLocked(f func(*Progress)) {
 // group by group in ascending index, then the destroys group by group in
 // descending index, objects of one group in parallel. A failed destroy
 // blocks every object that must come after it, transitively; the rest go
-// on. Every state change and hook run goes to the journal before the next
-// step depends on it; hooks the journal says completed are not run again.
+// on. Every state change and hook run goes to the journal; what a hook
+// depends on is durable before it starts (docs/journal.md, "Group
+// commit"); hooks the journal says completed are not run again.
 // The error is for the journal alone (the run cannot be recorded); hook
 // failures are in the result.
 func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error) {
