@@ -129,14 +129,16 @@ type Resume struct {
 }
 
 // Journal is the apply journal of DESIGN.md section 5: JSON lines,
-// append-only. Every record is written with one write(2) before the call
-// that adds it returns, so that it survives the death of this process;
-// it is durable (survives a crash of the machine) once an fsync covers
-// it. Fsyncs are shared (group commit): Sync waits for one fsync that
-// covers every record written before it began, and callers that sync
-// while an fsync is running wait for the next one, which covers all of
-// them. Which records are synced when is docs/journal.md's argument. Its
-// methods are safe for concurrent use.
+// append-only. A record is written to the file (and survives the death of
+// this process) before the call that adds it returns, except state
+// changes, which are kept in memory until the next record of another kind,
+// Sync or Close (Write says why that is safe). A record is durable
+// (survives a crash of the machine) once an fsync covers it. Fsyncs are
+// shared (group commit): Sync waits for one fsync that covers every record
+// written before it began, and callers that sync while an fsync is running
+// wait for the next one, which covers all of them. Which records are
+// synced when is docs/journal.md's argument. Its methods are safe for
+// concurrent use.
 type Journal struct {
 	path string
 
@@ -149,7 +151,6 @@ type Journal struct {
 	pending   int64  // how many records buf holds
 	synced    int64  // records known durable: 1..synced
 	syncing   bool   // an fsync is running (outside mu)
-	syncs     int64  // fsyncs of records done, for tests and the benchmark
 	states    map[string]State
 	running   map[HookKey]int64 // started, no end yet: seq of the start
 	here      map[HookKey]bool  // started by this process
@@ -681,7 +682,6 @@ func (j *Journal) Sync(seq int64) error {
 	err := j.fsync(f)
 	j.mu.Lock()
 	j.syncing = false
-	j.syncs++
 	if err != nil {
 		if j.err == nil {
 			j.err = fmt.Errorf("journal %s: fsync: %w", j.path, err)
