@@ -505,7 +505,7 @@ func (a *applier) invocation(f hook.Found, o *Planned, group int, doc hook.Docum
 // records before its group began, and for a destroy hook the end record
 // of its object's previous destroy hook. Its own start record is only
 // written: a hook without a durable end record runs again on resume
-// anyway. Its end record is fsynced in the background (Journal.HookEnded).
+// anyway. Its end record is fsynced in the background (Journal.EndHook).
 func (a *applier) run(key HookKey, inv hook.Invocation, run *HookRun) (*hook.Result, error) {
 	j := a.opts.Journal
 	a.mu.Lock()
