@@ -349,10 +349,17 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
-	unlock, err := destroy.LockTarget(ctx, ai.file, opts.LockTimeout)
+	// The first SIGINT or SIGTERM ends a wait for the lock: nothing has
+	// started yet, so there is nothing to drain.
+	lockCtx, cancelLock := streams.interrupted(ctx)
+	unlock, err := destroy.LockTarget(lockCtx, ai.file, opts.LockTimeout)
+	cancelLock()
 	if err != nil {
 		if errors.Is(err, destroy.ErrLocked) {
 			return &exitError{code: ExitLocked, err: err}
+		}
+		if errors.Is(err, context.Canceled) {
+			return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted while %w; nothing was done", err)}
 		}
 		return err
 	}
