@@ -39,7 +39,17 @@ type ApplyOptions struct {
 	// object's end (destroyed, failed or blocked) and when a group begins,
 	// one call at a time, from the goroutine that made the step.
 	Progress func(Progress)
+	// RunHook runs one hook; nil means hook.Run. Tests replace it to run
+	// the protocol without processes. A *hook.HookError is a failed hook
+	// (recorded, the run goes on); any other error stops the run.
+	RunHook HookRunner
 }
+
+// HookRunner runs one hook invocation, as hook.Run does: a nil error and
+// a result with the hook's exit status and patch, a *hook.HookError (with
+// a result when the hook ran) when the hook failed, or another error when
+// the run cannot go on.
+type HookRunner func(ctx context.Context, inv hook.Invocation) (*hook.Result, error)
 
 // Progress is how far an Apply run has come, for a progress line.
 type Progress struct {
@@ -178,6 +188,9 @@ func (a *applier) stepLocked(f func(*Progress)) {
 func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.Parallelism < 1 {
 		opts.Parallelism = 1
+	}
+	if opts.RunHook == nil {
+		opts.RunHook = hook.Run
 	}
 	a := &applier{ctx: ctx, p: p, opts: opts, res: &ApplyResult{
 		Objects:       make([]ObjectResult, len(p.Objects)),
@@ -545,7 +558,7 @@ func (a *applier) run(key HookKey, inv hook.Invocation, run *HookRun) (*hook.Res
 	if err := j.HookStarted(key); err != nil {
 		return nil, err
 	}
-	res, err := hook.Run(a.ctx, inv)
+	res, err := a.opts.RunHook(a.ctx, inv)
 	if res != nil {
 		run.ExitCode, run.Duration, run.StderrTail = res.ExitCode, res.Duration, res.StderrTail
 	}
