@@ -612,43 +612,40 @@ func writeDoomedFile(p *destroy.Plan) (string, error) {
 // writeModel writes the model apply wrote back: the envelope, or, when the
 // model file is an engine task ({"model": envelope, ...}), the task with
 // the envelope in place of its model and every other byte as it was
-// (docs/writeback.md).
+// (docs/writeback.md). Where the envelope sits is what the reader
+// recorded (snapshot.Envelope): the document is not parsed again.
 func writeModel(w io.Writer, in *inputs, m *destroy.WrittenModel) error {
-	// The reader decided the form: the trees of an engine task sit under
-	// $.model (a document with Objects and a "model" key is an envelope).
-	if in.Model != nil && strings.HasPrefix(in.Incoming.Path, "$.model.") {
+	if env := in.Incoming.Envelope; in.Model != nil && env != nil && env.Task {
 		data := in.Model.Data
-		if r := gjson.GetBytes(data, "model"); r.IsObject() && r.Index > 0 {
-			lineStart := bytes.LastIndexByte(data[:r.Index], '\n') + 1
-			line := data[lineStart:r.Index]
-			indent := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
-			if _, err := w.Write(data[:r.Index]); err != nil {
-				return err
-			}
-			if _, err := m.WriteNested(w, string(indent)); err != nil {
-				return err
-			}
-			_, err := w.Write(data[r.Index+len(r.Raw):])
+		lineStart := bytes.LastIndexByte(data[:env.Start], '\n') + 1
+		line := data[lineStart:env.Start]
+		indent := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
+		if _, err := w.Write(data[:env.Start]); err != nil {
 			return err
 		}
+		if _, err := m.WriteNested(w, string(indent)); err != nil {
+			return err
+		}
+		_, err := w.Write(data[env.End:])
+		return err
 	}
 	_, err := m.WriteTo(w)
 	return err
 }
 
 // envelopeAttributes returns the raw Attributes of the model's envelope
-// (or engine task), nil when there is none (bare trees).
+// (or engine task), nil when there is none (bare trees) or it is not an
+// array.
 func envelopeAttributes(in *inputs) json.RawMessage {
-	doc := in.Model
-	if doc == nil {
-		doc = in.GraphFile
+	env := in.Incoming.Envelope
+	if env == nil || env.Attributes == nil {
+		return nil
 	}
-	for _, path := range []string{"Attributes", "model.Attributes"} {
-		if r := gjson.GetBytes(doc.Data, path); r.Exists() && r.IsArray() {
-			return json.RawMessage(r.Raw)
-		}
+	raw := in.Incoming.Doc.Data[env.Attributes.Start:env.Attributes.End]
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil
 	}
-	return nil
+	return json.RawMessage(raw)
 }
 
 // applyReport is the JSON report of apply (docs/apply.md).

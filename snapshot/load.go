@@ -115,6 +115,24 @@ const (
 	formTask                 // {"model": envelope, ...}
 )
 
+// Span is the byte range Data[Start:End] of a document.
+type Span struct{ Start, End int }
+
+// Envelope is where a Murano envelope {"Objects", "ObjectsCopy",
+// "Attributes"} sits in its document, as the reader found it: the write-back
+// replaces these bytes without parsing the document again.
+type Envelope struct {
+	// Span is the envelope's JSON object: the whole document's root, or
+	// for an engine task the value of its "model" key.
+	Span
+	// Task is set for an engine task {"model": envelope, ...}: the bytes
+	// outside Span are the task's own and are kept as they are.
+	Task bool
+	// Attributes is the value of the envelope's "Attributes" key; nil
+	// when the key is missing.
+	Attributes *Span
+}
+
 // parsed is a scanned document with its form and envelope keys.
 type parsed struct {
 	doc      *Document
@@ -122,6 +140,7 @@ type parsed struct {
 	form     form
 	envelope []keySpan // the envelope's keys (root's or model's)
 	envPath  string    // "$" or "$.model"
+	env      *Envelope // nil for a bare tree
 }
 
 func parse(doc *Document) (*parsed, error) {
@@ -150,6 +169,7 @@ func parse(doc *Document) (*parsed, error) {
 	switch {
 	case o || oc:
 		p.form, p.envelope = formEnvelope, idx.rootKeys
+		p.env = &Envelope{Span: Span{jsonskip.WS(doc.Data, 0), rootEnd(doc.Data)}}
 	case at:
 		return nil, &ModelError{File: doc.Name, Path: "$", Msg: `an envelope needs "Objects" or "ObjectsCopy" (either may be null); found only "Attributes"`}
 	default:
@@ -163,8 +183,27 @@ func parse(doc *Document) (*parsed, error) {
 			return nil, &ModelError{File: doc.Name, Path: "$.model", Msg: `an engine task's model must be an envelope with "Objects" or "ObjectsCopy"`}
 		}
 		p.form, p.envelope, p.envPath = formTask, idx.taskKeys, "$.model"
+		p.env = &Envelope{Span: Span{int(m.start), int(m.end)}, Task: true}
+	}
+	if a, ok := p.key("Attributes"); ok {
+		p.env.Attributes = &Span{int(a.start), int(a.end)}
 	}
 	return p, nil
+}
+
+// rootEnd returns the end of the document's root value: the length of
+// data without trailing white space.
+func rootEnd(data []byte) int {
+	end := len(data)
+	for end > 0 {
+		switch data[end-1] {
+		case ' ', '\t', '\n', '\r':
+			end--
+			continue
+		}
+		break
+	}
+	return end
 }
 
 // isRoot reports whether off is the offset of the document's root value.
@@ -184,7 +223,7 @@ func (p *parsed) key(k string) (keySpan, bool) {
 // tree builds the index of the tree data[start:end] at path.
 func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 	data := p.doc.Data
-	t := &Tree{Doc: p.doc, Path: path, Start: start, End: end, segs: p.idx.segs}
+	t := &Tree{Doc: p.doc, Path: path, Start: start, End: end, Envelope: p.env, segs: p.idx.segs}
 	switch data[start] {
 	case 'n':
 		t.Null = true
@@ -251,6 +290,7 @@ func (p *parsed) pair() (snap, incoming *Tree, err error) {
 	}
 	if !ok {
 		incoming = emptyTree(p.doc, p.envPath+".Objects")
+		incoming.Envelope = p.env
 	}
 	snap, ok, err = p.envelopeTree("ObjectsCopy")
 	if err != nil {
@@ -258,6 +298,7 @@ func (p *parsed) pair() (snap, incoming *Tree, err error) {
 	}
 	if !ok {
 		snap = emptyTree(p.doc, p.envPath+".ObjectsCopy")
+		snap.Envelope = p.env
 	}
 	return snap, incoming, nil
 }
@@ -293,6 +334,7 @@ func LoadGraph(doc *Document) (*Tree, error) {
 	t, ok, err := p.envelopeTree("Objects")
 	if !ok && err == nil {
 		t = emptyTree(doc, p.envPath+".Objects")
+		t.Envelope = p.env
 	}
 	return t, err
 }

@@ -83,6 +83,10 @@ type Tree struct {
 
 	Start, End int // the tree's JSON value: Doc.Data[Start:End]
 
+	// Envelope is where the envelope holding the tree sits in Doc, as
+	// the reader found it; nil for a bare tree.
+	Envelope *Envelope
+
 	// Objects holds every full copy in the order their closing braces
 	// appear: owned objects before their owner. Sort by Start for document
 	// order.
