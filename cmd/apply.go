@@ -1,11 +1,7 @@
 package cmd
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/objgc/objgc/destroy"
-	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/snapshot"
 )
 
 type applyOptions struct {
@@ -141,42 +137,37 @@ type applyInputs struct {
 	inPlace bool
 	// unchanged: nothing was to be done and the target was not written.
 	unchanged bool
+	// read is the model file, read to tell it from a saved plan.
+	read *snapshot.Document
 }
 
-// readSavedPlan returns the plan saved in path, or nil when path holds a
-// model rather than a plan.
-func readSavedPlan(path string) (*planDocument, error) {
+// readSavedPlan reads the file path once and tells from its bytes whether
+// it holds a saved plan (a "format_version" and an "inputs" array at its
+// root) or a model. It returns the plan, or nil and the file read, which
+// the run uses as the model when the file has not changed by the time the
+// lock is held (destroy.ReadInputs): a model is not read twice. A file
+// that cannot be read is neither (the run reports it with the model's
+// wording).
+func readSavedPlan(path string) (*planDocument, *snapshot.Document, error) {
 	if path == "-" {
-		return nil, nil
+		return nil, nil, nil
 	}
-	data, err := os.ReadFile(path)
+	doc, err := snapshot.ReadDocument(path, nil)
 	if err != nil {
-		return nil, nil // ReadDocument reports it with the model's wording
+		return nil, nil, nil
 	}
+	data := doc.Data
 	if !gjson.GetBytes(data, "format_version").Exists() || !gjson.GetBytes(data, "inputs").IsArray() {
-		return nil, nil
+		return nil, doc, nil
 	}
 	var sp planDocument
 	if v := gjson.GetBytes(data, "format_version").String(); v != PlanFormatVersion {
-		return nil, fmt.Errorf("%s: plan format_version %q; this objgc reads %q: plan again", path, v, PlanFormatVersion)
+		return nil, nil, fmt.Errorf("%s: plan format_version %q; this objgc reads %q: plan again", path, v, PlanFormatVersion)
 	}
 	if err := json.Unmarshal(data, &sp); err != nil {
-		return nil, fmt.Errorf("%s: not a valid objgc plan: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: not a valid objgc plan: %w", path, err)
 	}
-	return &sp, nil
-}
-
-// errStalePlan is the exit-5 error of a saved plan whose inputs changed.
-func errStalePlan(planFile, input, was, now string) error {
-	return &exitError{code: ExitStalePlan, err: fmt.Errorf("plan %s is stale: %s changed since it was planned (sha256 %s, now %s); plan again",
-		planFile, input, short(was), short(now))}
-}
-
-func short(sum string) string {
-	if len(sum) > 12 {
-		return sum[:12]
-	}
-	return sum
+	return &sp, nil, nil
 }
 
 // checkPlanSettings refuses settings that contradict the saved plan sp
@@ -217,7 +208,7 @@ func resolveApplyInputs(opts *applyOptions) (*applyInputs, *planDocument, error)
 	var sp *planDocument
 	if opts.Model != "" {
 		var err error
-		if sp, err = readSavedPlan(opts.Model); err != nil {
+		if sp, ai.read, err = readSavedPlan(opts.Model); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -349,34 +340,6 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
-	// The first SIGINT or SIGTERM ends a wait for the lock: nothing has
-	// started yet, so there is nothing to drain.
-	lockCtx, cancelLock := streams.interrupted(ctx)
-	unlock, err := destroy.LockTarget(lockCtx, ai.file, opts.LockTimeout)
-	cancelLock()
-	if err != nil {
-		if errors.Is(err, destroy.ErrLocked) {
-			return &exitError{code: ExitLocked, err: err}
-		}
-		if errors.Is(err, context.Canceled) {
-			return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted while %w; nothing was done", err)}
-		}
-		return err
-	}
-	defer unlock()
-
-	in, err := loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph)
-	if err != nil {
-		return err
-	}
-	ai.inputs = in
-	if sp != nil {
-		for k, d := range in.docs() {
-			if d.SHA256() != sp.Inputs[k].SHA256 {
-				return errStalePlan(ai.planFile, d.Name, sp.Inputs[k].SHA256, d.SHA256())
-			}
-		}
-	}
 	if finder == nil {
 		finder = &destroy.HookFinder{Dirs: opts.HooksDirs}
 		if session := openPackages(streams, opts.CacheDir); session != nil {
@@ -384,119 +347,67 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 			finder.Packages = session
 		}
 	}
-	p := destroy.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
-	if n := len(p.Diff.Dangling); n > 0 && ai.onDangling == "error" {
-		var b strings.Builder
-		fmt.Fprintf(&b, "%d dangling %s to doomed objects; Murano's engine would refuse this model:", n, plural(n, "reference", "references"))
-		for _, d := range p.Diff.Dangling {
-			fmt.Fprintf(&b, "\n  %s references doomed %s at %s", term(orDash(d.ReferrerID)), term(d.DoomedID), term(d.Path))
-		}
-		b.WriteString("\nremove the references, or use --on-dangling=keep to destroy the objects and keep them flagged destroyed")
-		return errors.New(b.String())
-	}
-	if opts.RequireHooks {
-		if err := requireHooks(ctx, p, finder); err != nil {
-			return err
-		}
-	}
-
-	// Nothing to do (nothing doomed, nothing dropped: no hook, no patch)
-	// needs no journal, unless one is there to resume or refuse.
-	if len(p.Objects) == 0 && len(p.Diff.Dropped) == 0 {
-		if _, err := os.Lstat(destroy.JournalPath(ai.file)); errors.Is(err, fs.ErrNotExist) {
-			return applyNothing(streams, opts, ai, in, p)
-		}
-	}
-
-	var journalInputs []destroy.JournalInput
-	for _, d := range in.docs() {
-		journalInputs = append(journalInputs, destroy.JournalInput{Path: d.Name, SHA256: d.SHA256()})
-	}
-	journal, resume, err := destroy.OpenJournal(destroy.JournalPath(ai.file), journalInputs)
-	if err != nil {
+	if err := checkInputFlags(opts.Model, opts.Snapshot, opts.Graph); err != nil {
 		return err
 	}
-	defer journal.Close()
-	for _, note := range resume.Notes {
-		fmt.Fprintf(streams.Err, "objgc: %s\n", term(note))
-	}
-	if resume.Resumed {
-		fmt.Fprintf(streams.Err, "objgc: resuming the run started %s by pid %d: %d hooks done are not run again\n",
-			resume.Started.Format(time.RFC3339), resume.PID, len(resume.Done))
-	}
-	doomedFile, err := writeDoomedFile(p)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(doomedFile)
 
 	progress := newProgressLine(streams)
 	defer progress.Done()
-	result, err := destroy.Apply(ctx, p, destroy.ApplyOptions{
-		Finder:      finder,
-		Parallelism: opts.Parallelism,
-		HookTimeout: opts.HookTimeout,
-		FailFast:    opts.FailFast,
-		Force:       opts.Force,
-		Env:         os.Environ(),
-		DoomedFile:  doomedFile,
-		Grace:       opts.HookGrace,
-		Stderr:      progress.Println,
-		Progress: func(pr destroy.Progress) {
-			if pr.Group == 0 {
-				progress.Update("objgc apply: notifications %d/%d", pr.NotificationsDone, pr.Notifications)
-				return
-			}
-			progress.Update("objgc apply: group %d/%d, %d/%d objects done, %d failed", pr.Group, pr.Groups, pr.ObjectsDone, pr.Objects, pr.Failed)
+	ro := destroy.RunOptions{
+		ApplyOptions: destroy.ApplyOptions{
+			Finder:      finder,
+			Parallelism: opts.Parallelism,
+			HookTimeout: opts.HookTimeout,
+			FailFast:    opts.FailFast,
+			Force:       opts.Force,
+			Env:         os.Environ(),
+			Grace:       opts.HookGrace,
+			Stderr:      progress.Println,
+			Progress: func(pr destroy.Progress) {
+				if pr.Group == 0 {
+					progress.Update("objgc apply: notifications %d/%d", pr.NotificationsDone, pr.Notifications)
+					return
+				}
+				progress.Update("objgc apply: group %d/%d, %d/%d objects done, %d failed", pr.Group, pr.Groups, pr.ObjectsDone, pr.Objects, pr.Failed)
+			},
+			Drain: streams.Interrupt,
 		},
-		Drain:   streams.Interrupt,
-		Journal: journal,
-		Resume:  resume,
-	})
-	// The progress line is erased before anything else is printed: the
-	// report and every message share a terminal with it.
-	progress.Done()
-	if err != nil {
-		return fmt.Errorf("apply stopped: %w; nothing was written, the journal %s keeps what was done", err, journal.Path())
+		Model: opts.Model, Snapshot: opts.Snapshot, Graph: opts.Graph,
+		Stdin: streams.In, Read: ai.read,
+		PlanFile:       ai.planFile,
+		File:           ai.file,
+		InPlace:        ai.inPlace,
+		LockTimeout:    opts.LockTimeout,
+		OnDanglingKeep: ai.onDangling == "keep",
+		RequireHooks:   opts.RequireHooks,
+		Resumed: func(resume *destroy.Resume) {
+			for _, note := range resume.Notes {
+				fmt.Fprintf(streams.Err, "objgc: %s\n", term(note))
+			}
+			if resume.Resumed {
+				fmt.Fprintf(streams.Err, "objgc: resuming the run started %s by pid %d: %d hooks done are not run again\n",
+					resume.Started.Format(time.RFC3339), resume.PID, len(resume.Done))
+			}
+		},
+		// The progress line is erased before anything else is printed:
+		// the report and every message share a terminal with it.
+		HooksDone: progress.Done,
 	}
-
-	attributes := envelopeAttributes(in)
-	outcome := destroy.Outcome{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
-	var outputs []destroy.JournalInput
-	written, err := destroy.BuildWriteBack(p, outcome, attributes, ai.onDangling == "keep")
-	if err != nil {
-		return err
+	if sp != nil {
+		for _, in := range sp.Inputs {
+			ro.Planned = append(ro.Planned, in.SHA256)
+		}
 	}
 	if ai.target == "-" {
-		// No rename to record: the commit record follows the last byte.
-		sum, err := writeStdout(streams, func(w io.Writer) error { return writeModel(w, in, written) })
-		if err != nil {
-			return err
-		}
-		outputs = []destroy.JournalInput{{Path: "-", SHA256: sum}}
-	} else {
-		target, err := filepath.Abs(ai.file)
-		if err != nil {
-			return err
-		}
-		err = writeFileCommitted(ai.file, 0o644, func(w io.Writer) error {
-			return writeModel(w, in, written)
-		}, func(sum string) error {
-			outputs = []destroy.JournalInput{{Path: target, SHA256: sum}}
-			return journal.Committing(outputs)
-		})
-		if err != nil {
-			return err
-		}
+		ro.Stdout = streams.Out
 	}
-	if err := journal.Commit(outputs); err != nil {
-		return err
+	rep, err := destroy.Run(ctx, ro)
+	if err != nil {
+		return applyError(err)
 	}
-	if err := journal.Remove(); err != nil {
-		return err
-	}
-
-	if err := writeApplyReport(reportStreams(streams, ai), opts, ai, p, result); err != nil {
+	ai.unchanged = rep.Unchanged
+	result := rep.Result
+	if err := writeApplyReport(reportStreams(streams, ai), opts, ai, rep.Plan, result); err != nil {
 		return err
 	}
 	switch {
@@ -508,44 +419,34 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	return nil
 }
 
-// applyNothing ends an apply with nothing to do: no hook runs and no
-// journal is made. A model rewritten in place is left as it was (bytes and
-// mtime), and the report says so; another target (--write FILE, --write -)
-// still gets the model.
-func applyNothing(streams *IO, opts applyOptions, ai *applyInputs, in *inputs, p *destroy.Plan) error {
-	result := &destroy.ApplyResult{}
-	if ai.inPlace {
-		ai.unchanged = true
-		return writeApplyReport(reportStreams(streams, ai), opts, ai, p, result)
+// applyError renders the refusals of destroy.Run (dangling references,
+// doomed objects without a destroy hook) as messages; exitCode maps the
+// rest.
+func applyError(err error) error {
+	var de *destroy.DanglingError
+	var me *destroy.MissingHooksError
+	switch {
+	case errors.As(err, &de):
+		n := len(de.Refs)
+		var b strings.Builder
+		fmt.Fprintf(&b, "%d dangling %s to doomed objects; Murano's engine would refuse this model:", n, plural(n, "reference", "references"))
+		for _, d := range de.Refs {
+			fmt.Fprintf(&b, "\n  %s references doomed %s at %s", term(orDash(d.ReferrerID)), term(d.DoomedID), term(d.Path))
+		}
+		b.WriteString("\nremove the references, or use --on-dangling=keep to destroy the objects and keep them flagged destroyed")
+		return errors.New(b.String())
+	case errors.As(err, &me):
+		missing := make([]string, len(me.Objects))
+		for k, o := range me.Objects {
+			missing[k] = term(orDash(o.Type)) + " " + term(o.ID)
+		}
+		shown, more := missing, ""
+		if len(missing) > maxDifferences {
+			shown, more = missing[:maxDifferences], fmt.Sprintf(" and %d more", len(missing)-maxDifferences)
+		}
+		return fmt.Errorf("--require-hooks: %d doomed %s no destroy hook: %s%s", len(missing), plural(len(missing), "object has", "objects have"), strings.Join(shown, ", "), more)
 	}
-	written, err := destroy.BuildWriteBack(p, destroy.Outcome{}, envelopeAttributes(in), ai.onDangling == "keep")
-	if err != nil {
-		return err
-	}
-	write := func(w io.Writer) error { return writeModel(w, in, written) }
-	if ai.target == "-" {
-		_, err = writeStdout(streams, write)
-	} else {
-		err = writeFileAtomic(ai.file, 0o644, write)
-	}
-	if err != nil {
-		return err
-	}
-	return writeApplyReport(reportStreams(streams, ai), opts, ai, p, result)
-}
-
-// writeStdout writes the model to standard output (--write -) and
-// returns the sha256 of what it wrote.
-func writeStdout(streams *IO, write func(io.Writer) error) (string, error) {
-	sum := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(streams.Out, sum), 1<<20)
-	if err := write(bw); err != nil {
-		return "", fmt.Errorf("writing the model to standard output: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return "", fmt.Errorf("writing the model to standard output: %w", err)
-	}
-	return hex.EncodeToString(sum.Sum(nil)), nil
+	return err
 }
 
 // reportStreams are the streams the report goes to: with --write - the
@@ -558,94 +459,6 @@ func reportStreams(streams *IO, ai *applyInputs) *IO {
 	s := *streams
 	s.Out, s.IsTTYOut = streams.Err, streams.IsTTYErr
 	return &s
-}
-
-// requireHooks refuses (--require-hooks) a plan in which a doomed object
-// has no destroy hook, naming the first of them and how many there are.
-func requireHooks(ctx context.Context, p *destroy.Plan, finder *destroy.HookFinder) error {
-	var missing []string
-	snap := p.Diff.Snapshot
-	for _, g := range p.Groups {
-		for _, i := range g.Objects {
-			o := &p.Objects[i]
-			if len(finder.DestroyHooks(ctx, snap.Objects[o.Snapshot].Type())) == 0 {
-				missing = append(missing, term(orDash(o.Type))+" "+term(o.ID))
-			}
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	shown, more := missing, ""
-	if len(missing) > maxDifferences {
-		shown, more = missing[:maxDifferences], fmt.Sprintf(" and %d more", len(missing)-maxDifferences)
-	}
-	return fmt.Errorf("--require-hooks: %d doomed %s no destroy hook: %s%s", len(missing), plural(len(missing), "object has", "objects have"), strings.Join(shown, ", "), more)
-}
-
-// writeDoomedFile writes every doomed id, one a line, for OBJGC_DOOMED (a
-// hook's isDoomed). The list is unambiguous by construction: the reader
-// refuses ids holding a control character, LF and CR included, so that
-// grep -qxF matches exactly one id (docs/hooks.md).
-func writeDoomedFile(p *destroy.Plan) (string, error) {
-	f, err := os.CreateTemp("", "objgc-doomed-*.txt")
-	if err != nil {
-		return "", fmt.Errorf("writing the doomed list: %w", err)
-	}
-	var b bytes.Buffer
-	for _, o := range p.Objects {
-		b.WriteString(o.ID)
-		b.WriteByte('\n')
-	}
-	if _, err := f.Write(b.Bytes()); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", fmt.Errorf("writing the doomed list: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("writing the doomed list: %w", err)
-	}
-	return f.Name(), nil
-}
-
-// writeModel writes the model apply wrote back: the envelope, or, when the
-// model file is an engine task ({"model": envelope, ...}), the task with
-// the envelope in place of its model and every other byte as it was
-// (docs/writeback.md). Where the envelope sits is what the reader
-// recorded (snapshot.Envelope): the document is not parsed again.
-func writeModel(w io.Writer, in *inputs, m *destroy.WrittenModel) error {
-	if env := in.Incoming.Envelope; in.Model != nil && env != nil && env.Task {
-		data := in.Model.Data
-		lineStart := bytes.LastIndexByte(data[:env.Start], '\n') + 1
-		line := data[lineStart:env.Start]
-		indent := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
-		if _, err := w.Write(data[:env.Start]); err != nil {
-			return err
-		}
-		if _, err := m.WriteNested(w, string(indent)); err != nil {
-			return err
-		}
-		_, err := w.Write(data[env.End:])
-		return err
-	}
-	_, err := m.WriteTo(w)
-	return err
-}
-
-// envelopeAttributes returns the raw Attributes of the model's envelope
-// (or engine task), nil when there is none (bare trees) or it is not an
-// array.
-func envelopeAttributes(in *inputs) json.RawMessage {
-	env := in.Incoming.Envelope
-	if env == nil || env.Attributes == nil {
-		return nil
-	}
-	raw := in.Incoming.Doc.Data[env.Attributes.Start:env.Attributes.End]
-	if len(raw) == 0 || raw[0] != '[' {
-		return nil
-	}
-	return json.RawMessage(raw)
 }
 
 // applyReport is the JSON report of apply (docs/apply.md).

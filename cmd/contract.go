@@ -25,7 +25,7 @@ const stdinName = "<stdin>"
 
 // maxDifferences is how many differences a stale-plan or --require-hooks
 // message names before it says how many more there are.
-const maxDifferences = 5
+const maxDifferences = destroy.MaxDifferences
 
 func absPath(p string) string {
 	if p == "" {
@@ -143,13 +143,14 @@ func checkHooksDirs(dirs []string, from string) error {
 // staleError is the exit-5 error of a saved plan that no longer holds:
 // it names the first differences and how many more there are.
 func staleError(planFile string, diffs []string) error {
-	shown := diffs
-	more := ""
-	if len(diffs) > maxDifferences {
-		shown = diffs[:maxDifferences]
-		more = fmt.Sprintf("; and %d more", len(diffs)-maxDifferences)
+	return &destroy.StaleError{Plan: planFile, Diffs: diffs}
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
 	}
-	return &exitError{code: ExitStalePlan, err: fmt.Errorf("plan %s is stale: %s%s; plan again", planFile, strings.Join(shown, "; "), more)}
+	return sum
 }
 
 // checkPlanInputs compares the sha256 of each input of a saved plan with
@@ -166,7 +167,7 @@ func checkPlanInputs(sp *planDocument) []string {
 		case err != nil:
 			diffs = append(diffs, fmt.Sprintf("%s cannot be read: %v", in.Path, err))
 		case sum != in.SHA256:
-			diffs = append(diffs, fmt.Sprintf("%s changed since it was planned (sha256 %s, now %s)", in.Path, short(in.SHA256), short(sum)))
+			diffs = append(diffs, destroy.InputChanged(in.Path, in.SHA256, sum))
 		}
 	}
 	return diffs

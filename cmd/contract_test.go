@@ -97,7 +97,7 @@ func TestCheckPlanHooks(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("plan: exit %d: %s", code, e.String())
 		}
-		sp, err := readSavedPlan(out)
+		sp, _, err := readSavedPlan(out)
 		if err != nil || sp == nil {
 			t.Fatalf("readSavedPlan: %v, %v", sp, err)
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/objgc/objgc/destroy"
 )
 
 // Exit codes of objgc, stable across releases (DESIGN.md section 7). They
@@ -77,8 +79,15 @@ func exitCode(err error) int {
 		return ExitOK
 	}
 	var ee *exitError
-	if errors.As(err, &ee) {
+	switch {
+	case errors.As(err, &ee):
 		return ee.code
+	case errors.Is(err, destroy.ErrLocked):
+		return ExitLocked
+	case errors.Is(err, destroy.ErrStalePlan):
+		return ExitStalePlan
+	case errors.Is(err, destroy.ErrInterrupted):
+		return ExitInterrupted
 	}
 	return ExitError
 }

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/objgc/objgc/internal/atomicfile"
 )
 
 // namedFile is an input that an output must not overwrite: what it is to
@@ -106,23 +108,7 @@ func unwrapPath(err error) error {
 }
 
 // fileKind names the type of a file that is not a regular one.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "block device"
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
-	}
-	return "irregular file"
-}
+func fileKind(m fs.FileMode) string { return atomicfile.Kind(m) }
 
 // sameFile reports whether a and b name the same existing file, links
 // resolved.

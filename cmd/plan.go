@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -14,7 +13,6 @@ import (
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/pkgcache"
-	"github.com/objgc/objgc/snapshot"
 )
 
 type planOptions struct {
@@ -108,70 +106,32 @@ func listSetting(v *viper.Viper, key string) []string {
 }
 
 // inputs is what plan and apply read.
-type inputs struct {
-	Model, SnapshotFile, GraphFile *snapshot.Document
-	Snapshot, Incoming             *snapshot.Tree
-}
+type inputs = destroy.Inputs
 
-// docs returns the documents read, in the order they were named.
-func (in *inputs) docs() []*snapshot.Document {
-	if in.Model != nil {
-		return []*snapshot.Document{in.Model}
-	}
-	return []*snapshot.Document{in.SnapshotFile, in.GraphFile}
-}
-
-// loadInputs reads MODEL, or --snapshot and --graph in parallel (each is a
-// pass over its bytes, and there are two cores to spare).
+// loadInputs checks the input flags and reads MODEL, or --snapshot and
+// --graph (destroy.ReadInputs).
 func loadInputs(streams *IO, model, snapFile, graphFile string) (*inputs, error) {
+	if err := checkInputFlags(model, snapFile, graphFile); err != nil {
+		return nil, err
+	}
+	return destroy.ReadInputs(streams.In, model, snapFile, graphFile, nil)
+}
+
+// checkInputFlags refuses MODEL with --snapshot or --graph, one of
+// --snapshot and --graph alone, no input, and two inputs from standard
+// input.
+func checkInputFlags(model, snapFile, graphFile string) error {
 	switch {
 	case model != "" && (snapFile != "" || graphFile != ""):
-		return nil, usageErrorf("give MODEL or --snapshot and --graph, not both")
+		return usageErrorf("give MODEL or --snapshot and --graph, not both")
 	case model == "" && (snapFile == "") != (graphFile == ""):
-		return nil, usageErrorf("--snapshot and --graph go together")
+		return usageErrorf("--snapshot and --graph go together")
 	case model == "" && snapFile == "":
-		return nil, usageErrorf("no model given: objgc plan MODEL, or --snapshot FILE --graph FILE")
+		return usageErrorf("no model given: objgc plan MODEL, or --snapshot FILE --graph FILE")
 	case snapFile == "-" && graphFile == "-":
-		return nil, usageErrorf("only one of --snapshot and --graph can read standard input")
+		return usageErrorf("only one of --snapshot and --graph can read standard input")
 	}
-	in := &inputs{}
-	if model != "" {
-		doc, err := snapshot.ReadDocument(model, streams.In)
-		if err != nil {
-			return nil, err
-		}
-		in.Model = doc
-		go doc.SHA256() // every plan and apply names its inputs' sha256: hash while scanning
-		in.Snapshot, in.Incoming, err = snapshot.LoadModel(doc)
-		if err != nil {
-			return nil, err
-		}
-		return in, nil
-	}
-	var wg sync.WaitGroup
-	var snapErr, graphErr error
-	load := func(name string, doc **snapshot.Document, tree **snapshot.Tree, fn func(*snapshot.Document) (*snapshot.Tree, error), errp *error) {
-		defer wg.Done()
-		d, err := snapshot.ReadDocument(name, streams.In)
-		if err != nil {
-			*errp = err
-			return
-		}
-		*doc = d
-		go d.SHA256()
-		*tree, *errp = fn(d)
-	}
-	wg.Add(2)
-	go load(snapFile, &in.SnapshotFile, &in.Snapshot, snapshot.LoadSnapshot, &snapErr)
-	go load(graphFile, &in.GraphFile, &in.Incoming, snapshot.LoadGraph, &graphErr)
-	wg.Wait()
-	if snapErr != nil {
-		return nil, snapErr
-	}
-	if graphErr != nil {
-		return nil, graphErr
-	}
-	return in, nil
+	return nil
 }
 
 // openPackages starts a package cache session when the cache directory

@@ -4,13 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,6 +16,7 @@ import (
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/internal/atomicfile"
 	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -334,79 +331,9 @@ func writePlanFile(path string, doc *planDocument) error {
 	return writeFileAtomic(path, 0o644, func(w io.Writer) error { return writeJSON(w, doc) })
 }
 
-// writeFileAtomic writes path through a temporary file in its folder so
-// that readers see the old or the new content, never a mix. An existing
-// file keeps its mode. A symbolic link at path is written through: the
-// file it resolves to is replaced, in that file's own folder, and the link
-// stays. An existing path that is not a regular file is an error (callers
-// check outputs with checkOutput before any work; this is the last guard).
+// writeFileAtomic writes path atomically (atomicfile.Write).
 func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error) error {
-	return writeFileCommitted(path, mode, write, nil)
-}
-
-// writeFileCommitted is writeFileAtomic that calls beforeRename, when not
-// nil, with the sha256 (lower-case hex) of the new content once it is
-// fsynced and before it is renamed into place; an error from it leaves
-// path as it was.
-func writeFileCommitted(path string, mode os.FileMode, write func(io.Writer) error, beforeRename func(sum string) error) (err error) {
-	shown := path
-	if lst, err := os.Lstat(path); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
-		if path, err = filepath.EvalSymlinks(path); err != nil {
-			return fmt.Errorf("writing %s: %w", shown, err)
-		}
-	}
-	if st, err := os.Stat(path); err == nil {
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("writing %s: not a regular file (%s)", shown, fileKind(st.Mode()))
-		}
-		mode = st.Mode().Perm()
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	var out io.Writer = f
-	var sum hash.Hash
-	if beforeRename != nil {
-		sum = sha256.New()
-		out = io.MultiWriter(f, sum)
-	}
-	bw := bufio.NewWriterSize(out, 1<<20)
-	if err = write(bw); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Chmod(mode); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if beforeRename != nil {
-		if err = beforeRename(hex.EncodeToString(sum.Sum(nil))); err != nil {
-			return err
-		}
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, mode, write)
 }
 
 // palette colours text output; every colour is off unless stdout is a
@@ -439,7 +366,7 @@ func newPalette(streams *IO, noColor bool) *palette {
 func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDangling string, hooks *planHooks) error {
 	bw := bufio.NewWriter(w)
 	names := make([]string, 0, 2)
-	for _, d := range in.docs() {
+	for _, d := range in.Docs() {
 		names = append(names, term(d.Name))
 	}
 	fmt.Fprintf(bw, "%s %s\n", pal.heading("Plan for"), strings.Join(names, " -> "))

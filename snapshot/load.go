@@ -22,6 +22,22 @@ type Document struct {
 
 	sumOnce sync.Once
 	sum     string
+	// info is the file's status when it was opened for reading; nil
+	// for standard input and NewDocument.
+	info fs.FileInfo
+}
+
+// Unchanged reports whether the file the document was read from is, by
+// its status now, still what was read: the same file (os.SameFile, so
+// that a file renamed over it, as an atomic write does, is a change),
+// with the same size and modification time. A document read from
+// standard input or made with NewDocument is never unchanged.
+func (d *Document) Unchanged() bool {
+	if d.info == nil {
+		return false
+	}
+	st, err := os.Stat(d.Name)
+	return err == nil && os.SameFile(st, d.info) && st.Size() == d.info.Size() && st.ModTime().Equal(d.info.ModTime())
 }
 
 // view returns a string sharing Data's memory (Data is never modified).
@@ -66,22 +82,27 @@ func ReadDocument(name string, stdin io.Reader) (*Document, error) {
 	case st.Size() > MaxSize:
 		return nil, fmt.Errorf("%s: %d bytes; at most %d are supported", name, st.Size(), MaxSize)
 	}
-	data, err := readFile(name, st.Size())
+	data, info, err := readFile(name, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &Document{Name: name, Data: data}, nil
+	return &Document{Name: name, Data: data, info: info}, nil
 }
 
 // readFile is os.ReadFile into a buffer sized from the file's size and
 // advised to be backed by huge pages (adviseHuge): copying a large model
-// into fresh memory is mostly page faults otherwise.
-func readFile(name string, size int64) ([]byte, error) {
+// into fresh memory is mostly page faults otherwise. It returns the file's
+// status taken before the first byte was read (for Document.Unchanged).
+func readFile(name string, size int64) ([]byte, fs.FileInfo, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
 	// One byte more than the size, to see the end without growing; the
 	// file may also have grown since it was stat'ed.
 	data := make([]byte, 0, int(size)+1)
@@ -90,10 +111,10 @@ func readFile(name string, size int64) ([]byte, error) {
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if err == io.EOF {
-			return data, nil
+			return data, info, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]

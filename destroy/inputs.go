@@ -1,0 +1,78 @@
+package destroy
+
+import (
+	"io"
+	"sync"
+
+	"github.com/objgc/objgc/snapshot"
+)
+
+// Inputs are the documents a plan or an apply reads and the two trees
+// compared: a model file (Model: an envelope or an engine task holding
+// both trees), or a snapshot file and a graph file.
+type Inputs struct {
+	Model, SnapshotFile, GraphFile *snapshot.Document
+	Snapshot, Incoming             *snapshot.Tree
+}
+
+// Docs returns the documents read, in the order they are named: the
+// model, or the snapshot then the graph.
+func (in *Inputs) Docs() []*snapshot.Document {
+	if in.Model != nil {
+		return []*snapshot.Document{in.Model}
+	}
+	return []*snapshot.Document{in.SnapshotFile, in.GraphFile}
+}
+
+// ReadInputs reads model (snapshot.LoadModel), or snapFile and graphFile
+// in parallel (snapshot.LoadSnapshot, snapshot.LoadGraph: each is a pass
+// over its bytes). A name "-" reads stdin; at most one may. read, when not
+// nil, is the model file read already: it is used as it is when the file
+// is unchanged since (snapshot.Document.Unchanged), and read again when
+// not. The sha256 of each document is computed while it is scanned. Errors
+// name the file (*snapshot.SyntaxError, *snapshot.ModelError, or the
+// reading error).
+func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapshot.Document) (*Inputs, error) {
+	in := &Inputs{}
+	if model != "" {
+		doc := read
+		if doc == nil || doc.Name != model || !doc.Unchanged() {
+			var err error
+			if doc, err = snapshot.ReadDocument(model, stdin); err != nil {
+				return nil, err
+			}
+		}
+		in.Model = doc
+		go doc.SHA256() // every plan and apply names its inputs' sha256: hash while scanning
+		var err error
+		in.Snapshot, in.Incoming, err = snapshot.LoadModel(doc)
+		if err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
+	var wg sync.WaitGroup
+	var snapErr, graphErr error
+	load := func(name string, doc **snapshot.Document, tree **snapshot.Tree, fn func(*snapshot.Document) (*snapshot.Tree, error), errp *error) {
+		defer wg.Done()
+		d, err := snapshot.ReadDocument(name, stdin)
+		if err != nil {
+			*errp = err
+			return
+		}
+		*doc = d
+		go d.SHA256()
+		*tree, *errp = fn(d)
+	}
+	wg.Add(2)
+	go load(snapFile, &in.SnapshotFile, &in.Snapshot, snapshot.LoadSnapshot, &snapErr)
+	go load(graphFile, &in.GraphFile, &in.Incoming, snapshot.LoadGraph, &graphErr)
+	wg.Wait()
+	if snapErr != nil {
+		return nil, snapErr
+	}
+	if graphErr != nil {
+		return nil, graphErr
+	}
+	return in, nil
+}

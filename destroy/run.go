@@ -1,0 +1,401 @@
+package destroy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/internal/atomicfile"
+	"github.com/objgc/objgc/snapshot"
+)
+
+// ErrStalePlan is wrapped by the *StaleError of a saved plan that no
+// longer holds.
+var ErrStalePlan = errors.New("saved plan is stale")
+
+// ErrInterrupted is wrapped by Run's error when the first interrupt
+// (RunOptions.Drain) ended the wait for the lock: nothing was done.
+var ErrInterrupted = errors.New("interrupted")
+
+// MaxDifferences is how many differences a *StaleError or a
+// *MissingHooksError names before it says how many more there are.
+const MaxDifferences = 5
+
+// StaleError is a saved plan whose inputs, hooks or packages changed
+// since it was planned (errors.Is ErrStalePlan).
+type StaleError struct {
+	Plan  string   // the plan file
+	Diffs []string // what changed, one a line, in lower case
+}
+
+func (e *StaleError) Error() string {
+	shown, more := e.Diffs, ""
+	if len(shown) > MaxDifferences {
+		shown, more = shown[:MaxDifferences], fmt.Sprintf("; and %d more", len(e.Diffs)-MaxDifferences)
+	}
+	return fmt.Sprintf("plan %s is stale: %s%s; plan again", e.Plan, strings.Join(shown, "; "), more)
+}
+
+func (e *StaleError) Unwrap() error { return ErrStalePlan }
+
+// InputChanged is the difference a *StaleError names for an input whose
+// sha256 (lower-case hex) was planned and is now another.
+func InputChanged(path, was, now string) string {
+	return fmt.Sprintf("%s changed since it was planned (sha256 %s, now %s)", path, short(was), short(now))
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	return sum
+}
+
+// DanglingError refuses a run (RunOptions.OnDanglingKeep unset) whose
+// incoming model still references doomed objects: Murano's engine would
+// refuse the model written back.
+type DanglingError struct {
+	Refs []diff.Dangling
+}
+
+func (e *DanglingError) Error() string {
+	return fmt.Sprintf("%d dangling references to doomed objects", len(e.Refs))
+}
+
+// MissingHooksError refuses a run (RunOptions.RequireHooks) in which
+// doomed objects have no destroy hook.
+type MissingHooksError struct {
+	Objects []*Planned // in destruction order
+}
+
+func (e *MissingHooksError) Error() string {
+	return fmt.Sprintf("%d doomed objects have no destroy hook", len(e.Objects))
+}
+
+// RunOptions configure Run. The embedded ApplyOptions are passed to Apply;
+// Run sets their Journal, Resume and DoomedFile.
+type RunOptions struct {
+	ApplyOptions
+
+	// Model, or Snapshot and Graph, name the inputs (ReadInputs); "-"
+	// reads Stdin. Read is the model file read already (to tell a saved
+	// plan from a model before the lock), used when the file is unchanged.
+	Model, Snapshot, Graph string
+	Stdin                  io.Reader
+	Read                   *snapshot.Document
+
+	// PlanFile and Planned, for a saved plan: the plan file and the
+	// sha256 it recorded of each input, in the order of Inputs.Docs.
+	PlanFile string
+	Planned  []string
+
+	// File is the file beside which the lock (<File>.lock) and the
+	// journal (<File>.journal) sit and which the write-back replaces
+	// atomically; an existing regular file or one to create, symbolic
+	// links resolved. Stdout, when not nil, gets the model instead (File
+	// is then the model file, which is left alone).
+	File   string
+	Stdout io.Writer
+	// InPlace: File is the model file itself, so that nothing to do
+	// leaves it as it is (bytes and mtime).
+	InPlace bool
+
+	// LockTimeout is how long to wait for the lock; 0 fails at once.
+	LockTimeout time.Duration
+	// OnDanglingKeep destroys objects still referenced and keeps them
+	// flagged destroyed; unset, such a model is refused (*DanglingError).
+	OnDanglingKeep bool
+	// RequireHooks refuses a run in which a doomed object has no destroy
+	// hook (*MissingHooksError).
+	RequireHooks bool
+
+	// Resumed, when not nil, is called once the journal is open, with
+	// what it held from an earlier run.
+	Resumed func(*Resume)
+	// HooksDone, when not nil, is called once no hook runs any more,
+	// before the model is written (a progress line is erased then).
+	HooksDone func()
+}
+
+// Report is what Run did.
+type Report struct {
+	Inputs *Inputs
+	Plan   *Plan
+	Result *ApplyResult
+	// Unchanged: nothing was to be done and File, being the model
+	// itself, was not written.
+	Unchanged bool
+}
+
+// Run carries out one apply (docs/apply.md, docs/journal.md), in this
+// order:
+//
+//  1. takes the lock on File (LockTarget), waiting up to LockTimeout; the
+//     first interrupt (Drain) ends the wait;
+//  2. reads the inputs (ReadInputs), and for a saved plan compares each
+//     one's sha256 with the plan's (Planned);
+//  3. plans (NewPlan) and refuses dangling references unless
+//     OnDanglingKeep, and objects without a destroy hook under
+//     RequireHooks;
+//  4. with nothing to do (nothing doomed, nothing dropped) and no journal
+//     to resume, writes the model (not when InPlace: File is left as it
+//     is) and returns;
+//  5. opens the journal (OpenJournal), resuming an earlier run on the same
+//     inputs, and writes the doomed-ids file (OBJGC_DOOMED);
+//  6. runs the notifications and destroys (Apply) with RunHook;
+//  7. builds the write-back (BuildWriteBack), writes it to File
+//     atomically (or to Stdout), records the commit in the journal and
+//     removes the journal.
+//
+// The lock is released when Run returns. Hook failures, blocked objects
+// and an interrupt during the hooks are in Report.Result, not errors.
+// Errors: ErrLocked (*LockedError) when the lock is held; ErrInterrupted
+// when the lock wait was interrupted; ErrStalePlan (*StaleError) when an
+// input differs from the saved plan; *DanglingError; *MissingHooksError;
+// reading errors of the inputs (*snapshot.SyntaxError,
+// *snapshot.ModelError, ...); journal errors (*ReplayError,
+// ErrJournalInputs, ErrNotRegular); write-back and writing errors. Apart
+// from an error of the write itself, nothing is written when Run fails.
+func Run(ctx context.Context, opts RunOptions) (*Report, error) {
+	lockCtx, cancelLock := context.WithCancel(ctx)
+	if opts.Drain != nil {
+		go func() {
+			select {
+			case <-opts.Drain:
+				cancelLock()
+			case <-lockCtx.Done():
+			}
+		}()
+	}
+	unlock, err := LockTarget(lockCtx, opts.File, opts.LockTimeout)
+	cancelLock()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, fmt.Errorf("%w while %w; nothing was done", ErrInterrupted, err)
+		}
+		return nil, err
+	}
+	defer unlock()
+
+	in, err := ReadInputs(opts.Stdin, opts.Model, opts.Snapshot, opts.Graph, opts.Read)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Planned != nil {
+		for k, d := range in.Docs() {
+			if d.SHA256() != opts.Planned[k] {
+				return nil, &StaleError{Plan: opts.PlanFile, Diffs: []string{InputChanged(d.Name, opts.Planned[k], d.SHA256())}}
+			}
+		}
+	}
+	p := NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+	rep := &Report{Inputs: in, Plan: p}
+	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
+		return nil, &DanglingError{Refs: p.Diff.Dangling}
+	}
+	if opts.RequireHooks {
+		if err := requireHooks(ctx, p, opts.Finder); err != nil {
+			return nil, err
+		}
+	}
+
+	// Nothing to do (nothing doomed, nothing dropped: no hook, no patch)
+	// needs no journal, unless one is there to resume or refuse.
+	if len(p.Objects) == 0 && len(p.Diff.Dropped) == 0 {
+		if _, err := os.Lstat(JournalPath(opts.File)); errors.Is(err, fs.ErrNotExist) {
+			rep.Result = &ApplyResult{}
+			if opts.InPlace {
+				rep.Unchanged = true
+				return rep, nil
+			}
+			written, err := BuildWriteBack(p, Outcome{}, envelopeAttributes(in), opts.OnDanglingKeep)
+			if err != nil {
+				return nil, err
+			}
+			write := func(w io.Writer) error { return writeModel(w, in, written) }
+			if opts.Stdout != nil {
+				_, err = writeStdout(opts.Stdout, write)
+			} else {
+				err = atomicfile.Write(opts.File, 0o644, write)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return rep, nil
+		}
+	}
+
+	var journalInputs []JournalInput
+	for _, d := range in.Docs() {
+		journalInputs = append(journalInputs, JournalInput{Path: d.Name, SHA256: d.SHA256()})
+	}
+	journal, resume, err := OpenJournal(JournalPath(opts.File), journalInputs)
+	if err != nil {
+		return nil, err
+	}
+	defer journal.Close()
+	if opts.Resumed != nil {
+		opts.Resumed(resume)
+	}
+	doomedFile, err := writeDoomedFile(p)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(doomedFile)
+
+	ao := opts.ApplyOptions
+	ao.Journal, ao.Resume, ao.DoomedFile = journal, resume, doomedFile
+	result, err := Apply(ctx, p, ao)
+	if opts.HooksDone != nil {
+		opts.HooksDone()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("apply stopped: %w; nothing was written, the journal %s keeps what was done", err, journal.Path())
+	}
+	rep.Result = result
+
+	outcome := Outcome{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
+	written, err := BuildWriteBack(p, outcome, envelopeAttributes(in), opts.OnDanglingKeep)
+	if err != nil {
+		return nil, err
+	}
+	write := func(w io.Writer) error { return writeModel(w, in, written) }
+	var outputs []JournalInput
+	if opts.Stdout != nil {
+		// No rename to record: the commit record follows the last byte.
+		sum, err := writeStdout(opts.Stdout, write)
+		if err != nil {
+			return nil, err
+		}
+		outputs = []JournalInput{{Path: "-", SHA256: sum}}
+	} else {
+		target, err := filepath.Abs(opts.File)
+		if err != nil {
+			return nil, err
+		}
+		err = atomicfile.WriteCommitted(opts.File, 0o644, write, func(sum string) error {
+			outputs = []JournalInput{{Path: target, SHA256: sum}}
+			return journal.Committing(outputs)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := journal.Commit(outputs); err != nil {
+		return nil, err
+	}
+	if err := journal.Remove(); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// requireHooks returns a *MissingHooksError naming the doomed objects of
+// p that have no destroy hook, nil when every one has.
+func requireHooks(ctx context.Context, p *Plan, finder *HookFinder) error {
+	var missing []*Planned
+	snap := p.Diff.Snapshot
+	for _, g := range p.Groups {
+		for _, i := range g.Objects {
+			o := &p.Objects[i]
+			if len(finder.DestroyHooks(ctx, snap.Objects[o.Snapshot].Type())) == 0 {
+				missing = append(missing, o)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &MissingHooksError{Objects: missing}
+}
+
+// writeDoomedFile writes every doomed id, one a line, for OBJGC_DOOMED (a
+// hook's isDoomed). The list is unambiguous by construction: the reader
+// refuses ids holding a control character, LF and CR included, so that
+// grep -qxF matches exactly one id (docs/hooks.md).
+func writeDoomedFile(p *Plan) (string, error) {
+	f, err := os.CreateTemp("", "objgc-doomed-*.txt")
+	if err != nil {
+		return "", fmt.Errorf("writing the doomed list: %w", err)
+	}
+	var b bytes.Buffer
+	for _, o := range p.Objects {
+		b.WriteString(o.ID)
+		b.WriteByte('\n')
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", fmt.Errorf("writing the doomed list: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("writing the doomed list: %w", err)
+	}
+	return f.Name(), nil
+}
+
+// writeStdout writes the model to w (--write -) and returns the sha256 of
+// what it wrote.
+func writeStdout(w io.Writer, write func(io.Writer) error) (string, error) {
+	sum := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 1<<20)
+	if err := write(bw); err != nil {
+		return "", fmt.Errorf("writing the model to standard output: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return "", fmt.Errorf("writing the model to standard output: %w", err)
+	}
+	return hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// writeModel writes the model written back: the envelope, or, when the
+// model file is an engine task ({"model": envelope, ...}), the task with
+// the envelope in place of its model and every other byte as it was
+// (docs/writeback.md). Where the envelope sits is what the reader
+// recorded (snapshot.Envelope): the document is not parsed again.
+func writeModel(w io.Writer, in *Inputs, m *WrittenModel) error {
+	if env := in.Incoming.Envelope; in.Model != nil && env != nil && env.Task {
+		data := in.Model.Data
+		lineStart := bytes.LastIndexByte(data[:env.Start], '\n') + 1
+		line := data[lineStart:env.Start]
+		indent := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
+		if _, err := w.Write(data[:env.Start]); err != nil {
+			return err
+		}
+		if _, err := m.WriteNested(w, string(indent)); err != nil {
+			return err
+		}
+		_, err := w.Write(data[env.End:])
+		return err
+	}
+	_, err := m.WriteTo(w)
+	return err
+}
+
+// envelopeAttributes returns the raw Attributes of the model's envelope
+// (or engine task), nil when there is none (bare trees) or it is not an
+// array.
+func envelopeAttributes(in *Inputs) json.RawMessage {
+	env := in.Incoming.Envelope
+	if env == nil || env.Attributes == nil {
+		return nil
+	}
+	raw := in.Incoming.Doc.Data[env.Attributes.Start:env.Attributes.End]
+	if len(raw) == 0 || raw[0] != '[' {
+		return nil
+	}
+	return json.RawMessage(raw)
+}
