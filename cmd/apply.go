@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/tidwall/gjson"
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/snapshot"
@@ -148,7 +147,7 @@ type applyInputs struct {
 // lock is held (destroy.ReadInputs): a model is not read twice. A file
 // that cannot be read is neither (the run reports it with the model's
 // wording).
-func readSavedPlan(path string) (*planDocument, *snapshot.Document, error) {
+func readSavedPlan(path string) (*destroy.PlanFile, *snapshot.Document, error) {
 	if path == "-" {
 		return nil, nil, nil
 	}
@@ -156,25 +155,18 @@ func readSavedPlan(path string) (*planDocument, *snapshot.Document, error) {
 	if err != nil {
 		return nil, nil, nil
 	}
-	data := doc.Data
-	if !gjson.GetBytes(data, "format_version").Exists() || !gjson.GetBytes(data, "inputs").IsArray() {
+	sp, err := destroy.ParsePlanFile(path, doc.Data)
+	if sp == nil && err == nil {
 		return nil, doc, nil
 	}
-	var sp planDocument
-	if v := gjson.GetBytes(data, "format_version").String(); v != PlanFormatVersion {
-		return nil, nil, fmt.Errorf("%s: plan format_version %q; this objgc reads %q: plan again", path, v, PlanFormatVersion)
-	}
-	if err := json.Unmarshal(data, &sp); err != nil {
-		return nil, nil, fmt.Errorf("%s: not a valid objgc plan: %w", path, err)
-	}
-	return &sp, nil, nil
+	return sp, nil, err
 }
 
 // checkPlanSettings refuses settings that contradict the saved plan sp
 // (docs/apply.md): hooks dirs, a package cache or an on-dangling mode other
 // than the plan's. The same value is no contradiction: CI may set
 // OBJGC_HOOKS_DIR for both plan and apply.
-func checkPlanSettings(opts *applyOptions, planFile string, sp *planDocument) error {
+func checkPlanSettings(opts *applyOptions, planFile string, sp *destroy.PlanFile) error {
 	if opts.hooksDirsFrom != "" {
 		if given := absPaths(opts.HooksDirs); !slices.Equal(given, sp.HooksDirs) {
 			return usageErrorf("%s %s (%s) differs from the hooks dirs of plan %s (%s): plan again with these hooks dirs, or apply without %s",
@@ -203,9 +195,9 @@ func listOrNone(s []string) string {
 
 // resolveApplyInputs works out the inputs, the target and whether a saved
 // plan is run, before the lock is taken; the inputs are read after it.
-func resolveApplyInputs(opts *applyOptions) (*applyInputs, *planDocument, error) {
+func resolveApplyInputs(opts *applyOptions) (*applyInputs, *destroy.PlanFile, error) {
 	ai := &applyInputs{onDangling: opts.OnDangling}
-	var sp *planDocument
+	var sp *destroy.PlanFile
 	if opts.Model != "" {
 		var err error
 		if sp, ai.read, err = readSavedPlan(opts.Model); err != nil {
@@ -325,27 +317,17 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	if err := checkOnDangling(ai.onDangling); err != nil {
 		return err
 	}
-	// Before the lock: a saved plan that no longer holds, or a hooks dir
-	// that is not there, is refused before anything is touched.
-	var finder *destroy.HookFinder
+	// A hooks dir that is not there is refused before anything is
+	// touched; a saved plan runs with its own (destroy.Run checks them).
+	dirs, cache := opts.HooksDirs, opts.CacheDir
 	if sp != nil {
-		var diffs []string
-		finder, diffs = checkPlanHooks(ctx, streams, sp)
-		if finder.Packages != nil {
-			defer finder.Packages.Close()
-		}
-		if diffs = append(checkPlanInputs(sp), diffs...); len(diffs) > 0 {
-			return staleError(ai.planFile, diffs)
-		}
+		dirs, cache = sp.HooksDirs, sp.CacheDir
 	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
-	if finder == nil {
-		finder = &destroy.HookFinder{Dirs: opts.HooksDirs}
-		if session := openPackages(streams, opts.CacheDir); session != nil {
-			defer session.Close()
-			finder.Packages = session
-		}
+	finder := newFinder(streams, dirs, cache)
+	if finder.Packages != nil {
+		defer finder.Packages.Close()
 	}
 	if err := checkInputFlags(opts.Model, opts.Snapshot, opts.Graph); err != nil {
 		return err
@@ -374,7 +356,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		},
 		Model: opts.Model, Snapshot: opts.Snapshot, Graph: opts.Graph,
 		Stdin: streams.In, Read: ai.read,
-		PlanFile:       ai.planFile,
+		Plan: sp, PlanPath: ai.planFile,
 		File:           ai.file,
 		InPlace:        ai.inPlace,
 		LockTimeout:    opts.LockTimeout,
@@ -392,11 +374,6 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		// The progress line is erased before anything else is printed:
 		// the report and every message share a terminal with it.
 		HooksDone: progress.Done,
-	}
-	if sp != nil {
-		for _, in := range sp.Inputs {
-			ro.Planned = append(ro.Planned, in.SHA256)
-		}
 	}
 	if ai.target == "-" {
 		ro.Stdout = streams.Out
@@ -417,6 +394,16 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		return &exitError{code: ExitIncomplete}
 	}
 	return nil
+}
+
+// newFinder returns the hook finder of dirs and of the package cache
+// dir (openPackages); the caller closes its Packages.
+func newFinder(streams *IO, dirs []string, cache string) *destroy.HookFinder {
+	finder := &destroy.HookFinder{Dirs: dirs}
+	if session := openPackages(streams, cache); session != nil {
+		finder.Packages = session
+	}
+	return finder
 }
 
 // applyError renders the refusals of destroy.Run (dangling references,

@@ -7,66 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/objgc/objgc/destroy"
 )
-
-func TestCompareHooks(t *testing.T) {
-	a := planHook{Event: "destroy", Class: "A", Path: "/h/A/destroy", SHA256: "aaaaaaaaaaaaaaaa"}
-	b := planHook{Event: "destroy", Class: "B", Path: "/h/B/destroy", SHA256: "bbbbbbbbbbbbbbbb"}
-	aChanged := a
-	aChanged.SHA256 = "cccccccccccccccc"
-	aBroken := a
-	aBroken.Error = "not executable"
-	tests := []struct {
-		name         string
-		planned, now []planHook
-		want         []string
-	}{
-		{"same", []planHook{a, b}, []planHook{a, b}, nil},
-		{"none", nil, nil, nil},
-		{"added", []planHook{a}, []planHook{a, b}, []string{"hook /h/B/destroy was added since it was planned"}},
-		{"added to none", nil, []planHook{b}, []string{"hook /h/B/destroy was added since it was planned"}},
-		{"removed", []planHook{a, b}, []planHook{b}, []string{"hook /h/A/destroy was removed since it was planned"}},
-		{"changed", []planHook{a}, []planHook{aChanged}, []string{"hook /h/A/destroy changed since it was planned (sha256 aaaaaaaaaaaa, now cccccccccccc)"}},
-		{"cannot run", []planHook{a}, []planHook{aBroken}, []string{"hook /h/A/destroy can no longer run (not executable)"}},
-		{"can run", []planHook{aBroken}, []planHook{a}, []string{"hook /h/A/destroy can run now (when planned: not executable)"}},
-		{"reordered", []planHook{a, b}, []planHook{b, a}, []string{"hooks /h/A/destroy and /h/B/destroy run in another order than planned"}},
-		{"replaced", []planHook{a}, []planHook{b}, []string{"hook /h/B/destroy was added since it was planned", "hook /h/A/destroy was removed since it was planned"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := compareHooks(tt.planned, tt.now); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("compareHooks = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestComparePackages(t *testing.T) {
-	core := planPackage{FullName: "io.murano", Version: "0.0.0", ID: "1111111111111111"}
-	coreNew := planPackage{FullName: "io.murano", Version: "0.0.0", ID: "2222222222222222"}
-	coreOther := planPackage{FullName: "io.murano", Version: "1.0.0", ID: "3333333333333333"}
-	db := planPackage{FullName: "io.murano.databases", Version: "1.0.0", ID: "4444444444444444"}
-	tests := []struct {
-		name         string
-		planned, now []planPackage
-		want         []string
-	}{
-		{"same", []planPackage{core, db}, []planPackage{core, db}, nil},
-		{"replaced", []planPackage{core, db}, []planPackage{coreNew, db}, []string{"package io.murano 0.0.0 was replaced (id 111111111111, now 222222222222)"}},
-		{"gone", []planPackage{core, db}, []planPackage{db}, []string{"package io.murano 0.0.0 (id 111111111111) is no longer in the cache"}},
-		{"new", []planPackage{db}, []planPackage{core, db}, []string{"package io.murano 0.0.0 (id 111111111111) is used now and was not when planned"}},
-		{"another version", []planPackage{core}, []planPackage{coreOther}, []string{
-			"package io.murano 0.0.0 (id 111111111111) is no longer in the cache",
-			"package io.murano 1.0.0 (id 333333333333) is used now and was not when planned"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := comparePackages(tt.planned, tt.now); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("comparePackages = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
 
 // TestCheckPlanHooks plans a real model with real hook files, then changes
 // the files and checks what the saved plan's check says: a notify hook
@@ -88,7 +31,7 @@ func TestCheckPlanHooks(t *testing.T) {
 	network := "io.murano.resources.NeutronNetwork/destroy"
 	handler := "io.murano.Environment/notify/onRegionRemoved"
 	write(network, "#!/bin/sh\nexit 0\n")
-	plan := func() *planDocument {
+	plan := func() *destroy.PlanFile {
 		t.Helper()
 		out := filepath.Join(dir, "plan.json")
 		var o, e strings.Builder
@@ -103,13 +46,13 @@ func TestCheckPlanHooks(t *testing.T) {
 		}
 		return sp
 	}
-	check := func(sp *planDocument) []string {
+	check := func(sp *destroy.PlanFile) []string {
 		t.Helper()
-		f, diffs := checkPlanHooks(context.Background(), &IO{Err: &strings.Builder{}}, sp)
+		f := newFinder(&IO{Err: &strings.Builder{}}, sp.HooksDirs, sp.CacheDir)
 		if f.Packages != nil {
-			f.Packages.Close()
+			defer f.Packages.Close()
 		}
-		return diffs
+		return destroy.PlanChanges(context.Background(), sp, f)
 	}
 	abs := func(rel string) string { return filepath.Join(hooks, rel) }
 
@@ -156,7 +99,7 @@ func TestCheckPlanHooks(t *testing.T) {
 
 func TestStaleErrorNamesTheFirstDifferences(t *testing.T) {
 	diffs := []string{"d1", "d2", "d3", "d4", "d5", "d6", "d7"}
-	err := staleError("p.json", diffs)
+	var err error = &destroy.StaleError{Plan: "p.json", Diffs: diffs}
 	if code := exitCode(err); code != ExitStalePlan {
 		t.Errorf("exit %d, want %d", code, ExitStalePlan)
 	}

@@ -21,11 +21,9 @@ import (
 	"github.com/objgc/objgc/snapshot"
 )
 
-// PlanFormatVersion is the "format_version" of JSON plans; see
-// docs/plan-format.md. Version 2 added what apply checks a saved plan
-// against (hooks dirs, the package cache and its packages, each hook's
-// sha256, the types hooks are looked up by) and made paths absolute.
-const PlanFormatVersion = "2"
+// PlanFormatVersion is the "format_version" of JSON plans
+// (destroy.PlanFormatVersion).
+const PlanFormatVersion = destroy.PlanFormatVersion
 
 // planHooks are the hooks a plan would run, and where it looked.
 type planHooks struct {
@@ -39,10 +37,10 @@ type planHooks struct {
 	// hook, files at <dir>/<C>/<handler>: where notify hooks were kept
 	// before <C>/notify/<handler>. They do not run.
 	oldNotify [][]string
-	sums      *hookSums
-	dirs      []string      // the hooks dirs searched, absolute
-	cacheDir  string        // the package cache root, absolute
-	packages  []planPackage // the cached packages read
+	sums      *destroy.HookSums
+	dirs      []string              // the hooks dirs searched, absolute
+	cacheDir  string                // the package cache root, absolute
+	packages  []destroy.PlanPackage // the cached packages read
 }
 
 // findPlanHooks looks up every hook the plan would run (DESIGN.md section
@@ -58,10 +56,10 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 		subTypes:  make([]*snapshot.Type, len(p.Notifications)),
 		notify:    make([]*hook.Found, len(p.Notifications)),
 		oldNotify: make([][]string, len(p.Notifications)),
-		sums:      newHookSums(),
+		sums:      destroy.NewHookSums(),
 		dirs:      absPaths(f.Dirs),
 		cacheDir:  absPath(cacheDir),
-		packages:  []planPackage{},
+		packages:  []destroy.PlanPackage{},
 	}
 	snap := p.Diff.Snapshot
 	for i := range p.Objects {
@@ -89,7 +87,7 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 			}
 		}
 	}
-	h.packages = sessionPackages(f.Packages)
+	h.packages = destroy.SessionPackages(f.Packages)
 	return h
 }
 
@@ -115,113 +113,14 @@ func subscriberType(p *destroy.Plan, n destroy.Notification) (snapshot.Type, boo
 	return snapshot.Type{}, false
 }
 
-// planDocument is the JSON plan (docs/plan-format.md).
-type planDocument struct {
-	FormatVersion string             `json:"format_version"`
-	Inputs        []planInput        `json:"inputs"`
-	OnDangling    string             `json:"on_dangling"`
-	HooksDirs     []string           `json:"hooks_dirs"`
-	CacheDir      string             `json:"cache_dir"`
-	Packages      []planPackage      `json:"packages"`
-	Groups        []planGroup        `json:"groups"`
-	Notifications []planNotification `json:"notifications"`
-	Cycles        [][]string         `json:"cycles"`
-	Dropped       []planDropped      `json:"dropped"`
-	Warnings      []destroy.Warning  `json:"warnings"`
-	Summary       planSummary        `json:"summary"`
-}
-
-type planInput struct {
-	Role   string `json:"role"` // model, snapshot or graph
-	Path   string `json:"path"` // absolute; <stdin> for standard input
-	SHA256 string `json:"sha256"`
-}
-
-// planPackage is one cached package a plan read.
-type planPackage struct {
-	FullName string `json:"full_name"`
-	Version  string `json:"version"`
-	ID       string `json:"id"`
-}
-
-// planType is a type as hooks are looked up by it: the type string's
-// parts, completed by the header's legacy classVersion and package.
-type planType struct {
-	Name    string `json:"name"`
-	Version string `json:"version,omitempty"`
-	Package string `json:"package,omitempty"`
-}
-
-func toPlanType(t snapshot.Type) planType { return planType{t.Name, t.Version, t.Package} }
-
-func (t planType) snapshotType() snapshot.Type {
-	return snapshot.Type{Name: t.Name, Version: t.Version, Package: t.Package}
-}
-
-type planGroup struct {
-	Index   int          `json:"index"`
-	Objects []planObject `json:"objects"`
-}
-
-type planObject struct {
-	ID      string           `json:"id"`
-	Type    string           `json:"type"`
-	Path    string           `json:"path"`
-	Owner   *string          `json:"owner"`
-	Reasons []destroy.Reason `json:"reasons"`
-	TypeRef planType         `json:"type_ref"`
-	Classes []string         `json:"classes"`
-	Package *string          `json:"package"`
-	Hooks   []planHook       `json:"hooks"`
-}
-
-type planHook struct {
-	Event  string `json:"event"`
-	Class  string `json:"class"`
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
-
-type planNotification struct {
-	Group             int       `json:"group"`
-	Publisher         string    `json:"publisher"`
-	Subscriber        string    `json:"subscriber"`
-	SubscriberTypeRef *planType `json:"subscriber_type_ref"`
-	Handler           string    `json:"handler"`
-	Hook              *planHook `json:"hook"`
-	// OldPlaces: files at the place notify hooks had before
-	// <C>/notify/<handler>, which do not run; only when Hook is null.
-	OldPlaces []string `json:"old_places,omitempty"`
-}
-
-type planDropped struct {
-	ID   string `json:"id"`
-	Type string `json:"type"`
-	Path string `json:"path"`
-}
-
-type planSummary struct {
-	SnapshotObjects    int  `json:"snapshot_objects"`
-	IncomingObjects    int  `json:"incoming_objects"`
-	Destroy            int  `json:"destroy"`
-	Groups             int  `json:"groups"`
-	Notifications      int  `json:"notifications"`
-	DanglingReferences int  `json:"dangling_references"`
-	Dropped            int  `json:"dropped"`
-	Warnings           int  `json:"warnings"`
-	WithoutDestroyHook int  `json:"without_destroy_hook"`
-	ApplyRefuses       bool `json:"apply_refuses"`
-}
-
-func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *planHooks) *planDocument {
-	d := &planDocument{
+func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *planHooks) *destroy.PlanFile {
+	d := &destroy.PlanFile{
 		FormatVersion: PlanFormatVersion,
 		OnDangling:    onDangling,
-		Groups:        []planGroup{},
-		Notifications: []planNotification{},
+		Groups:        []destroy.PlanGroup{},
+		Notifications: []destroy.PlanNotification{},
 		Cycles:        [][]string{},
-		Dropped:       []planDropped{},
+		Dropped:       []destroy.PlanDropped{},
 		Warnings:      p.Warnings,
 		HooksDirs:     hooks.dirs,
 		CacheDir:      hooks.cacheDir,
@@ -233,23 +132,23 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 	if d.HooksDirs == nil {
 		d.HooksDirs = []string{}
 	}
-	input := func(role string, doc *snapshot.Document) planInput {
+	input := func(role string, doc *snapshot.Document) destroy.PlanInput {
 		path := doc.Name
 		if path != stdinName {
 			path = absPath(path)
 		}
-		return planInput{role, path, doc.SHA256()}
+		return destroy.PlanInput{Role: role, Path: path, SHA256: doc.SHA256()}
 	}
 	if in.Model != nil {
-		d.Inputs = []planInput{input("model", in.Model)}
+		d.Inputs = []destroy.PlanInput{input("model", in.Model)}
 	} else {
-		d.Inputs = []planInput{input("snapshot", in.SnapshotFile), input("graph", in.GraphFile)}
+		d.Inputs = []destroy.PlanInput{input("snapshot", in.SnapshotFile), input("graph", in.GraphFile)}
 	}
 	for _, g := range p.Groups {
-		pg := planGroup{Index: g.Index, Objects: make([]planObject, 0, len(g.Objects))}
+		pg := destroy.PlanGroup{Index: g.Index, Objects: make([]destroy.PlanObject, 0, len(g.Objects))}
 		for _, i := range g.Objects {
 			o := &p.Objects[i]
-			po := planObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: toPlanType(hooks.types[i]), Classes: hooks.classes[i], Hooks: []planHook{}}
+			po := destroy.PlanObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: destroy.NewPlanType(hooks.types[i]), Classes: hooks.classes[i], Hooks: []destroy.PlanHook{}}
 			if po.Classes == nil {
 				po.Classes = []string{}
 				if o.Class != "" {
@@ -264,21 +163,21 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 				po.Owner = &owner
 			}
 			for _, f := range hooks.destroy[i] {
-				po.Hooks = append(po.Hooks, hooks.sums.planHook(f))
+				po.Hooks = append(po.Hooks, hooks.sums.Hook(f))
 			}
 			pg.Objects = append(pg.Objects, po)
 		}
 		d.Groups = append(d.Groups, pg)
 	}
 	for i, n := range p.Notifications {
-		pn := planNotification{Group: n.Group, Publisher: p.Objects[n.Publisher].ID, Subscriber: n.Subscriber, Handler: n.Handler,
+		pn := destroy.PlanNotification{Group: n.Group, Publisher: p.Objects[n.Publisher].ID, Subscriber: n.Subscriber, Handler: n.Handler,
 			OldPlaces: hooks.oldNotify[i]}
 		if t := hooks.subTypes[i]; t != nil {
-			pt := toPlanType(*t)
+			pt := destroy.NewPlanType(*t)
 			pn.SubscriberTypeRef = &pt
 		}
 		if f := hooks.notify[i]; f != nil {
-			h := hooks.sums.planHook(*f)
+			h := hooks.sums.Hook(*f)
 			pn.Hook = &h
 		}
 		d.Notifications = append(d.Notifications, pn)
@@ -293,9 +192,9 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 	inc := p.Diff.Incoming
 	for _, i := range p.Diff.Dropped {
 		o := &inc.Objects[i]
-		d.Dropped = append(d.Dropped, planDropped{ID: o.ID, Type: o.TypeString, Path: inc.ObjectPath(i)})
+		d.Dropped = append(d.Dropped, destroy.PlanDropped{ID: o.ID, Type: o.TypeString, Path: inc.ObjectPath(i)})
 	}
-	d.Summary = planSummary{
+	d.Summary = destroy.PlanSummary{
 		SnapshotObjects:    p.Diff.Snapshot.Len(),
 		IncomingObjects:    inc.Len(),
 		Destroy:            len(p.Objects),
@@ -327,7 +226,7 @@ func writeJSON(w io.Writer, v any) error {
 
 // writePlanFile saves the JSON plan atomically: a temporary file in the same
 // folder, fsync, rename, fsync of the folder.
-func writePlanFile(path string, doc *planDocument) error {
+func writePlanFile(path string, doc *destroy.PlanFile) error {
 	return writeFileAtomic(path, 0o644, func(w io.Writer) error { return writeJSON(w, doc) })
 }
 

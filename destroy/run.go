@@ -96,10 +96,13 @@ type RunOptions struct {
 	Stdin                  io.Reader
 	Read                   *snapshot.Document
 
-	// PlanFile and Planned, for a saved plan: the plan file and the
-	// sha256 it recorded of each input, in the order of Inputs.Docs.
-	PlanFile string
-	Planned  []string
+	// Plan, when not nil, is the saved plan read from PlanPath: before
+	// the lock, what it recorded is compared with what is there now
+	// (PlanChanges, with Finder, which must look in the plan's hooks dirs
+	// and package cache), and once the lock is held each input's sha256
+	// again. Model, or Snapshot and Graph, are then the plan's inputs.
+	Plan     *PlanFile
+	PlanPath string
 
 	// File is the file beside which the lock (<File>.lock) and the
 	// journal (<File>.journal) sit and which the write-back replaces
@@ -142,10 +145,13 @@ type Report struct {
 // Run carries out one apply (docs/apply.md, docs/journal.md), in this
 // order:
 //
+//  0. for a saved plan (Plan), refuses it when an input, a hook or a
+//     package changed since it was planned (PlanChanges), before the
+//     lock;
 //  1. takes the lock on File (LockTarget), waiting up to LockTimeout; the
 //     first interrupt (Drain) ends the wait;
 //  2. reads the inputs (ReadInputs), and for a saved plan compares each
-//     one's sha256 with the plan's (Planned);
+//     one's sha256 with the plan's again (a change made during the wait);
 //  3. plans (NewPlan) and refuses dangling references unless
 //     OnDanglingKeep, and objects without a destroy hook under
 //     RequireHooks;
@@ -169,6 +175,11 @@ type Report struct {
 // ErrJournalInputs, ErrNotRegular); write-back and writing errors. Apart
 // from an error of the write itself, nothing is written when Run fails.
 func Run(ctx context.Context, opts RunOptions) (*Report, error) {
+	if opts.Plan != nil {
+		if diffs := PlanChanges(ctx, opts.Plan, opts.Finder); len(diffs) > 0 {
+			return nil, &StaleError{Plan: opts.PlanPath, Diffs: diffs}
+		}
+	}
 	lockCtx, cancelLock := context.WithCancel(ctx)
 	if opts.Drain != nil {
 		go func() {
@@ -193,10 +204,10 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Planned != nil {
+	if opts.Plan != nil {
 		for k, d := range in.Docs() {
-			if d.SHA256() != opts.Planned[k] {
-				return nil, &StaleError{Plan: opts.PlanFile, Diffs: []string{InputChanged(d.Name, opts.Planned[k], d.SHA256())}}
+			if d.SHA256() != opts.Plan.Inputs[k].SHA256 {
+				return nil, &StaleError{Plan: opts.PlanPath, Diffs: []string{InputChanged(d.Name, opts.Plan.Inputs[k].SHA256, d.SHA256())}}
 			}
 		}
 	}

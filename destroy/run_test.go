@@ -264,7 +264,8 @@ func TestRunRefuses(t *testing.T) {
 		check func(error) bool
 	}{
 		{"stale plan", func(t *testing.T, opts *RunOptions) {
-			opts.PlanFile, opts.Planned = "plan.json", []string{strings.Repeat("0", 64)}
+			opts.PlanPath = "plan.json"
+			opts.Plan = &PlanFile{Inputs: []PlanInput{{Role: "model", Path: opts.Model, SHA256: strings.Repeat("0", 64)}}, HooksDirs: opts.Finder.Dirs}
 		}, func(err error) bool {
 			var se *StaleError
 			return errors.Is(err, ErrStalePlan) && errors.As(err, &se) && strings.Contains(err.Error(), "plan plan.json is stale: ")

@@ -1,0 +1,386 @@
+package destroy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/pkgcache"
+	"github.com/objgc/objgc/snapshot"
+)
+
+// PlanFormatVersion is the "format_version" of JSON plans; see
+// docs/plan-format.md. Version 2 added what apply checks a saved plan
+// against (hooks dirs, the package cache and its packages, each hook's
+// sha256, the types hooks are looked up by) and made paths absolute.
+const PlanFormatVersion = "2"
+
+// PlanFile is the JSON plan objgc plan prints and saves with --out
+// (docs/plan-format.md): what apply PLANFILE runs and checks before it
+// runs (PlanChanges, Run).
+type PlanFile struct {
+	FormatVersion string             `json:"format_version"`
+	Inputs        []PlanInput        `json:"inputs"`
+	OnDangling    string             `json:"on_dangling"`
+	HooksDirs     []string           `json:"hooks_dirs"`
+	CacheDir      string             `json:"cache_dir"`
+	Packages      []PlanPackage      `json:"packages"`
+	Groups        []PlanGroup        `json:"groups"`
+	Notifications []PlanNotification `json:"notifications"`
+	Cycles        [][]string         `json:"cycles"`
+	Dropped       []PlanDropped      `json:"dropped"`
+	Warnings      []Warning          `json:"warnings"`
+	Summary       PlanSummary        `json:"summary"`
+}
+
+// PlanInput is part of a PlanFile (docs/plan-format.md).
+type PlanInput struct {
+	Role   string `json:"role"` // model, snapshot or graph
+	Path   string `json:"path"` // absolute; <stdin> for standard input
+	SHA256 string `json:"sha256"`
+}
+
+// PlanPackage is one cached package a plan read.
+type PlanPackage struct {
+	FullName string `json:"full_name"`
+	Version  string `json:"version"`
+	ID       string `json:"id"`
+}
+
+// PlanType is a type as hooks are looked up by it: the type string's
+// parts, completed by the header's legacy classVersion and package.
+type PlanType struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Package string `json:"package,omitempty"`
+}
+
+// NewPlanType returns t as a plan records it.
+func NewPlanType(t snapshot.Type) PlanType { return PlanType{t.Name, t.Version, t.Package} }
+
+// Type returns the type hooks are looked up by.
+func (t PlanType) Type() snapshot.Type {
+	return snapshot.Type{Name: t.Name, Version: t.Version, Package: t.Package}
+}
+
+// PlanGroup is part of a PlanFile (docs/plan-format.md).
+type PlanGroup struct {
+	Index   int          `json:"index"`
+	Objects []PlanObject `json:"objects"`
+}
+
+// PlanObject is part of a PlanFile (docs/plan-format.md).
+type PlanObject struct {
+	ID      string     `json:"id"`
+	Type    string     `json:"type"`
+	Path    string     `json:"path"`
+	Owner   *string    `json:"owner"`
+	Reasons []Reason   `json:"reasons"`
+	TypeRef PlanType   `json:"type_ref"`
+	Classes []string   `json:"classes"`
+	Package *string    `json:"package"`
+	Hooks   []PlanHook `json:"hooks"`
+}
+
+// PlanHook is part of a PlanFile (docs/plan-format.md).
+type PlanHook struct {
+	Event  string `json:"event"`
+	Class  string `json:"class"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// PlanNotification is part of a PlanFile (docs/plan-format.md).
+type PlanNotification struct {
+	Group             int       `json:"group"`
+	Publisher         string    `json:"publisher"`
+	Subscriber        string    `json:"subscriber"`
+	SubscriberTypeRef *PlanType `json:"subscriber_type_ref"`
+	Handler           string    `json:"handler"`
+	Hook              *PlanHook `json:"hook"`
+	// OldPlaces: files at the place notify hooks had before
+	// <C>/notify/<handler>, which do not run; only when Hook is null.
+	OldPlaces []string `json:"old_places,omitempty"`
+}
+
+// PlanDropped is part of a PlanFile (docs/plan-format.md).
+type PlanDropped struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	Path string `json:"path"`
+}
+
+// PlanSummary is part of a PlanFile (docs/plan-format.md).
+type PlanSummary struct {
+	SnapshotObjects    int  `json:"snapshot_objects"`
+	IncomingObjects    int  `json:"incoming_objects"`
+	Destroy            int  `json:"destroy"`
+	Groups             int  `json:"groups"`
+	Notifications      int  `json:"notifications"`
+	DanglingReferences int  `json:"dangling_references"`
+	Dropped            int  `json:"dropped"`
+	Warnings           int  `json:"warnings"`
+	WithoutDestroyHook int  `json:"without_destroy_hook"`
+	ApplyRefuses       bool `json:"apply_refuses"`
+}
+
+// ParsePlanFile tells from the bytes of the file path whether it holds a
+// saved plan: a "format_version" and an "inputs" array at its root. It
+// returns the plan, or nil when data is not one (a model). A plan of
+// another format version, or one that does not decode, is an error naming
+// path.
+func ParsePlanFile(path string, data []byte) (*PlanFile, error) {
+	if !gjson.GetBytes(data, "format_version").Exists() || !gjson.GetBytes(data, "inputs").IsArray() {
+		return nil, nil
+	}
+	if v := gjson.GetBytes(data, "format_version").String(); v != PlanFormatVersion {
+		return nil, fmt.Errorf("%s: plan format_version %q; this objgc reads %q: plan again", path, v, PlanFormatVersion)
+	}
+	var sp PlanFile
+	if err := json.Unmarshal(data, &sp); err != nil {
+		return nil, fmt.Errorf("%s: not a valid objgc plan: %w", path, err)
+	}
+	return &sp, nil
+}
+
+// PlanChanges returns how what apply finds now differs from what the saved
+// plan sp recorded, in lower case, one difference each: inputs changed or
+// gone (sha256), hooks dirs gone, hooks added, removed, changed or run in
+// another order, packages replaced, added or gone. finder looks in the
+// plan's hooks dirs and package cache (sp.HooksDirs, sp.CacheDir); it
+// remembers what it found, so a run with it runs exactly the hooks
+// compared. None: nil.
+func PlanChanges(ctx context.Context, sp *PlanFile, finder *HookFinder) []string {
+	return append(inputChanges(sp), hookChanges(ctx, sp, finder)...)
+}
+
+// inputChanges compares the sha256 of each input of a saved plan with
+// the file now, before the lock: a plan that is stale already is refused
+// without touching anything. (The inputs are compared again once the lock
+// is held, for a change made while apply waited for it.)
+func inputChanges(sp *PlanFile) []string {
+	var diffs []string
+	for _, in := range sp.Inputs {
+		sum, err := fileSHA256(in.Path)
+		switch {
+		case os.IsNotExist(err):
+			diffs = append(diffs, fmt.Sprintf("%s no longer exists", in.Path))
+		case err != nil:
+			diffs = append(diffs, fmt.Sprintf("%s cannot be read: %v", in.Path, err))
+		case sum != in.SHA256:
+			diffs = append(diffs, InputChanged(in.Path, in.SHA256, sum))
+		}
+	}
+	return diffs
+}
+
+// HookSums hashes hook files, each once however many objects share it.
+type HookSums struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// NewHookSums returns an empty HookSums.
+func NewHookSums() *HookSums { return &HookSums{m: map[string]string{}} }
+
+// Hook returns f as a plan lists it, with the sha256 of its content
+// ("" when it cannot be read; Error then says why if the lookup had not).
+func (s *HookSums) Hook(f hook.Found) PlanHook {
+	h := PlanHook{Event: f.Event, Class: f.Class, Path: f.Path}
+	if f.Err != nil {
+		h.Error = f.Err.Error()
+	}
+	s.mu.Lock()
+	sum, ok := s.m[f.Path]
+	s.mu.Unlock()
+	if !ok {
+		var err error
+		if sum, err = fileSHA256(f.Path); err != nil && h.Error == "" {
+			h.Error = err.Error()
+		}
+		s.mu.Lock()
+		s.m[f.Path] = sum
+		s.mu.Unlock()
+	}
+	h.SHA256 = sum
+	return h
+}
+
+// SessionPackages lists the packages a session read.
+func SessionPackages(s *pkgcache.Session) []PlanPackage {
+	out := []PlanPackage{}
+	if s == nil {
+		return out
+	}
+	for _, p := range s.Packages() {
+		out = append(out, PlanPackage{FullName: p.FullName, Version: p.Version, ID: p.ID})
+	}
+	return out
+}
+
+// hookChanges looks up now, with finder (the plan's hooks dirs and
+// package cache), every hook the saved plan lists and returns the
+// differences: hooks dirs gone, hooks added, removed or changed, packages
+// replaced, added or gone. The finder remembers what it found: a run with
+// it runs exactly the hooks compared here.
+func hookChanges(ctx context.Context, sp *PlanFile, finder *HookFinder) []string {
+	var diffs []string
+	for _, d := range sp.HooksDirs {
+		st, err := os.Stat(d)
+		switch {
+		case os.IsNotExist(err):
+			diffs = append(diffs, fmt.Sprintf("hooks dir %s no longer exists", d))
+		case err != nil:
+			diffs = append(diffs, fmt.Sprintf("hooks dir %s cannot be read: %v", d, err))
+		case !st.IsDir():
+			diffs = append(diffs, fmt.Sprintf("hooks dir %s is no longer a directory", d))
+		}
+	}
+	if len(diffs) > 0 {
+		return diffs
+	}
+	sums := NewHookSums()
+	var hookDiffs []string
+	for _, g := range sp.Groups {
+		for _, o := range g.Objects {
+			var now []PlanHook
+			for _, f := range finder.DestroyHooks(ctx, o.TypeRef.Type()) {
+				now = append(now, sums.Hook(f))
+			}
+			hookDiffs = append(hookDiffs, compareHooks(o.Hooks, now)...)
+		}
+	}
+	for _, n := range sp.Notifications {
+		var planned, now []PlanHook
+		if n.Hook != nil {
+			planned = []PlanHook{*n.Hook}
+		}
+		if n.SubscriberTypeRef != nil {
+			if found, ok := finder.HandlerHook(ctx, n.SubscriberTypeRef.Type(), n.Handler); ok {
+				now = []PlanHook{sums.Hook(found)}
+			}
+		}
+		hookDiffs = append(hookDiffs, compareHooks(planned, now)...)
+	}
+	pkgDiffs := comparePackages(sp.Packages, SessionPackages(finder.Packages))
+	if len(pkgDiffs) > 0 {
+		// A replaced package moves its hooks: the package is the news.
+		inCache := filepath.Join(sp.CacheDir, "packages") + string(filepath.Separator)
+		hookDiffs = slices.DeleteFunc(hookDiffs, func(d string) bool { return strings.HasPrefix(d, "hook "+inCache) })
+	}
+	diffs = append(diffs, pkgDiffs...)
+	return dedupe(append(diffs, hookDiffs...))
+}
+
+// compareHooks returns how the hooks found now for one object or
+// notification differ from the planned ones: added, removed, changed
+// content (sha256), able or unable to run, or run in another order.
+func compareHooks(planned, now []PlanHook) []string {
+	var diffs []string
+	was := make(map[string]PlanHook, len(planned))
+	for _, h := range planned {
+		was[h.Path] = h
+	}
+	is := make(map[string]bool, len(now))
+	for _, h := range now {
+		is[h.Path] = true
+		p, ok := was[h.Path]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("hook %s was added since it was planned", h.Path))
+		case p.SHA256 != h.SHA256:
+			diffs = append(diffs, fmt.Sprintf("hook %s changed since it was planned (sha256 %s, now %s)", h.Path, short(orNoneSum(p.SHA256)), short(orNoneSum(h.SHA256))))
+		case p.Error == "" && h.Error != "":
+			diffs = append(diffs, fmt.Sprintf("hook %s can no longer run (%s)", h.Path, h.Error))
+		case p.Error != "" && h.Error == "":
+			diffs = append(diffs, fmt.Sprintf("hook %s can run now (when planned: %s)", h.Path, p.Error))
+		}
+	}
+	for _, h := range planned {
+		if !is[h.Path] {
+			diffs = append(diffs, fmt.Sprintf("hook %s was removed since it was planned", h.Path))
+		}
+	}
+	if len(diffs) == 0 && len(planned) == len(now) {
+		for k := range now {
+			if planned[k].Path != now[k].Path {
+				diffs = append(diffs, fmt.Sprintf("hooks %s and %s run in another order than planned", planned[k].Path, now[k].Path))
+				break
+			}
+		}
+	}
+	return diffs
+}
+
+// comparePackages returns how the cached packages read now differ from
+// those a plan read: replaced (same FullName and version, another id),
+// gone, or read now and not then.
+func comparePackages(planned, now []PlanPackage) []string {
+	type nv struct{ name, version string }
+	ids := func(ps []PlanPackage) (map[nv][]string, []nv) {
+		m := map[nv][]string{}
+		var order []nv
+		for _, p := range ps {
+			k := nv{p.FullName, p.Version}
+			if _, ok := m[k]; !ok {
+				order = append(order, k)
+			}
+			m[k] = append(m[k], p.ID)
+		}
+		return m, order
+	}
+	was, wasOrder := ids(planned)
+	is, isOrder := ids(now)
+	var diffs []string
+	for _, k := range wasOrder {
+		nowIDs, ok := is[k]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("package %s %s (id %s) is no longer in the cache", k.name, k.version, short(was[k][0])))
+		case strings.Join(was[k], ",") != strings.Join(nowIDs, ","):
+			diffs = append(diffs, fmt.Sprintf("package %s %s was replaced (id %s, now %s)", k.name, k.version, shortList(was[k]), shortList(nowIDs)))
+		}
+	}
+	for _, k := range isOrder {
+		if _, ok := was[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("package %s %s (id %s) is used now and was not when planned", k.name, k.version, short(is[k][0])))
+		}
+	}
+	return diffs
+}
+
+func shortList(ids []string) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = short(id)
+	}
+	return strings.Join(s, ", ")
+}
+
+func orNoneSum(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func dedupe(s []string) []string {
+	seen := make(map[string]bool, len(s))
+	out := s[:0]
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
