@@ -165,15 +165,23 @@ type Report struct {
 //     atomically (or to Stdout), records the commit in the journal and
 //     removes the journal.
 //
+// Inputs: the input paths (Model, or Snapshot and Graph) or a saved Plan
+// naming them, File (checked by the caller: a regular file or none, in a
+// writable folder), and Finder, which Run and Apply share (for a saved
+// plan it must look where the plan looked). The caller checks flags and
+// outputs; Run checks everything the protocol needs.
+//
 // The lock is released when Run returns. Hook failures, blocked objects
 // and an interrupt during the hooks are in Report.Result, not errors.
 // Errors: ErrLocked (*LockedError) when the lock is held; ErrInterrupted
 // when the lock wait was interrupted; ErrStalePlan (*StaleError) when an
-// input differs from the saved plan; *DanglingError; *MissingHooksError;
-// reading errors of the inputs (*snapshot.SyntaxError,
-// *snapshot.ModelError, ...); journal errors (*ReplayError,
-// ErrJournalInputs, ErrNotRegular); write-back and writing errors. Apart
-// from an error of the write itself, nothing is written when Run fails.
+// input, a hook or a package differs from the saved plan;
+// *DanglingError; *MissingHooksError; reading errors of the inputs
+// (*snapshot.SyntaxError, *snapshot.ModelError, ...); journal errors
+// (*ReplayError, ErrJournalInputs, ErrNotRegular); an "apply stopped"
+// error when the hooks could not go on (the journal stays, for the next
+// run to resume); write-back and writing errors. When Run fails the model
+// is not written, unless the failure is the write's own.
 func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	if opts.Plan != nil {
 		if diffs := PlanChanges(ctx, opts.Plan, opts.Finder); len(diffs) > 0 {
