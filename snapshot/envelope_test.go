@@ -1,6 +1,11 @@
 package snapshot
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // TestEnvelopeSpans: the reader records where the envelope and its
 // Attributes sit, so that the write-back replaces them without parsing the
@@ -51,5 +56,61 @@ func TestEnvelopeSpans(t *testing.T) {
 				t.Errorf("snapshot envelope %+v, want %+v", snap.Envelope, env)
 			}
 		})
+	}
+}
+
+// TestDocumentUnchanged: a document read from a file is unchanged while
+// the file is the same file with the same size and modification time; a
+// file renamed over it or rewritten is a change; a document not read from
+// a file never is unchanged.
+func TestDocumentUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.json")
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(path, `{"Objects": null}`)
+	doc, err := ReadDocument(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Unchanged() {
+		t.Fatal("unchanged file reported changed")
+	}
+	write(path, `{"Objects": null, "ObjectsCopy": null}`)
+	if doc.Unchanged() {
+		t.Error("file rewritten in place (another size) reported unchanged")
+	}
+	doc, err = ReadDocument(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := filepath.Join(dir, "next.json")
+	write(next, `{"Objects": null, "ObjectsCopy": null}`) // the same size
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(next, st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, path); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Unchanged() {
+		t.Error("file renamed over it (same size and mtime) reported unchanged")
+	}
+	if NewDocument(path, nil).Unchanged() {
+		t.Error("NewDocument reported unchanged")
+	}
+	stdin, err := ReadDocument("-", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdin.Unchanged() {
+		t.Error("standard input reported unchanged")
 	}
 }
