@@ -137,10 +137,18 @@ func (r *Result) findDangling() {
 		if d.Referrer >= 0 {
 			d.ReferrerID = in.Objects[in.Objects[d.Referrer].First].ID
 		}
-		d.Path = in.PathAt(sv.Offset)
 		r.Dangling = append(r.Dangling, d)
 		return true
 	})
+	// One pass names every path: a copy holding 60,000 references is read
+	// once, not once for each (issue 9).
+	offs := make([]int, len(r.Dangling))
+	for k := range r.Dangling {
+		offs[k] = r.Dangling[k].Offset
+	}
+	for k, p := range in.PathsAt(offs) {
+		r.Dangling[k].Path = p
+	}
 }
 
 // findDropped finds the destroyed objects of the incoming model that no

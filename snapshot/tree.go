@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -196,17 +197,61 @@ func (t *Tree) Depth(i int32) int {
 }
 
 // PathAt returns the JSON path of the value that starts at offset off
-// inside the tree.
+// inside the tree. For many values use PathsAt: each call reads the
+// enclosing copy again.
 func (t *Tree) PathAt(off int) string {
-	obj := t.ObjectAt(off)
-	base, from, to := t.Path, t.Start, t.End
-	if obj >= 0 {
-		base, from, to = t.ObjectPath(obj), t.Objects[obj].Start, t.Objects[obj].End
-		if off == from {
-			return base
-		}
+	return t.PathsAt([]int{off})[0]
+}
+
+// PathsAt returns the JSON path of each value starting at offs[k] inside
+// the tree (any order), e.g. $.applications[0].instance.ports[1]. The
+// path of a copy is its ObjectPath; a value inside it adds the keys and
+// indexes below the copy. The cost is one pass over the own bytes of the
+// copies that hold the offsets (their nested copies are jumped over), plus
+// O(log n) per offset and per plain object passed: linear in the tree's
+// size however many offsets share a copy.
+func (t *Tree) PathsAt(offs []int) []string {
+	paths := make([]string, len(offs))
+	if len(offs) == 0 {
+		return paths
 	}
-	return base + descend(t.Doc.Data, from, to, off)
+	// Group the offsets by their innermost copy, each group ascending.
+	type target struct {
+		obj int32
+		off int
+		k   int
+	}
+	ts := make([]target, len(offs))
+	for k, off := range offs {
+		ts[k] = target{t.ObjectAt(off), off, k}
+	}
+	slices.SortFunc(ts, func(a, b target) int {
+		if a.obj != b.obj {
+			return cmp.Compare(a.obj, b.obj)
+		}
+		return cmp.Compare(a.off, b.off)
+	})
+	w := &pathWalker{t: t, data: t.Doc.Data}
+	var group []int
+	for lo := 0; lo < len(ts); {
+		hi := lo
+		group = group[:0]
+		for ; hi < len(ts) && ts[hi].obj == ts[lo].obj; hi++ {
+			group = append(group, ts[hi].off)
+		}
+		from, to := t.Start, t.End
+		if obj := ts[lo].obj; obj >= 0 {
+			from, to = t.Objects[obj].Start, t.Objects[obj].End
+			o := &t.Objects[obj]
+			w.base, w.root = t.segs[o.segLo:o.segHi], ""
+		} else {
+			w.base, w.root = nil, t.Path
+		}
+		done := ts[lo:hi]
+		w.walk(from, to, group, func(k int, path string) { paths[done[k].k] = path })
+		lo = hi
+	}
+	return paths
 }
 
 // finish builds the id index, resolves first copies and owners, merges the
