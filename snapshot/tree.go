@@ -325,18 +325,57 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 	}
 	sortByStart(objs, t.IDless)
 	sortByStart(objs, dups)
+	// Each first copy compared with its later copies is decoded once
+	// (60,000 copies of one object must not decode it 60,000 times).
+	decoded := map[int32]any{}
 	for _, c := range dups {
 		f := objs[c].First
 		d := Duplicate{First: f, Copy: c}
-		d.Differs = !sameJSON(t.Doc.Data[objs[f].Start:objs[f].End], t.Doc.Data[objs[c].Start:objs[c].End])
+		d.Differs = !t.sameAsFirst(decoded, f, c)
 		t.Duplicates = append(t.Duplicates, d)
-		t.setDependencies(f, mergeDependencies(slices.Clone(t.Dependencies(f)), t.Dependencies(c)))
+	}
+	// The records of an object with copies: its own and then each later
+	// copy's in document order, merged once per object (merging copy by
+	// copy grew the arena by the whole list for each copy: quadratic).
+	copies := slices.Clone(dups)
+	slices.SortStableFunc(copies, func(a, b int32) int { return cmp.Compare(objs[a].First, objs[b].First) })
+	for lo := 0; lo < len(copies); {
+		f := objs[copies[lo]].First
+		lists := [][]Dependency{t.Dependencies(f)}
+		hi := lo
+		for ; hi < len(copies) && objs[copies[hi]].First == f; hi++ {
+			lists = append(lists, t.Dependencies(copies[hi]))
+		}
+		t.setDependencies(f, mergeDependencies(nil, lists...))
+		lo = hi
 	}
 	for i := range objs {
 		if o := &objs[i]; o.First == int32(i) && o.depHi-o.depLo > 1 && hasRepeats(t.Dependencies(int32(i))) {
 			t.setDependencies(int32(i), mergeDependencies(nil, t.Dependencies(int32(i))))
 		}
 	}
+}
+
+// sameAsFirst reports whether copy c holds the same JSON value as first
+// copy f, ignoring white space and key order, decoding f at most once through decoded.
+func (t *Tree) sameAsFirst(decoded map[int32]any, f, c int32) bool {
+	a := t.Doc.Data[t.Objects[f].Start:t.Objects[f].End]
+	b := t.Doc.Data[t.Objects[c].Start:t.Objects[c].End]
+	if bytes.Equal(a, b) {
+		return true
+	}
+	va, ok := decoded[f]
+	if !ok {
+		if json.Unmarshal(a, &va) != nil {
+			va = nil
+		}
+		decoded[f] = va
+	}
+	var vb any
+	if va == nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 func sortByStart(objs []Object, idx []int32) {
@@ -353,6 +392,16 @@ func (t *Tree) setDependencies(i int32, d []Dependency) {
 
 // hasRepeats reports whether a record appears twice in d.
 func hasRepeats(d []Dependency) bool {
+	if len(d) > smallDeps {
+		seen := make(map[Dependency]struct{}, len(d))
+		for _, x := range d {
+			if _, ok := seen[x]; ok {
+				return true
+			}
+			seen[x] = struct{}{}
+		}
+		return false
+	}
 	for i := range d {
 		for j := i + 1; j < len(d); j++ {
 			if d[i] == d[j] {
@@ -363,32 +412,46 @@ func hasRepeats(d []Dependency) bool {
 	return false
 }
 
-// mergeDependencies appends to dst the records of add that dst lacks: a
-// subscriber that subscribes several times with one handler is notified
-// once (Murano's spec: "A may establish more than 1 destruction dependency
-// on B and still be notified just once").
-func mergeDependencies(dst, add []Dependency) []Dependency {
-next:
-	for _, d := range add {
-		for _, e := range dst {
-			if e == d {
-				continue next
+// smallDeps is the length up to which record lists are compared pairwise;
+// longer ones (a header may hold 60,000 records) go through a set.
+const smallDeps = 16
+
+// mergeDependencies appends to dst the records of each list that dst
+// lacks, in order: a subscriber that subscribes several times with one
+// handler is notified once (Murano's spec: "A may establish more than 1
+// destruction dependency on B and still be notified just once"). The cost
+// is linear in the records.
+func mergeDependencies(dst []Dependency, lists ...[]Dependency) []Dependency {
+	n := len(dst)
+	for _, l := range lists {
+		n += len(l)
+	}
+	if n <= smallDeps {
+		for _, l := range lists {
+		next:
+			for _, d := range l {
+				for _, e := range dst {
+					if e == d {
+						continue next
+					}
+				}
+				dst = append(dst, d)
 			}
 		}
-		dst = append(dst, d)
+		return dst
+	}
+	seen := make(map[Dependency]struct{}, n)
+	for _, e := range dst {
+		seen[e] = struct{}{}
+	}
+	for _, l := range lists {
+		for _, d := range l {
+			if _, ok := seen[d]; !ok {
+				seen[d] = struct{}{}
+				dst = append(dst, d)
+			}
+		}
 	}
 	return dst
 }
 
-// sameJSON reports whether a and b hold the same JSON value, ignoring
-// white space and key order.
-func sameJSON(a, b []byte) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	var va, vb any
-	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
-		return false
-	}
-	return reflect.DeepEqual(va, vb)
-}
