@@ -454,4 +454,3 @@ func mergeDependencies(dst []Dependency, lists ...[]Dependency) []Dependency {
 	}
 	return dst
 }
-
