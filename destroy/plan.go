@@ -136,7 +136,13 @@ func NewPlan(d *diff.Result) *Plan {
 		nodeOf[i] = int32(n)
 	}
 	nodes := make([]Node, len(d.Doomed))
+	// mark[w] == stamp: node w is already in the list being built. A
+	// publisher may name 60,000 subscribers: searching the list for each
+	// was quadratic (issue 9).
+	mark := make([]int32, len(d.Doomed))
+	stamp := int32(0)
 	for n, i := range d.Doomed {
+		stamp++
 		o := &snap.Objects[i]
 		nodes[n] = Node{Owner: -1, Key: o.Start}
 		if o.Owner >= 0 {
@@ -154,9 +160,10 @@ func NewPlan(d *diff.Result) *Plan {
 				continue
 			}
 			w := nodeOf[j]
-			if w == int32(n) || w == nodes[n].Owner || contains(nodes[n].Subscribers, w) {
+			if w == int32(n) || w == nodes[n].Owner || mark[w] == stamp {
 				continue
 			}
+			mark[w] = stamp
 			nodes[n].Subscribers = append(nodes[n].Subscribers, w)
 		}
 	}
@@ -177,18 +184,21 @@ func NewPlan(d *diff.Result) *Plan {
 		default:
 			pl.Reasons = append(pl.Reasons, Reason{Code: ReasonTopLevel})
 		}
-		ignored := ord.Ignored[int32(n)]
-		var seen []int32
+		// Ignored subscribers get stamp+1, the ones listed stamp+2.
+		stamp += 2
+		for _, w := range ord.Ignored[int32(n)] {
+			mark[w] = stamp - 1
+		}
 		for _, dep := range snap.Dependencies(i) {
 			j, ok := snap.Lookup(dep.Subscriber)
-			if !ok || !d.IsDoomed(j) || j == i || contains(seen, j) {
+			if !ok || !d.IsDoomed(j) || j == i || mark[nodeOf[j]] == stamp {
 				continue
 			}
-			seen = append(seen, j)
 			code := ReasonSubscriber
-			if contains(ignored, nodeOf[j]) {
+			if mark[nodeOf[j]] == stamp-1 {
 				code = ReasonCycle
 			}
+			mark[nodeOf[j]] = stamp
 			pl.Reasons = append(pl.Reasons, Reason{Code: code, ID: dep.Subscriber})
 		}
 	}
@@ -283,13 +293,4 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-func contains(s []int32, v int32) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

@@ -195,14 +195,17 @@ func (r *Result) findDropped() {
 		}
 	}
 	// Live objects nested in destroyed copies keep those copies' objects.
+	// Copies are in closing order (what a copy encloses comes before it),
+	// so one pass carries "holds a live object" up to every enclosing
+	// copy; walking each object's chain of enclosing copies was
+	// quadratic in the nesting depth (issue 9).
+	liveInside := make([]bool, len(objs))
 	for i := range objs {
-		if isDestroyed(int32(i)) {
-			continue
+		if isDestroyed(int32(i)) && liveInside[i] {
+			keep(objs[i].First)
 		}
-		for h := in.Enclosing(int32(i)); h >= 0; h = in.Enclosing(h) {
-			if isDestroyed(h) {
-				keep(objs[h].First)
-			}
+		if h := in.Enclosing(int32(i)); h >= 0 && (liveInside[i] || !isDestroyed(int32(i))) {
+			liveInside[h] = true
 		}
 	}
 	in.StringsOfLength(in.MightBeID, func(sv snapshot.StringValue) bool {

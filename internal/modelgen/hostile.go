@@ -34,10 +34,14 @@ const (
 	// with its own onDestruction record; the incoming model holds N
 	// references to it.
 	Duplicates
+	// Subscribers: one doomed publisher whose onDestruction lists N
+	// doomed subscribers, each of which subscribes back (one cycle of
+	// N+1 objects).
+	Subscribers
 )
 
 // Shapes lists every Shape, for tests that try them all.
-var Shapes = []Shape{OneArray, Spread, DeepPlain, DeepCopies, ManyDoomed, TinyObjects, Duplicates}
+var Shapes = []Shape{OneArray, Spread, DeepPlain, DeepCopies, ManyDoomed, TinyObjects, Duplicates, Subscribers}
 
 func (s Shape) String() string {
 	switch s {
@@ -55,6 +59,8 @@ func (s Shape) String() string {
 		return "tiny-objects"
 	case Duplicates:
 		return "duplicates"
+	case Subscribers:
+		return "subscribers"
 	}
 	return fmt.Sprintf("shape(%d)", int(s))
 }
@@ -202,6 +208,22 @@ func Hostile(s Shape, n int) []byte {
 		inc.WriteString(`,"refs":`)
 		refs(&inc, doomedID, n)
 		inc.WriteByte('}')
+	case Subscribers:
+		fmt.Fprintf(&snap, `,"publisher":{"?":{"id":%q,"type":"com.example.Doomed/1.0.0@com.example","dependencies":{"onDestruction":[`, doomedID)
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				snap.WriteByte(',')
+			}
+			fmt.Fprintf(&snap, `{"subscriber":"s%d","handler":"onGone"}`, i)
+		}
+		snap.WriteString(`]}}},"subscribers":[`)
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				snap.WriteByte(',')
+			}
+			fmt.Fprintf(&snap, `{"?":{"id":"s%d","type":"a.S","dependencies":{"onDestruction":[{"subscriber":%q,"handler":null}]}}}`, i, doomedID)
+		}
+		snap.WriteByte(']')
 	}
 	snap.WriteByte('}')
 	inc.WriteByte('}')
