@@ -53,12 +53,18 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder) 
 	}
 	snap := p.Diff.Snapshot
 	for i := range p.Objects {
+		if ctx.Err() != nil {
+			return h // interrupted: the caller writes nothing
+		}
 		t := snap.Objects[p.Objects[i].Snapshot].Type()
 		c := f.Hierarchy(ctx, t)
 		h.classes[i], h.pkg[i] = c.Names, c.Package
 		h.destroy[i] = f.DestroyHooks(ctx, t)
 	}
 	for i, n := range p.Notifications {
+		if ctx.Err() != nil {
+			return h
+		}
 		if t, ok := subscriberType(p, n); ok {
 			if found, ok := f.HandlerHook(ctx, t, n.Handler); ok {
 				h.notify[i] = &found

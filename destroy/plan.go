@@ -1,6 +1,7 @@
 package destroy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -126,6 +127,17 @@ func (p *Plan) Successors(i int) []int {
 
 // NewPlan orders the doomed objects of d (DESIGN.md section 3).
 func NewPlan(d *diff.Result) *Plan {
+	p, _ := NewPlanContext(context.Background(), d)
+	return p
+}
+
+// checkEvery is how many objects NewPlanContext handles between two looks
+// at its context.
+const checkEvery = 1 << 12
+
+// NewPlanContext is NewPlan that gives up when ctx is done, within a few
+// thousand objects, and returns ctx.Err() and no Plan.
+func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 	snap, in := d.Snapshot, d.Incoming
 	p := &Plan{Diff: d, Objects: make([]Planned, len(d.Doomed))}
 	nodeOf := make([]int32, len(snap.Objects)) // snapshot index -> node, -1
@@ -142,6 +154,9 @@ func NewPlan(d *diff.Result) *Plan {
 	mark := make([]int32, len(d.Doomed))
 	stamp := int32(0)
 	for n, i := range d.Doomed {
+		if n%checkEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		stamp++
 		o := &snap.Objects[i]
 		nodes[n] = Node{Owner: -1, Key: o.Start}
@@ -170,6 +185,9 @@ func NewPlan(d *diff.Result) *Plan {
 	ord := Order(nodes)
 	p.nodes = nodes
 	for n, i := range d.Doomed {
+		if n%checkEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		o := &snap.Objects[i]
 		pl := &p.Objects[n]
 		*pl = Planned{Snapshot: i, ID: o.ID, Type: o.TypeString, Class: o.Type().Name, Path: snap.ObjectPath(i), Group: int(ord.Index[n])}
@@ -221,8 +239,11 @@ func NewPlan(d *diff.Result) *Plan {
 		p.warn(WarnCycle, ids[0], p.Objects[c[0]].Path,
 			"destruction dependencies form a cycle among %s; their dependency order is ignored, ownership is kept", strings.Join(ids, ", "))
 	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	p.diffWarnings()
-	return p
+	return p, nil
 }
 
 func (p *Plan) notifications(ord *Ordering) {
