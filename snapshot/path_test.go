@@ -242,3 +242,31 @@ func doomedRefPaths(t *testing.T, s modelgen.Shape, n int) []string {
 	})
 	return inc.PathsAt(offs)
 }
+
+// FuzzPathsAt: on any model the reader accepts, PathsAt names every
+// reference, copy and header as the rescanning finder did, for paths short
+// enough that neither cuts them.
+func FuzzPathsAt(f *testing.F) {
+	f.Add([]byte(trickyModel))
+	for _, s := range modelgen.Shapes {
+		f.Add(modelgen.Hostile(s, 3))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		snap, inc, err := LoadModel(NewDocument("fuzz", data))
+		if err != nil {
+			return
+		}
+		for _, tr := range []*Tree{snap, inc} {
+			if tr.Null {
+				continue
+			}
+			offs := valueOffsets(tr)
+			for k, got := range tr.PathsAt(offs) {
+				want := descendPath(tr, offs[k])
+				if !strings.Contains(got, "...") && !strings.Contains(want, "...") && got != want {
+					t.Fatalf("path at %d = %s, want %s", offs[k], got, want)
+				}
+			}
+		}
+	})
+}
