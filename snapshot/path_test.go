@@ -270,3 +270,29 @@ func FuzzPathsAt(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPathsAt names the paths of 60,000 references to one doomed id
+// held by one object (in one array, and 900 levels deep): the cost of
+// diff's dangling references. Rescanning the object for each reference
+// made the first 15 s at 300 KB (issue 9); it must stay linear.
+func BenchmarkPathsAt(b *testing.B) {
+	for _, s := range []modelgen.Shape{modelgen.OneArray, modelgen.DeepPlain, modelgen.DeepCopies} {
+		_, inc, err := LoadModel(NewDocument(s.String(), modelgen.Hostile(s, 60_000)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var offs []int
+		inc.Strings(func(sv StringValue) bool {
+			offs = append(offs, sv.Offset)
+			return true
+		})
+		b.Run(s.String(), func(b *testing.B) {
+			b.SetBytes(int64(inc.End - inc.Start))
+			for i := 0; i < b.N; i++ {
+				if p := inc.PathsAt(offs); len(p) != len(offs) {
+					b.Fatal(len(p))
+				}
+			}
+		})
+	}
+}
