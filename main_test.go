@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,7 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fixUmask()
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
@@ -52,9 +54,17 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode":  cmdExitcode,
-			"bigstring": cmdBigstring,
-			"repeat":    cmdRepeat,
+			"exitcode":   cmdExitcode,
+			"bigstring":  cmdBigstring,
+			"repeat":     cmdRepeat,
+			"mkfifo":     cmdMkfifo,
+			"unwritable": cmdUnwritable,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "unwritable" {
+				return canMakeUnwritable(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/pkgcache"
 )
 
@@ -108,12 +110,12 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 				verb = "already cached"
 			}
 			e := res.Entry
-			fmt.Fprintf(streams.Out, "%s %s %s %s\n", verb, e.FullName, e.Version, e.ID)
+			fmt.Fprintf(streams.Out, "%s %s %s %s\n", verb, term(e.FullName), term(e.Version), term(e.ID))
 			for _, id := range res.RemovedIDs {
-				fmt.Fprintf(streams.Out, "removed outdated id %s\n", id)
+				fmt.Fprintf(streams.Out, "removed outdated id %s\n", term(id))
 			}
 			for _, id := range res.KeptIDs {
-				fmt.Fprintf(streams.Out, "kept outdated id %s: in use\n", id)
+				fmt.Fprintf(streams.Out, "kept outdated id %s: in use\n", term(id))
 			}
 		}
 	}
@@ -171,7 +173,7 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 		return cacheWriteJSON(streams, map[string]any{"cache_dir": c.Root(), "packages": entries})
 	}
 	if len(entries) == 0 {
-		fmt.Fprintf(streams.Out, "no packages in %s\n", c.Root())
+		fmt.Fprintf(streams.Out, "no packages in %s\n", term(c.Root()))
 		return nil
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
@@ -185,7 +187,7 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 		if e.InUse {
 			inUse = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.FullName, e.Version, e.ID[:12], formatCacheSize(e.Size), last, inUse)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(e.ID[:12]), formatCacheSize(e.Size), last, inUse)
 	}
 	return tw.Flush()
 }
@@ -305,10 +307,10 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		verb, freed = "would remove", "would free"
 	}
 	for _, r := range res.Removed {
-		fmt.Fprintf(streams.Out, "%s %s %s %s (%s, %s)\n", verb, r.FullName, r.Version, r.ID[:12], formatCacheSize(r.Size), r.Reason)
+		fmt.Fprintf(streams.Out, "%s %s %s %s (%s, %s)\n", verb, term(r.FullName), term(r.Version), term(r.ID[:12]), formatCacheSize(r.Size), term(r.Reason))
 	}
 	for _, r := range res.InUse {
-		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)\n", r.FullName, r.Version, r.ID[:12], r.Reason)
+		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)\n", term(r.FullName), term(r.Version), term(r.ID[:12]), term(r.Reason))
 	}
 	fmt.Fprintf(streams.Out, "%s %s in %d package%s", freed, formatCacheSize(res.Freed), len(res.Removed), cachePlural(len(res.Removed)))
 	if len(res.InUse) > 0 {
@@ -371,7 +373,7 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 		}
 	} else {
 		for _, p := range res.Problems {
-			fmt.Fprintf(streams.Out, "%s: %s\n", p.Path, p.Problem)
+			fmt.Fprintf(streams.Out, "%s: %s\n", term(p.Path), term(p.Problem))
 		}
 		if len(res.Problems) == 0 {
 			fmt.Fprintf(streams.Out, "%d package%s verified\n", res.Checked, cachePlural(res.Checked))
@@ -433,7 +435,7 @@ func runCachePath(streams *IO, opts cachePathOptions) error {
 	if opts.Format == "json" {
 		return cacheWriteJSON(streams, map[string]string{"full_name": opts.FullName, "version": opts.Version, "path": p})
 	}
-	fmt.Fprintln(streams.Out, p)
+	fmt.Fprintln(streams.Out, term(p))
 	return nil
 }
 
@@ -445,9 +447,14 @@ func cacheCheckFormat(f string) error {
 }
 
 func cacheWriteJSON(streams *IO, v any) error {
-	enc := json.NewEncoder(streams.Out)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := streams.Out.Write(termsafe.JSON(b.Bytes()))
+	return err
 }
 
 func cachePlural(n int) string {

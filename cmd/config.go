@@ -1,12 +1,17 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,9 +22,37 @@ import (
 // environment variable, where they differ from the defaults (key = flag
 // name, variable = OBJGC_ + upper-case name with '-' as '_'). DESIGN.md
 // section 9 gives the precedence: flag > OBJGC_* > config file > default.
+// docs/config.md lists every key and variable.
 var configKeys = map[string]struct{ key, env string }{
 	"hooks-dir": {"hooks.dirs", "OBJGC_HOOKS_DIR"},
 	"cache-dir": {"cache.dir", "OBJGC_CACHE_DIR"},
+}
+
+// flagOnly are the flags that neither a configuration file nor an OBJGC_*
+// variable sets: a setting found in either is an error. --force turns
+// failed hooks into destroyed objects, which nobody should get without
+// typing it; the others name the files of one run, which a file or a
+// variable left behind would silently point elsewhere. The commands read
+// them from their flags, not from viper.
+var flagOnly = map[string]bool{
+	"force":    true,
+	"write":    true,
+	"out":      true,
+	"snapshot": true,
+	"graph":    true,
+}
+
+// notInFile are flags a configuration file cannot set (their variable
+// can): --config names the file itself; --help is no setting.
+var notInFile = map[string]bool{"config": true, "help": true}
+
+// settingOf returns the configuration key and the environment variable of
+// the flag named name.
+func settingOf(name string) (key, env string) {
+	if k, ok := configKeys[name]; ok {
+		return k.key, k.env
+	}
+	return name, "OBJGC_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
 func addGlobalFlags(root *cobra.Command) {
@@ -29,62 +62,291 @@ func addGlobalFlags(root *cobra.Command) {
 }
 
 // newConfig builds the one viper instance of a run: every flag of c (local
-// and inherited) bound to its key and OBJGC_* variable, and the
-// configuration file read if there is one. Errors name the file.
+// and inherited) but the flag-only ones bound to its key and OBJGC_*
+// variable, and the configuration file read if there is one. It refuses,
+// with an error naming the file or the variable and the key: a flag-only
+// setting in a variable or the file; a file that is not a regular one,
+// that belongs to another user than the one running objgc and root, or
+// that its group or others can write; a key in the file that no command
+// has; a value of the wrong type, a duration without a unit (a bare 5
+// would be 5 ns).
 func newConfig(c *cobra.Command) (*viper.Viper, error) {
 	v := viper.New()
-	var bindErr error
+	var errs []error
 	bind := func(f *pflag.Flag) {
-		key := f.Name
-		if k, ok := configKeys[f.Name]; ok {
-			key = k.key
-		}
-		if err := v.BindPFlag(key, f); err != nil && bindErr == nil {
-			bindErr = err
-		}
-		env, ok := flagEnv(f.Name)
-		if !ok {
+		key, env := settingOf(f.Name)
+		if flagOnly[f.Name] {
+			if os.Getenv(env) != "" {
+				errs = append(errs, fmt.Errorf("%s: --%s is set only on the command line", env, f.Name))
+			}
 			return
 		}
-		if err := v.BindEnv(key, env); err != nil && bindErr == nil {
-			bindErr = err
+		if err := v.BindPFlag(key, f); err != nil {
+			errs = append(errs, err)
+		}
+		if _, ok := flagEnv(f.Name); !ok {
+			return
+		}
+		if s := os.Getenv(env); s != "" {
+			if err := checkSetting(env, f, s); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := v.BindEnv(key, env); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	c.Flags().VisitAll(bind)
 	c.InheritedFlags().VisitAll(bind)
-	if bindErr != nil {
-		return nil, bindErr
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
-	path, explicit := v.GetString("config"), true
+	path := v.GetString("config")
 	if path == "" {
-		explicit = false
 		path = defaultConfigFile()
 	}
 	if path == "" {
 		return v, nil
 	}
-	v.SetConfigFile(path)
-	if filepath.Ext(path) == "" {
-		v.SetConfigType("yaml")
+	data, err := readConfigFile(path)
+	if err != nil {
+		return nil, err
 	}
-	if err := v.ReadInConfig(); err != nil {
-		if !explicit && errors.Is(err, fs.ErrNotExist) {
-			return v, nil
-		}
+	typ := strings.TrimPrefix(filepath.Ext(path), ".")
+	if typ == "" {
+		typ = "yaml"
+	}
+	file := viper.New()
+	file.SetConfigType(typ)
+	if err := file.ReadConfig(bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("reading configuration %s: %w", path, err)
+	}
+	if err := checkConfigKeys(path, file, c.Root()); err != nil {
+		return nil, err
+	}
+	v.SetConfigFile(path) // for ConfigFileUsed: messages name the file
+	v.SetConfigType(typ)
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("reading configuration %s: %w", path, err)
 	}
 	return v, nil
 }
 
-// defaultConfigFile returns ./objgc.yaml if it exists, else the user's
-// <config dir>/objgc/config.yaml if it exists, else "".
+// readConfigFile reads the configuration file at path after checking,
+// on the open file, that it is a regular file that the user running objgc
+// (or root) owns and that neither its group nor others can write: a file
+// someone else can change would change what apply does (docs/config.md).
+// The file is opened without blocking, so that a named pipe is refused
+// rather than waited on.
+func readConfigFile(path string) ([]byte, error) {
+	f, err := openConfigFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("reading configuration %s: %w", path, err)
+		}
+		return nil, fmt.Errorf("reading configuration %s: %w", path, unwrapPath(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading configuration %s: %w", path, unwrapPath(err))
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not used: not a regular file (%s)", path, fileKind(st.Mode()))
+	}
+	if err := checkConfigPerms(path, st); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading configuration %s: %w", path, unwrapPath(err))
+	}
+	return data, nil
+}
+
+// checkConfigKeys checks every key of the configuration file at path
+// (read into file) against the flags of every command under root: a file
+// is shared by all commands, so a key of any of them is known.
+func checkConfigKeys(path string, file *viper.Viper, root *cobra.Command) error {
+	known := knownKeys(root)
+	keys := file.AllKeys()
+	slices.Sort(keys)
+	for _, key := range keys {
+		f := known[key]
+		switch {
+		case f != nil && flagOnly[f.Name]:
+			return fmt.Errorf("%s: key %q: set only on the command line (--%s)", path, key, f.Name)
+		case f != nil && f.Name == "config":
+			return fmt.Errorf("%s: key %q: a configuration file cannot name another; give --config or OBJGC_CONFIG", path, key)
+		case f == nil || notInFile[f.Name]:
+			if s := suggestKey(key, known); s != "" {
+				return fmt.Errorf("%s: key %q: unknown key (did you mean %q?)", path, key, s)
+			}
+			return fmt.Errorf("%s: key %q: unknown key", path, key)
+		}
+		if err := checkSetting(path+": "+key, f, file.Get(key)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// knownKeys maps every configuration key of the commands under root to
+// the flag it sets.
+func knownKeys(root *cobra.Command) map[string]*pflag.Flag {
+	known := map[string]*pflag.Flag{}
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		add := func(f *pflag.Flag) {
+			if key, _ := settingOf(f.Name); known[key] == nil {
+				known[key] = f
+			}
+		}
+		c.Flags().VisitAll(add)
+		c.PersistentFlags().VisitAll(add)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return known
+}
+
+// suggestKey returns the known key closest to an unknown one: the key of
+// a flag spelled as the flag (hooks-dir: hooks.dirs), a key under it
+// (cache: cache.dir), or one at most two edits away and at most one edit
+// in three bytes of key (so that "help" does not suggest "keep"); "" when
+// none is.
+func suggestKey(key string, known map[string]*pflag.Flag) string {
+	if k, _ := settingOf(key); k != key && known[k] != nil {
+		return k
+	}
+	var best string
+	bestDist := 3
+	names := make([]string, 0, len(known))
+	for k, f := range known {
+		if !flagOnly[f.Name] && !notInFile[f.Name] {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		if strings.HasPrefix(k, key+".") {
+			return k
+		}
+		if d := editDistance(key, k); d < bestDist && 3*d <= len(key) {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// checkSetting checks a value for flag f that came from where (an
+// OBJGC_* variable: a string; a configuration file: what its parser
+// made of it) against the flag's type, so that the error names where it
+// came from. A duration needs a unit, except 0.
+func checkSetting(where string, f *pflag.Flag, val any) error {
+	s := fmt.Sprint(val)
+	switch f.Value.Type() {
+	case "duration":
+		if _, err := time.ParseDuration(s); err == nil {
+			return nil
+		}
+		if _, err := strconv.ParseFloat(s, 64); err == nil {
+			return fmt.Errorf("%s: %s has no unit; write %ss, %sm or %sh", where, s, s, s, s)
+		}
+		return fmt.Errorf("%s: %q is not a duration such as 30s, 5m or 1h", where, s)
+	case "int":
+		switch val.(type) {
+		case int, int64, int32, uint, uint64:
+			return nil
+		case string:
+			if _, err := strconv.Atoi(s); err == nil {
+				return nil
+			}
+		}
+		return fmt.Errorf("%s: %q is not a whole number", where, s)
+	case "bool":
+		switch val.(type) {
+		case bool:
+			return nil
+		case string:
+			if _, err := strconv.ParseBool(s); err == nil {
+				return nil
+			}
+		}
+		return fmt.Errorf("%s: %q is not true or false", where, s)
+	case "stringArray":
+		switch x := val.(type) {
+		case string:
+			return nil
+		case []any:
+			for _, e := range x {
+				if !isScalar(e) {
+					return fmt.Errorf("%s: want a list of paths, not a list holding %v", where, e)
+				}
+			}
+			return nil
+		}
+		return fmt.Errorf("%s: want a list of paths, not %v", where, val)
+	}
+	if !isScalar(val) {
+		return fmt.Errorf("%s: want one value, not %v", where, val)
+	}
+	switch f.Name {
+	case "unused-for":
+		if _, err := parseCacheDuration(s); err != nil {
+			return fmt.Errorf("%s: %q is not a duration such as 720h or 30d", where, s)
+		}
+	case "max-size", "max-unpacked-size":
+		if _, err := parseCacheSize(s); err != nil {
+			return fmt.Errorf("%s: %q is not a size such as 500MB or 2GiB", where, s)
+		}
+	}
+	return nil
+}
+
+func isScalar(v any) bool {
+	switch v.(type) {
+	case []any, map[string]any, map[any]any:
+		return false
+	}
+	return true
+}
+
+// defaultConfigFile returns ./objgc.yaml if anything is there, else the
+// user's <config dir>/objgc/config.yaml if anything is there, else "". A
+// file found is then checked (readConfigFile): one that cannot be used is
+// an error, not skipped, since its settings would otherwise be dropped
+// without a word.
 func defaultConfigFile() string {
 	candidates := []string{"objgc.yaml"}
 	if dir, err := os.UserConfigDir(); err == nil {
 		candidates = append(candidates, filepath.Join(dir, "objgc", "config.yaml"))
 	}
 	for _, p := range candidates {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 			return p
 		}
 	}
@@ -120,13 +382,12 @@ func cacheDir(v *viper.Viper) (string, error) {
 }
 
 // flagEnv returns the OBJGC_* environment variable that sets flag name
-// (DESIGN.md section 9), false for a flag with none.
+// (DESIGN.md section 9), false for a flag with none: --help and the
+// flag-only ones (whose variable is an error, see flagOnly).
 func flagEnv(name string) (string, bool) {
-	if name == "help" {
+	if name == "help" || flagOnly[name] {
 		return "", false
 	}
-	if k, ok := configKeys[name]; ok {
-		return k.env, true
-	}
-	return "OBJGC_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")), true
+	_, env := settingOf(name)
+	return env, true
 }

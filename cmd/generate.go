@@ -151,7 +151,7 @@ func manSections(c *cobra.Command) string {
 	b.WriteString("**TERM**\n: **dumb** means a terminal without colour\n\n")
 
 	b.WriteString("# FILES\n")
-	b.WriteString("**./objgc.yaml**, **$XDG_CONFIG_HOME/objgc/config.yaml**\n: the configuration file read when **--config** is not given: the first one that exists (on macOS the second is under ~/Library/Application Support)\n\n")
+	b.WriteString("**./objgc.yaml**, **$XDG_CONFIG_HOME/objgc/config.yaml**\n: the configuration file read when **--config** is not given: the first one that exists (on macOS the second is under ~/Library/Application Support). It must belong to you or root and not be writable by its group or others; **--force**, **--write**, **--out**, **--snapshot** and **--graph** are flags only (docs/config.md)\n\n")
 	path := c.CommandPath()
 	if path == "objgc" || strings.HasPrefix(path, "objgc apply") {
 		b.WriteString("**TARGET.lock**\n: apply's lock beside the model it writes (TARGET); it names the process holding it and is never deleted\n\n")

@@ -19,15 +19,17 @@ import (
 
 type planOptions struct {
 	Model            string
-	Snapshot         string `mapstructure:"snapshot"`
-	Graph            string `mapstructure:"graph"`
+	Snapshot         string `mapstructure:"-"` // flag only
+	Graph            string `mapstructure:"-"` // flag only
 	Format           string `mapstructure:"format"`
-	Out              string `mapstructure:"out"`
+	Out              string `mapstructure:"-"` // flag only
 	DetailedExitcode bool   `mapstructure:"detailed-exitcode"`
 	OnDangling       string `mapstructure:"on-dangling"`
 	NoColor          bool   `mapstructure:"no-color"`
 	HooksDirs        []string
 	CacheDir         string
+	// hooksDirsFrom names where HooksDirs were set (settingFrom).
+	hooksDirsFrom string
 }
 
 func newPlanCmd(streams *IO) *cobra.Command {
@@ -59,7 +61,12 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 			if len(args) == 1 {
 				opts.Model = args[0]
 			}
+			// Flag only (docs/config.md): not bound to viper.
+			opts.Snapshot, _ = c.Flags().GetString("snapshot")
+			opts.Graph, _ = c.Flags().GetString("graph")
+			opts.Out, _ = c.Flags().GetString("out")
 			opts.HooksDirs = listSetting(v, "hooks.dirs")
+			opts.hooksDirsFrom = settingFrom(c, v, streams.Getenv, "hooks-dir")
 			if opts.CacheDir, err = cacheDir(v); err != nil {
 				return err
 			}
@@ -178,7 +185,7 @@ func openPackages(streams *IO, dir string) *pkgcache.Session {
 	}
 	c, err := pkgcache.Open(dir)
 	if err != nil {
-		fmt.Fprintf(streams.Err, "objgc: package cache %s not used: %v\n", dir, err)
+		fmt.Fprintf(streams.Err, "objgc: package cache %s not used: %s\n", term(dir), term(err.Error()))
 		return nil
 	}
 	return c.NewSession()
@@ -228,6 +235,15 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err := checkOnDangling(opts.OnDangling); err != nil {
 		return err
 	}
+	if opts.Out != "" && (opts.Model == "-" || opts.Snapshot == "-" || opts.Graph == "-") {
+		return usageErrorf("--out: a plan of standard input cannot be applied; save the model to a file and plan that")
+	}
+	if err := checkPlanOut(opts); err != nil {
+		return err
+	}
+	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
+		return err
+	}
 	// Every stage starts with a look at ctx, and the long ones look
 	// inside too: the first SIGINT or SIGTERM ends a plan within
 	// milliseconds whatever it is doing (issue 9).
@@ -273,7 +289,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		defer session.Close()
 		finder.Packages = session
 	}
-	hooks := findPlanHooks(ctx, p, finder)
+	hooks := findPlanHooks(ctx, p, finder, opts.CacheDir)
 	if err := stage("render"); err != nil {
 		return err
 	}
@@ -308,4 +324,20 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		return &exitError{code: ExitWorkFound}
 	}
 	return nil
+}
+
+// checkPlanOut refuses, before any input is read, a --out that
+// writeFileAtomic could not replace or that is one of the inputs (see
+// checkOutput); "-" is refused, as the plan on standard output is
+// --format json.
+func checkPlanOut(opts planOptions) error {
+	switch opts.Out {
+	case "":
+		return nil
+	case "-":
+		return usageErrorf("--out needs a file; for the JSON plan on standard output use --format json")
+	}
+	avoid := []namedFile{{"the model input", opts.Model}, {"the --snapshot input", opts.Snapshot}, {"the --graph input", opts.Graph}}
+	_, err := checkOutput("--out", opts.Out, avoid, "the plan would overwrite it")
+	return err
 }

@@ -60,11 +60,11 @@ func TestRunPlanExitCodes(t *testing.T) {
 		{name: "nothing to destroy, detailed", args: []string{"plan", "--detailed-exitcode", pairs + "app-moved.json"}, code: cmd.ExitOK,
 			stdout: "Nothing to destroy.\n"},
 		{name: "work found", args: []string{"plan", pairs + "app-removed.json"}, code: cmd.ExitOK,
-			stdout: "\n3 to destroy in 2 groups, 0 notifications, 0 warnings, 0 dropped.\n"},
+			stdout: "\n3 to destroy in 2 groups, 0 notifications, 0 warnings, 0 dropped, 3 without a destroy hook.\n"},
 		{name: "work found, detailed", args: []string{"plan", "--detailed-exitcode", pairs + "app-removed.json"}, code: cmd.ExitWorkFound,
 			stdout: "Destroy 3 objects in 2 groups, deepest first:\n"},
 		{name: "work found, detailed, json", args: []string{"plan", "--detailed-exitcode", "--format", "json", pairs + "environment-deleted.json"}, code: cmd.ExitWorkFound,
-			stdout: `"format_version": "1"`},
+			stdout: `"format_version": "2"`},
 		{name: "stdin", args: []string{"plan", "-"}, stdin: string(appRemoved), code: cmd.ExitOK,
 			stdout: "Plan for <stdin>\nDestroy 3 objects"},
 		{name: "snapshot and graph", args: []string{"plan", "--snapshot", "../testdata/models/model.json", "--graph", "../testdata/models/model_renamed.json"}, code: cmd.ExitOK,
@@ -149,7 +149,7 @@ func TestRunPlanJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.FormatVersion != "1" || len(doc.Inputs) != 1 || doc.Inputs[0].Role != "model" || len(doc.Inputs[0].SHA256) != 64 {
+	if doc.FormatVersion != cmd.PlanFormatVersion || !filepath.IsAbs(doc.Inputs[0].Path) || len(doc.Inputs) != 1 || doc.Inputs[0].Role != "model" || len(doc.Inputs[0].SHA256) != 64 {
 		t.Errorf("header: %+v", doc)
 	}
 	if len(doc.Groups) != 2 || doc.Groups[0].Index != 2 || doc.Groups[0].Objects[0].Path != "$.ObjectsCopy.regions.RegionTwo.defaultNetworks.environment" {

@@ -5,7 +5,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -98,5 +100,100 @@ func TestCachePruneProgressLine(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "removed com.example.apache.ApacheHttpServer 0.0.0 ") {
 		t.Errorf("stdout = %q", out)
+	}
+}
+
+// terminal is a fake terminal for stdout and stderr together, as a user
+// sees them: it keeps the screen's lines, with a carriage return moving
+// to the start of the line, ESC [ K erasing to its end, and other bytes
+// written over what is there.
+type terminal struct {
+	mu    sync.Mutex
+	lines [][]byte
+	col   int
+}
+
+func (t *terminal) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lines == nil {
+		t.lines = [][]byte{nil}
+	}
+	for i := 0; i < len(p); i++ {
+		cur := &t.lines[len(t.lines)-1]
+		switch {
+		case p[i] == '\r':
+			t.col = 0
+		case p[i] == '\n':
+			t.lines = append(t.lines, nil)
+			t.col = 0
+		case bytes.HasPrefix(p[i:], []byte("\x1b[K")):
+			*cur = (*cur)[:min(t.col, len(*cur))]
+			i += 2
+		default:
+			if t.col < len(*cur) {
+				(*cur)[t.col] = p[i]
+			} else {
+				*cur = append(*cur, p[i])
+			}
+			t.col++
+		}
+	}
+	return len(p), nil
+}
+
+// screen returns the lines shown, the last one included when not empty.
+func (t *terminal) screen() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for k, l := range t.lines {
+		if k < len(t.lines)-1 || len(l) > 0 {
+			out = append(out, string(l))
+		}
+	}
+	return out
+}
+
+// TestApplyProgressLineClearedBeforeReport: on a terminal showing both
+// stdout and stderr, the progress line is erased before the report and
+// before the hooks' log lines, so that no line shows progress text mixed
+// with another line, and none is left at the end.
+func TestApplyProgressLineClearedBeforeReport(t *testing.T) {
+	defer func(d, e time.Duration) { progressDelay, progressEvery = d, e }(progressDelay, progressEvery)
+	progressDelay, progressEvery = 0, 0
+	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
+	dir := t.TempDir()
+	data, err := os.ReadFile("../testdata/pairs/app-removed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "m.json")
+	if err := os.WriteFile(model, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hookDir := filepath.Join(dir, "hooks", "io.murano.resources.LinuxMuranoInstance")
+	if err := os.MkdirAll(hookDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hookDir, "destroy"), []byte("#!/bin/sh\necho \"deleting server\" >&2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	term := &terminal{}
+	streams := &IO{In: strings.NewReader(""), Out: term, Err: term, IsTTYOut: true, IsTTYErr: true,
+		Getenv: func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }}
+	args := []string{"apply", "--hooks-dir", filepath.Join(dir, "hooks"), model}
+	if code := run(context.Background(), BuildInfo{}, args, streams); code != ExitOK {
+		t.Fatalf("exit %d: %q", code, term.screen())
+	}
+	want := []string{
+		"76b9ca88-c668-4e37-a830-5845adc10b0e destroy: deleting server",
+		"destroyed io.murano.resources.LinuxMuranoInstance 76b9ca88-c668-4e37-a830-5845adc10b0e (group 2, 1 hook)",
+		"destroyed io.murano.databases.MySql 769af50c-9629-4694-b623-e9b392941279 (group 1, no destroy hook)",
+		"destroyed io.murano.apps.java.PetClinic fda74653-8b66-42e2-be16-12ebc87d7570 (group 1, no destroy hook)",
+		"3 destroyed, 0 failed, 0 blocked, 2 destroyed without a hook; wrote " + model,
+	}
+	if got := term.screen(); !slices.Equal(got, want) {
+		t.Errorf("the terminal shows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

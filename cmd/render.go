@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,71 +10,107 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/fatih/color"
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/snapshot"
 )
 
 // PlanFormatVersion is the "format_version" of JSON plans; see
-// docs/plan-format.md.
-const PlanFormatVersion = "1"
+// docs/plan-format.md. Version 2 added what apply checks a saved plan
+// against (hooks dirs, the package cache and its packages, each hook's
+// sha256, the types hooks are looked up by) and made paths absolute.
+const PlanFormatVersion = "2"
 
-// planHooks are the hooks a plan would run.
+// planHooks are the hooks a plan would run, and where it looked.
 type planHooks struct {
-	classes [][]string     // by index into Plan.Objects: the class hierarchy
-	pkg     []string       // by index into Plan.Objects: FullName/version of the defining package, "" if not cached
-	destroy [][]hook.Found // by index into Plan.Objects
-	notify  []*hook.Found  // by index into Plan.Notifications; nil: none
+	classes  [][]string       // by index into Plan.Objects: the class hierarchy
+	pkg      []string         // by index into Plan.Objects: FullName/version of the defining package, "" if not cached
+	types    []snapshot.Type  // by index into Plan.Objects: the type its hooks are looked up by
+	destroy  [][]hook.Found   // by index into Plan.Objects
+	subTypes []*snapshot.Type // by index into Plan.Notifications: the subscriber's type; nil: not found
+	notify   []*hook.Found    // by index into Plan.Notifications; nil: none
 	// oldNotify are, by index into Plan.Notifications when it has no
 	// hook, files at <dir>/<C>/<handler>: where notify hooks were kept
 	// before <C>/notify/<handler>. They do not run.
 	oldNotify [][]string
+	sums      *hookSums
+	dirs      []string      // the hooks dirs searched, absolute
+	cacheDir  string        // the package cache root, absolute
+	packages  []planPackage // the cached packages read
 }
 
 // findPlanHooks looks up every hook the plan would run (DESIGN.md section
 // 4): the destroy hooks of each doomed object's class hierarchy, the
-// handler hook of each notification's subscriber.
-func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder) *planHooks {
+// handler hook of each notification's subscriber. session, when not nil,
+// is f.Packages: the packages it read are recorded.
+func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, cacheDir string) *planHooks {
 	h := &planHooks{
-		classes: make([][]string, len(p.Objects)),
-		pkg:     make([]string, len(p.Objects)),
-		destroy: make([][]hook.Found, len(p.Objects)),
-		notify:  make([]*hook.Found, len(p.Notifications)),
-
+		classes:   make([][]string, len(p.Objects)),
+		pkg:       make([]string, len(p.Objects)),
+		types:     make([]snapshot.Type, len(p.Objects)),
+		destroy:   make([][]hook.Found, len(p.Objects)),
+		subTypes:  make([]*snapshot.Type, len(p.Notifications)),
+		notify:    make([]*hook.Found, len(p.Notifications)),
 		oldNotify: make([][]string, len(p.Notifications)),
+		sums:      newHookSums(),
+		dirs:      absPaths(f.Dirs),
+		cacheDir:  absPath(cacheDir),
+		packages:  []planPackage{},
+	}
+	snap := p.Diff.Snapshot
+	for i := range p.Objects {
+		h.types[i] = snap.Objects[p.Objects[i].Snapshot].Type()
+	}
+	for i, n := range p.Notifications {
+		if t, ok := subscriberType(p, n); ok {
+			h.subTypes[i] = &t
+		}
 	}
 	if len(f.Dirs) == 0 && f.Packages == nil {
 		return h
 	}
-	snap := p.Diff.Snapshot
 	for i := range p.Objects {
 		if ctx.Err() != nil {
 			return h // interrupted: the caller writes nothing
 		}
-		t := snap.Objects[p.Objects[i].Snapshot].Type()
-		c := f.Hierarchy(ctx, t)
+		c := f.Hierarchy(ctx, h.types[i])
 		h.classes[i], h.pkg[i] = c.Names, c.Package
-		h.destroy[i] = f.DestroyHooks(ctx, t)
+		h.destroy[i] = f.DestroyHooks(ctx, h.types[i])
 	}
 	for i, n := range p.Notifications {
 		if ctx.Err() != nil {
 			return h
 		}
-		if t, ok := subscriberType(p, n); ok {
-			if found, ok := f.HandlerHook(ctx, t, n.Handler); ok {
+		if t := h.subTypes[i]; t != nil {
+			if found, ok := f.HandlerHook(ctx, *t, n.Handler); ok {
 				h.notify[i] = &found
 			} else {
-				h.oldNotify[i] = f.OldHandlerPlaces(ctx, t, n.Handler)
+				h.oldNotify[i] = f.OldHandlerPlaces(ctx, *t, n.Handler)
 			}
 		}
 	}
+	h.packages = sessionPackages(f.Packages)
 	return h
+}
+
+// withoutDestroyHook counts the doomed objects that have no destroy hook.
+func (h *planHooks) withoutDestroyHook() int {
+	n := 0
+	for _, d := range h.destroy {
+		if len(d) == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // subscriberType returns the type of a notification's subscriber: from
@@ -92,6 +129,9 @@ type planDocument struct {
 	FormatVersion string             `json:"format_version"`
 	Inputs        []planInput        `json:"inputs"`
 	OnDangling    string             `json:"on_dangling"`
+	HooksDirs     []string           `json:"hooks_dirs"`
+	CacheDir      string             `json:"cache_dir"`
+	Packages      []planPackage      `json:"packages"`
 	Groups        []planGroup        `json:"groups"`
 	Notifications []planNotification `json:"notifications"`
 	Cycles        [][]string         `json:"cycles"`
@@ -102,8 +142,29 @@ type planDocument struct {
 
 type planInput struct {
 	Role   string `json:"role"` // model, snapshot or graph
-	Path   string `json:"path"`
+	Path   string `json:"path"` // absolute; <stdin> for standard input
 	SHA256 string `json:"sha256"`
+}
+
+// planPackage is one cached package a plan read.
+type planPackage struct {
+	FullName string `json:"full_name"`
+	Version  string `json:"version"`
+	ID       string `json:"id"`
+}
+
+// planType is a type as hooks are looked up by it: the type string's
+// parts, completed by the header's legacy classVersion and package.
+type planType struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Package string `json:"package,omitempty"`
+}
+
+func toPlanType(t snapshot.Type) planType { return planType{t.Name, t.Version, t.Package} }
+
+func (t planType) snapshotType() snapshot.Type {
+	return snapshot.Type{Name: t.Name, Version: t.Version, Package: t.Package}
 }
 
 type planGroup struct {
@@ -117,24 +178,27 @@ type planObject struct {
 	Path    string           `json:"path"`
 	Owner   *string          `json:"owner"`
 	Reasons []destroy.Reason `json:"reasons"`
+	TypeRef planType         `json:"type_ref"`
 	Classes []string         `json:"classes"`
 	Package *string          `json:"package"`
 	Hooks   []planHook       `json:"hooks"`
 }
 
 type planHook struct {
-	Event string `json:"event"`
-	Class string `json:"class"`
-	Path  string `json:"path"`
-	Error string `json:"error,omitempty"`
+	Event  string `json:"event"`
+	Class  string `json:"class"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 type planNotification struct {
-	Group      int       `json:"group"`
-	Publisher  string    `json:"publisher"`
-	Subscriber string    `json:"subscriber"`
-	Handler    string    `json:"handler"`
-	Hook       *planHook `json:"hook"`
+	Group             int       `json:"group"`
+	Publisher         string    `json:"publisher"`
+	Subscriber        string    `json:"subscriber"`
+	SubscriberTypeRef *planType `json:"subscriber_type_ref"`
+	Handler           string    `json:"handler"`
+	Hook              *planHook `json:"hook"`
 	// OldPlaces: files at the place notify hooks had before
 	// <C>/notify/<handler>, which do not run; only when Hook is null.
 	OldPlaces []string `json:"old_places,omitempty"`
@@ -155,6 +219,7 @@ type planSummary struct {
 	DanglingReferences int  `json:"dangling_references"`
 	Dropped            int  `json:"dropped"`
 	Warnings           int  `json:"warnings"`
+	WithoutDestroyHook int  `json:"without_destroy_hook"`
 	ApplyRefuses       bool `json:"apply_refuses"`
 }
 
@@ -167,20 +232,33 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 		Cycles:        [][]string{},
 		Dropped:       []planDropped{},
 		Warnings:      p.Warnings,
+		HooksDirs:     hooks.dirs,
+		CacheDir:      hooks.cacheDir,
+		Packages:      hooks.packages,
 	}
 	if d.Warnings == nil {
 		d.Warnings = []destroy.Warning{}
 	}
+	if d.HooksDirs == nil {
+		d.HooksDirs = []string{}
+	}
+	input := func(role string, doc *snapshot.Document) planInput {
+		path := doc.Name
+		if path != stdinName {
+			path = absPath(path)
+		}
+		return planInput{role, path, doc.SHA256()}
+	}
 	if in.Model != nil {
-		d.Inputs = []planInput{{"model", in.Model.Name, in.Model.SHA256()}}
+		d.Inputs = []planInput{input("model", in.Model)}
 	} else {
-		d.Inputs = []planInput{{"snapshot", in.SnapshotFile.Name, in.SnapshotFile.SHA256()}, {"graph", in.GraphFile.Name, in.GraphFile.SHA256()}}
+		d.Inputs = []planInput{input("snapshot", in.SnapshotFile), input("graph", in.GraphFile)}
 	}
 	for _, g := range p.Groups {
 		pg := planGroup{Index: g.Index, Objects: make([]planObject, 0, len(g.Objects))}
 		for _, i := range g.Objects {
 			o := &p.Objects[i]
-			po := planObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, Classes: hooks.classes[i], Hooks: []planHook{}}
+			po := planObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: toPlanType(hooks.types[i]), Classes: hooks.classes[i], Hooks: []planHook{}}
 			if po.Classes == nil {
 				po.Classes = []string{}
 				if o.Class != "" {
@@ -195,7 +273,7 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 				po.Owner = &owner
 			}
 			for _, f := range hooks.destroy[i] {
-				po.Hooks = append(po.Hooks, toPlanHook(f))
+				po.Hooks = append(po.Hooks, hooks.sums.planHook(f))
 			}
 			pg.Objects = append(pg.Objects, po)
 		}
@@ -204,8 +282,12 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 	for i, n := range p.Notifications {
 		pn := planNotification{Group: n.Group, Publisher: p.Objects[n.Publisher].ID, Subscriber: n.Subscriber, Handler: n.Handler,
 			OldPlaces: hooks.oldNotify[i]}
+		if t := hooks.subTypes[i]; t != nil {
+			pt := toPlanType(*t)
+			pn.SubscriberTypeRef = &pt
+		}
 		if f := hooks.notify[i]; f != nil {
-			h := toPlanHook(*f)
+			h := hooks.sums.planHook(*f)
 			pn.Hook = &h
 		}
 		d.Notifications = append(d.Notifications, pn)
@@ -231,24 +313,25 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 		DanglingReferences: len(p.Diff.Dangling),
 		Dropped:            len(p.Diff.Dropped),
 		Warnings:           len(p.Warnings),
+		WithoutDestroyHook: hooks.withoutDestroyHook(),
 		ApplyRefuses:       onDangling == "error" && len(p.Diff.Dangling) > 0,
 	}
 	return d
 }
 
-func toPlanHook(f hook.Found) planHook {
-	h := planHook{Event: f.Event, Class: f.Class, Path: f.Path}
-	if f.Err != nil {
-		h.Error = f.Err.Error()
-	}
-	return h
-}
-
+// writeJSON writes v as indented JSON in which unprintable runes are \u
+// escapes (termsafe.JSON): the same JSON to a reader, and safe on a
+// terminal.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(termsafe.JSON(b.Bytes()))
+	return err
 }
 
 // writePlanFile saves the JSON plan atomically: a temporary file in the same
@@ -259,7 +342,10 @@ func writePlanFile(path string, doc *planDocument) error {
 
 // writeFileAtomic writes path through a temporary file in its folder so
 // that readers see the old or the new content, never a mix. An existing
-// file keeps its mode.
+// file keeps its mode. A symbolic link at path is written through: the
+// file it resolves to is replaced, in that file's own folder, and the link
+// stays. An existing path that is not a regular file is an error (callers
+// check outputs with checkOutput before any work; this is the last guard).
 func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error) error {
 	return writeFileCommitted(path, mode, write, nil)
 }
@@ -269,7 +355,16 @@ func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error)
 // fsynced and before it is renamed into place; an error from it leaves
 // path as it was.
 func writeFileCommitted(path string, mode os.FileMode, write func(io.Writer) error, beforeRename func(sum string) error) (err error) {
+	shown := path
+	if lst, err := os.Lstat(path); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+		if path, err = filepath.EvalSymlinks(path); err != nil {
+			return fmt.Errorf("writing %s: %w", shown, err)
+		}
+	}
 	if st, err := os.Stat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("writing %s: not a regular file (%s)", shown, fileKind(st.Mode()))
+		}
 		mode = st.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
@@ -351,7 +446,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 	bw := bufio.NewWriter(w)
 	names := make([]string, 0, 2)
 	for _, d := range in.docs() {
-		names = append(names, d.Name)
+		names = append(names, term(d.Name))
 	}
 	fmt.Fprintf(bw, "%s %s\n", pal.heading("Plan for"), strings.Join(names, " -> "))
 	if len(p.Objects) == 0 {
@@ -364,19 +459,19 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 		fmt.Fprintf(bw, "\n%s\n", pal.heading(fmt.Sprintf("group %d", g.Index)))
 		for _, i := range g.Objects {
 			o := &p.Objects[i]
-			fmt.Fprintf(bw, "  %s %s  %s\n", orDash(o.Type), pal.id(o.ID), pal.dim(o.Path))
+			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(o.Type)), pal.id(term(o.ID)), pal.dim(term(o.Path)))
 			reasons := make([]string, len(o.Reasons))
 			for k, r := range o.Reasons {
-				reasons[k] = r.Text()
+				reasons[k] = term(r.Text())
 			}
 			fmt.Fprintf(bw, "      %s\n", strings.Join(reasons, "; "))
 			if cs := hooks.classes[i]; len(cs) > 1 {
-				fmt.Fprintf(bw, "      classes: %s (package %s)\n", strings.Join(cs, " < "), hooks.pkg[i])
+				fmt.Fprintf(bw, "      classes: %s (package %s)\n", term(strings.Join(cs, " < ")), term(hooks.pkg[i]))
 			}
 			switch hs := hooks.destroy[i]; {
 			case len(hs) > 0:
 				for _, h := range hs {
-					fmt.Fprintf(bw, "      hook destroy: %s%s\n", h.Path, hookProblem(h))
+					fmt.Fprintf(bw, "      hook destroy: %s%s\n", term(h.Path), hookProblem(h))
 				}
 			default:
 				fmt.Fprintf(bw, "      %s\n", pal.dim("no destroy hook"))
@@ -386,16 +481,16 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 	if len(p.Notifications) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
 		for i, n := range p.Notifications {
-			fmt.Fprintf(bw, "  %d. %s handler %s: %s will be destroyed (group %d)\n", i+1, pal.id(n.Subscriber), n.Handler,
-				pal.id(p.Objects[n.Publisher].ID), n.Group)
+			fmt.Fprintf(bw, "  %d. %s handler %s: %s will be destroyed (group %d)\n", i+1, pal.id(term(n.Subscriber)), term(n.Handler),
+				pal.id(term(p.Objects[n.Publisher].ID)), n.Group)
 			if h := hooks.notify[i]; h != nil {
-				fmt.Fprintf(bw, "      hook notify %s: %s%s\n", n.Handler, h.Path, hookProblem(*h))
+				fmt.Fprintf(bw, "      hook notify %s: %s%s\n", term(n.Handler), term(h.Path), hookProblem(*h))
 			} else {
-				fmt.Fprintf(bw, "      %s\n", pal.dim("no "+n.Handler+" hook"))
+				fmt.Fprintf(bw, "      %s\n", pal.dim("no "+term(n.Handler)+" hook"))
 			}
 			for _, old := range hooks.oldNotify[i] {
 				fmt.Fprintf(bw, "      %s %s does not run: notify hooks are <class>/notify/<handler>; move it to %s\n",
-					pal.warn("warning:"), old, filepath.Join(filepath.Dir(old), hook.NotifyDir, n.Handler))
+					pal.warn("warning:"), term(old), term(filepath.Join(filepath.Dir(old), hook.NotifyDir, n.Handler)))
 			}
 		}
 	}
@@ -404,19 +499,23 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Dropped without hooks (destroyed before, no longer referenced):"))
 		for _, i := range p.Diff.Dropped {
 			o := &inc.Objects[i]
-			fmt.Fprintf(bw, "  %s %s  %s\n", orDash(o.TypeString), pal.id(o.ID), pal.dim(inc.ObjectPath(i)))
+			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(o.TypeString)), pal.id(term(o.ID)), pal.dim(term(inc.ObjectPath(i))))
 		}
 	}
 	if len(p.Warnings) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Warnings:"))
 		for _, wn := range p.Warnings {
-			fmt.Fprintf(bw, "  %s %s\n", pal.warn(wn.Code+":"), wn.Message)
+			fmt.Fprintf(bw, "  %s %s\n", pal.warn(wn.Code+":"), term(wn.Message))
 		}
 	}
-	fmt.Fprintf(bw, "\n%d to destroy in %d %s, %d %s, %d %s, %d dropped.\n",
+	fmt.Fprintf(bw, "\n%d to destroy in %d %s, %d %s, %d %s, %d dropped",
 		len(p.Objects), len(p.Groups), plural(len(p.Groups), "group", "groups"),
 		len(p.Notifications), plural(len(p.Notifications), "notification", "notifications"),
 		len(p.Warnings), plural(len(p.Warnings), "warning", "warnings"), len(p.Diff.Dropped))
+	if n := hooks.withoutDestroyHook(); n > 0 {
+		fmt.Fprintf(bw, ", %d without a destroy hook", n)
+	}
+	fmt.Fprintln(bw, ".")
 	if n := len(p.Diff.Dangling); n > 0 {
 		if onDangling == "error" {
 			fmt.Fprintf(bw, "%s %d dangling %s to doomed objects; apply refuses to run (use --on-dangling=keep to destroy them and keep them flagged destroyed).\n",
@@ -430,7 +529,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 
 func hookProblem(f hook.Found) string {
 	if f.Err != nil {
-		return " (" + f.Err.Error() + ")"
+		return " (" + term(f.Err.Error()) + ")"
 	}
 	return ""
 }
@@ -454,7 +553,7 @@ func plural(n int, one, many string) string {
 // (publisher -> subscriber), edges ignored in a cycle in red.
 func writeDot(w io.Writer, p *destroy.Plan) error {
 	bw := bufio.NewWriter(w)
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	q := dotID
 	fmt.Fprintln(bw, "digraph objgc_plan {")
 	fmt.Fprintln(bw, "  rankdir=LR;")
 	fmt.Fprintln(bw, "  node [shape=box, fontname=\"Helvetica\"];")
@@ -462,7 +561,7 @@ func writeDot(w io.Writer, p *destroy.Plan) error {
 		fmt.Fprintf(bw, "  subgraph cluster_group_%d {\n    label=%s;\n", g.Index, q(fmt.Sprintf("group %d", g.Index)))
 		for _, i := range g.Objects {
 			o := &p.Objects[i]
-			fmt.Fprintf(bw, "    %s [label=%s];\n", q(o.ID), q(orDash(o.Class)+"\n"+o.ID))
+			fmt.Fprintf(bw, "    %s [label=\"%s\\n%s\"];\n", q(o.ID), dotLabel(orDash(o.Class)), dotLabel(o.ID))
 		}
 		fmt.Fprintln(bw, "  }")
 	}
@@ -481,4 +580,20 @@ func writeDot(w io.Writer, p *destroy.Plan) error {
 	}
 	fmt.Fprintln(bw, "}")
 	return bw.Flush()
+}
+
+// dotID quotes s as a Graphviz ID: in a quoted ID only \" is an escape
+// (graphviz.org/doc/info/lang.html), so escaping '"' and '\\', and
+// writing unprintable runes as Go escapes, keeps distinct ids distinct and
+// puts no control character or bidirectional override in the output.
+func dotID(s string) string { return strconv.Quote(s) }
+
+// dotLabel escapes s for the inside of a quoted Graphviz label, which is an
+// escString (\\ is a backslash, \n a line break) in which HTML entities
+// are also read: the label shows term(s), character for character.
+func dotLabel(s string) string {
+	t := term(s)
+	t = strings.ReplaceAll(t, "\\", "\\\\")
+	t = strings.ReplaceAll(t, "\"", "\\\"")
+	return strings.ReplaceAll(t, "&", "&amp;")
 }

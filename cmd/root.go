@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/objgc/objgc/internal/termsafe"
 )
 
 // BuildInfo describes the binary; main sets it from goreleaser's ldflags.
@@ -97,7 +99,7 @@ func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 	if errors.As(err, &ee) && ee.err == nil {
 		return ee.code
 	}
-	fmt.Fprintf(streams.Err, "objgc: %v\n", err)
+	fmt.Fprintf(streams.Err, "objgc: %s\n", termsafe.Lines(err.Error()))
 	var ue *usageError
 	// cobra has no error type for an unknown subcommand, only its text.
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {

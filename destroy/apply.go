@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -142,6 +143,13 @@ type applier struct {
 	started  []bool // by object: its destroy began, so block leaves it be
 	progress Progress
 	patches  patchChecker
+	// barrier is the journal's last record when the current group's
+	// notifications or destroys began: every record up to it is durable
+	// before a hook of the group starts (set by parallel, read by run).
+	barrier int64
+	// ended holds, by object id, the end record of its last destroy hook
+	// in this run: durable before its next destroy hook starts.
+	ended map[string]int64
 }
 
 // step updates the progress under the lock and reports it.
@@ -162,8 +170,9 @@ func (a *applier) stepLocked(f func(*Progress)) {
 // group by group in ascending index, then the destroys group by group in
 // descending index, objects of one group in parallel. A failed destroy
 // blocks every object that must come after it, transitively; the rest go
-// on. Every state change and hook run goes to the journal before the next
-// step depends on it; hooks the journal says completed are not run again.
+// on. Every state change and hook run goes to the journal; what a hook
+// depends on is durable before it starts (docs/journal.md, "Group
+// commit"); hooks the journal says completed are not run again.
 // The error is for the journal alone (the run cannot be recorded); hook
 // failures are in the result.
 func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error) {
@@ -173,7 +182,7 @@ func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error
 	a := &applier{ctx: ctx, p: p, opts: opts, res: &ApplyResult{
 		Objects:       make([]ObjectResult, len(p.Objects)),
 		Notifications: make([]NotifyResult, len(p.Notifications)),
-	}, started: make([]bool, len(p.Objects))}
+	}, started: make([]bool, len(p.Objects)), ended: map[string]int64{}}
 	a.progress = Progress{Notifications: len(p.Notifications), Objects: len(p.Objects), Groups: len(p.Groups)}
 	for i := range a.res.Objects {
 		a.res.Objects[i] = ObjectResult{Outcome: OutcomePending, BlockedBy: -1}
@@ -256,7 +265,14 @@ func (a *applier) advance(id string, to State) error {
 
 // parallel runs fn for each item, at most Parallelism at a time, and
 // waits for all of them. It stops starting new ones when mayStart says so.
+//
+// It is called once per group and phase: what was journalled before it
+// is what the group's hooks depend on (earlier groups, earlier phases), so
+// run makes it durable before the first hook of the group starts.
 func (a *applier) parallel(items []int, fn func(int) error) error {
+	a.mu.Lock()
+	a.barrier = a.opts.Journal.Written()
+	a.mu.Unlock()
 	sem := make(chan struct{}, a.opts.Parallelism)
 	var wg sync.WaitGroup
 	var errMu sync.Mutex
@@ -425,6 +441,7 @@ func (a *applier) destroy(i int) error {
 	}
 	if a.opts.Journal.State(o.ID) == StateDestroyed {
 		r.Outcome = OutcomeDestroyed // an earlier run on these inputs did it
+		r.Hooks, r.Err = a.resumedHooks(o, obj.Type())
 		return nil
 	}
 	if err := a.advance(o.ID, StateDestroying); err != nil {
@@ -500,15 +517,32 @@ func (a *applier) invocation(f hook.Found, o *Planned, group int, doc hook.Docum
 		Stdin: stdin, Env: a.opts.Env, Timeout: a.opts.HookTimeout, Grace: a.opts.Grace,
 	}
 	if a.opts.Stderr != nil {
-		prefix := o.ID + " " + event + ": "
+		prefix := termsafe.String(o.ID) + " " + event + ": "
 		inv.Stderr = func(line string) { a.opts.Stderr(prefix + line) }
 	}
 	return inv
 }
 
-// run runs one hook with its start and end journalled.
+// run runs one hook with its start and end journalled. Before the hook
+// starts, what it depends on is made durable (one fsync shared with the
+// other hooks starting now, none when an earlier one covered it): the
+// records before its group began, and for a destroy hook the end record
+// of its object's previous destroy hook. Its own start record is only
+// written: a hook without a durable end record runs again on resume
+// anyway. Its end record is fsynced in the background (Journal.EndHook).
 func (a *applier) run(key HookKey, inv hook.Invocation, run *HookRun) (*hook.Result, error) {
-	if err := a.opts.Journal.HookStarted(key); err != nil {
+	j := a.opts.Journal
+	a.mu.Lock()
+	dep := a.barrier
+	destroy := key.Subscriber == "" // a notification always has its subscriber
+	if destroy {
+		dep = max(dep, a.ended[key.ID])
+	}
+	a.mu.Unlock()
+	if err := j.Sync(dep); err != nil {
+		return nil, err
+	}
+	if err := j.HookStarted(key); err != nil {
 		return nil, err
 	}
 	res, err := hook.Run(a.ctx, inv)
@@ -526,8 +560,14 @@ func (a *applier) run(key HookKey, inv hook.Invocation, run *HookRun) (*hook.Res
 	if res != nil && err == nil {
 		end.Patch = res.Patch
 	}
-	if jerr := a.opts.Journal.HookEnded(key, end); jerr != nil {
+	seq, jerr := j.EndHook(key, end)
+	if jerr != nil {
 		return res, jerr
+	}
+	if destroy {
+		a.mu.Lock()
+		a.ended[key.ID] = seq
+		a.mu.Unlock()
 	}
 	return res, err
 }
@@ -544,4 +584,28 @@ func ownerID(o *Planned) *string {
 	}
 	id := o.Owner
 	return &id
+}
+
+// resumedHooks returns the destroy hooks of o that an earlier run on these
+// inputs ran (Resume.Done), in the order they run, each marked resumed, so
+// that the report shows them; and, when one of them failed (that run
+// counted o destroyed under --force), the failure.
+func (a *applier) resumedHooks(o *Planned, t snapshot.Type) ([]HookRun, error) {
+	var runs []HookRun
+	var failure error
+	for _, f := range a.opts.Finder.DestroyHooks(a.ctx, t) {
+		done, ok := a.opts.Resume.Done[HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}]
+		if !ok {
+			continue
+		}
+		run := HookRun{Hook: f.Path, Class: f.Class, Event: hook.EventDestroy, Resumed: true, ExitCode: done.Exit}
+		if !done.OK {
+			run.Error = fmt.Sprintf("failed in an earlier run (exit status %d)", done.Exit)
+			if failure == nil {
+				failure = fmt.Errorf("hook %s destroy of %s failed in an earlier run (exit status %d); --force counted it destroyed", f.Path, o.ID, done.Exit)
+			}
+		}
+		runs = append(runs, run)
+	}
+	return runs, failure
 }

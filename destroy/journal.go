@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -128,15 +129,28 @@ type Resume struct {
 }
 
 // Journal is the apply journal of DESIGN.md section 5: JSON lines,
-// append-only, each record fsynced before Append returns. Its methods are
-// safe for concurrent use.
+// append-only. A record is written to the file (and survives the death of
+// this process) before the call that adds it returns, except state
+// changes, which are kept in memory until the next record of another kind,
+// Sync or Close (Write says why that is safe). A record is durable
+// (survives a crash of the machine) once an fsync covers it. Fsyncs are
+// shared (group commit): Sync waits for one fsync that covers every record
+// written before it began, and callers that sync while an fsync is running
+// wait for the next one, which covers all of them. Which records are
+// synced when is docs/journal.md's argument. Its methods are safe for
+// concurrent use.
 type Journal struct {
 	path string
 
 	mu        sync.Mutex
+	cond      *sync.Cond // on mu: an fsync ended
 	f         *os.File
-	err       error // sticky: after a failed write the file is in doubt
-	seq       int64
+	err       error  // sticky: after a failed write or fsync the file is in doubt
+	seq       int64  // records written: 1..seq
+	buf       []byte // records seq-len(pending)+1..seq, not yet written to f
+	pending   int64  // how many records buf holds
+	synced    int64  // records known durable: 1..synced
+	syncing   bool   // an fsync is running (outside mu)
 	states    map[string]State
 	running   map[HookKey]int64 // started, no end yet: seq of the start
 	here      map[HookKey]bool  // started by this process
@@ -145,6 +159,16 @@ type Journal struct {
 	// committing holds the outputs of the last committing record, nil
 	// when none.
 	committing []JournalInput
+
+	// fsync makes the file durable; f.Sync but for tests.
+	fsync func(*os.File) error
+	// kick wakes the flusher, which fsyncs in the background what was
+	// written (hook end records); stop ends it; flushed is closed when it
+	// has.
+	kick     chan struct{}
+	stop     chan struct{}
+	flushed  chan struct{}
+	stopOnce sync.Once
 }
 
 // OpenJournal opens the journal at path (JournalPath(target)) for a run
@@ -173,18 +197,18 @@ func OpenJournal(path string, inputs []JournalInput) (*Journal, *Resume, error) 
 			return nil, nil, fmt.Errorf("journal %s: input %s: sha256 %q is not 64 lower-case hex digits", path, in.Path, in.SHA256)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
-	if errors.Is(err, os.ErrNotExist) {
+	f, err := openRegular("journal", path, os.O_RDWR|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
 		return createJournal(path, inputs, nil)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening journal: %w", err)
+		return nil, nil, err
 	}
 	j := newJournal(path)
 	res, end, torn, err := j.replay(f)
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, &ReplayError{Path: path, Err: err}
 	}
 	if !j.committed && j.committing != nil && landed(j.committing, inputs) {
 		j.committed = true
@@ -206,24 +230,57 @@ func OpenJournal(path string, inputs []JournalInput) (*Journal, *Resume, error) 
 			f.Close()
 			return nil, nil, fmt.Errorf("journal %s: cutting off the torn last line: %w", path, err)
 		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return nil, nil, fmt.Errorf("journal %s: %w", path, err)
-		}
 		res.Notes = append(res.Notes, fmt.Sprintf("journal %s: ignored a torn last line (%d bytes after record %d): the previous run stopped while writing it",
 			path, torn, j.seq))
 	}
-	j.f = f
+	// The records read may still be only in the page cache (the run that
+	// wrote them was killed between two fsyncs). This run acts on them
+	// (a hook they say succeeded is not run again, and what comes after
+	// it starts), so they must be durable first.
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("journal %s: fsync: %w", path, err)
+	}
+	j.synced = j.seq
+	j.start(f)
 	return j, &res.Resume, nil
 }
 
 func newJournal(path string) *Journal {
-	return &Journal{
+	j := &Journal{
 		path:    path,
 		states:  map[string]State{},
 		running: map[HookKey]int64{},
 		here:    map[HookKey]bool{},
 		done:    map[HookKey]HookResult{},
+		fsync:   (*os.File).Sync,
+	}
+	j.cond = sync.NewCond(&j.mu)
+	return j
+}
+
+// start makes f the journal's file and starts the flusher.
+func (j *Journal) start(f *os.File) {
+	j.f = f
+	j.kick = make(chan struct{}, 1)
+	j.stop = make(chan struct{})
+	j.flushed = make(chan struct{})
+	go j.flusher()
+}
+
+// flusher fsyncs, each time it is kicked, every record written so far:
+// hook end records become durable soon after they are written, in one
+// fsync for all the hooks that ended meanwhile, without their callers
+// waiting for it.
+func (j *Journal) flusher() {
+	defer close(j.flushed)
+	for {
+		select {
+		case <-j.stop:
+			return
+		case <-j.kick:
+			j.Sync(j.Written()) // a failure is sticky: the next call sees it
+		}
 	}
 }
 
@@ -266,15 +323,12 @@ func createJournal(path string, inputs []JournalInput, notes []string) (_ *Journ
 	if err = syncDir(dir); err != nil {
 		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
 	}
-	// The descriptor still refers to the renamed file; append from now on.
-	// O_APPEND cannot be set on it, so reopen by name (we hold the lock).
-	tmp.Close()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening journal: %w", err)
-	}
+	// The descriptor refers to the renamed file, its offset is after the
+	// header, and this process is the only writer (it holds the lock):
+	// records go on from there. Opening the path again could open
+	// whatever was put there since.
 	j := newJournal(path)
-	j.f = f
+	j.start(tmp)
 	return j, &Resume{
 		Started: now.Truncate(time.Second),
 		PID:     os.Getpid(),
@@ -298,36 +352,36 @@ func (j *Journal) replay(r io.Reader) (res replayed, end, torn int64, err error)
 	for n := 1; ; n++ {
 		line, rerr := br.ReadBytes('\n')
 		if rerr != nil && rerr != io.EOF {
-			return res, 0, 0, fmt.Errorf("reading journal %s: %w", j.path, rerr)
+			return res, 0, 0, fmt.Errorf("reading: %w", rerr)
 		}
 		if rerr == io.EOF {
 			if len(line) > 0 && n == 1 {
-				return res, 0, 0, fmt.Errorf("journal %s:1: no complete header line", j.path)
+				return res, 0, 0, errors.New("line 1: no complete header line")
 			}
 			torn = int64(len(line))
 			break
 		}
 		if n == 1 {
 			if err := parseHeader(line, &res); err != nil {
-				return res, 0, 0, fmt.Errorf("journal %s:1: %w", j.path, err)
+				return res, 0, 0, fmt.Errorf("line 1: %w", err)
 			}
 		} else {
 			var rec Record
 			if err := strictUnmarshal(line, &rec); err != nil {
-				return res, 0, 0, fmt.Errorf("journal %s:%d: not a record: %w", j.path, n, err)
+				return res, 0, 0, fmt.Errorf("line %d: not a record: %w", n, err)
 			}
 			if rec.Seq != j.seq+1 {
-				return res, 0, 0, fmt.Errorf("journal %s:%d: seq %d after %d", j.path, n, rec.Seq, j.seq)
+				return res, 0, 0, fmt.Errorf("line %d: seq %d after %d", n, rec.Seq, j.seq)
 			}
 			if err := j.check(&rec, true); err != nil {
-				return res, 0, 0, fmt.Errorf("journal %s:%d: %w", j.path, n, err)
+				return res, 0, 0, fmt.Errorf("line %d: %w", n, err)
 			}
 			j.apply(&rec)
 		}
 		end += int64(len(line))
 	}
 	if end == 0 {
-		return res, 0, 0, fmt.Errorf("journal %s is empty: it has no header line", j.path)
+		return res, 0, 0, errors.New("it is empty: no header line")
 	}
 	res.Resumed = true
 	res.States = maps.Clone(j.states)
@@ -510,9 +564,30 @@ func (j *Journal) State(id string) State {
 	return j.state(id)
 }
 
-// Append validates rec, gives it the next Seq, writes it as one line and
-// fsyncs the journal before it returns, so that a step that depends on
-// the record starts only once the record is durable.
+// Append is Write, then Sync of the record: it returns once the record
+// is durable. Concurrent Appends share fsyncs.
+func (j *Journal) Append(rec Record) error {
+	seq, err := j.Write(rec)
+	if err != nil {
+		return err
+	}
+	return j.Sync(seq)
+}
+
+// journalBuffer is how many bytes of state changes Write keeps before it
+// writes them to the file.
+const journalBuffer = 64 << 10
+
+// Write validates rec, gives it the next Seq, adds it to the journal as
+// one line and returns its Seq. A hook record (and anything that is not a
+// state change) is written to the file with one write(2), together with
+// the state changes before it, before Write returns: it survives the death
+// of this process from then on. State changes are kept in memory up to
+// 64 KiB, until the next such record, Sync or Close: should the process
+// die first, they are lost, which is as if it had died before them (no
+// hook started after them). A record is durable once a Sync of its Seq,
+// or of a later one, returns; a step that depends on it must not start
+// before that.
 //
 // A state change must be legal (Transition) from the object's last
 // recorded state (alive when none); an empty From is filled in with that
@@ -522,58 +597,145 @@ func (j *Journal) State(id string) State {
 // A refused record is not written, and the error is a *TransitionError for
 // an illegal transition. After a failed write or fsync the journal
 // refuses every record: the file's content is in doubt.
-func (j *Journal) Append(rec Record) error {
+func (j *Journal) Write(rec Record) (int64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.err != nil {
-		return j.err
+		return 0, j.err
 	}
 	if j.f == nil {
-		return fmt.Errorf("journal %s: closed", j.path)
+		return 0, fmt.Errorf("journal %s: closed", j.path)
 	}
 	if err := j.check(&rec, false); err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+		return 0, fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	rec.Seq = j.seq + 1
 	line, err := json.Marshal(&rec)
 	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+		return 0, fmt.Errorf("journal %s: %w", j.path, err)
 	}
-	if _, err := j.f.Write(append(line, '\n')); err != nil {
-		j.err = fmt.Errorf("writing journal: %w", err)
-		return j.err
-	}
-	if err := j.f.Sync(); err != nil {
-		j.err = fmt.Errorf("journal %s: fsync: %w", j.path, err)
-		return j.err
-	}
+	j.buf = append(append(j.buf, line...), '\n')
+	j.pending++
 	j.apply(&rec)
 	if rec.Phase == PhaseStart {
 		j.here[rec.key()] = true
 	}
-	return nil
+	if rec.To == "" || len(j.buf) >= journalBuffer {
+		if err := j.flushLocked(); err != nil {
+			return 0, err
+		}
+	}
+	return rec.Seq, nil
 }
 
-// SetState records that the object goes from its last recorded state to
-// to.
+// flushLocked writes the buffered records to the file with one write(2).
+func (j *Journal) flushLocked() error {
+	if j.pending == 0 {
+		return j.err
+	}
+	_, err := j.f.Write(j.buf)
+	j.buf, j.pending = j.buf[:0], 0
+	if err != nil && j.err == nil {
+		j.err = fmt.Errorf("writing journal %s: %w", j.path, err)
+	}
+	return j.err
+}
+
+// Written returns the Seq of the last record written (0 when none).
+func (j *Journal) Written() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.seq
+}
+
+// Sync returns once every record up to seq is durable: at once when an
+// earlier fsync covered them, else after an fsync that began after they
+// were written. One caller at a time runs fsync, without the journal's
+// lock (records are written meanwhile); the others wait for it and, if
+// it began before their record, for the next one, which one of them runs
+// for all (group commit). An fsync error is sticky (after a failed fsync
+// the kernel may have dropped the dirty pages: the file is in doubt).
+func (j *Journal) Sync(seq int64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for {
+		if j.err != nil {
+			return j.err
+		}
+		if j.synced >= seq {
+			return nil
+		}
+		if j.f == nil {
+			return fmt.Errorf("journal %s: closed", j.path)
+		}
+		if !j.syncing {
+			break
+		}
+		j.cond.Wait()
+	}
+	if err := j.flushLocked(); err != nil {
+		return err
+	}
+	j.syncing = true
+	upto, f := j.seq, j.f
+	j.mu.Unlock()
+	err := j.fsync(f)
+	j.mu.Lock()
+	j.syncing = false
+	if err != nil {
+		if j.err == nil {
+			j.err = fmt.Errorf("journal %s: fsync: %w", j.path, err)
+		}
+	} else if upto > j.synced {
+		j.synced = upto
+	}
+	j.cond.Broadcast()
+	return j.err
+}
+
+// flushSoon asks the flusher to fsync what was written, without waiting.
+func (j *Journal) flushSoon() {
+	select {
+	case j.kick <- struct{}{}:
+	default: // a kick is pending: its fsync will cover this record too
+	}
+}
+
+// SetState writes a state change of the object from its last recorded
+// state to to (Write: no fsync of its own; a dependent step Syncs).
 func (j *Journal) SetState(id string, to State) error {
-	return j.Append(Record{ID: id, To: to})
+	_, err := j.Write(Record{ID: id, To: to})
+	return err
 }
 
-// HookStarted records that a hook run starts; call it before the hook is
-// started.
+// HookStarted writes that a hook run starts; call it before the hook is
+// started. It is not synced: a hook with no durable end record runs again
+// on resume whether or not its start record survived (docs/journal.md).
 func (j *Journal) HookStarted(k HookKey) error {
-	return j.Append(Record{Hook: k.Hook, Event: k.Event, ID: k.ID, Subscriber: k.Subscriber, Phase: PhaseStart})
+	_, err := j.Write(Record{Hook: k.Hook, Event: k.Event, ID: k.ID, Subscriber: k.Subscriber, Phase: PhaseStart})
+	return err
 }
 
-// HookEnded records a hook run's result. res.Exit < 0 records no exit
-// status.
+// HookEnded writes a hook run's result (EndHook without the Seq).
 func (j *Journal) HookEnded(k HookKey, res HookResult) error {
+	_, err := j.EndHook(k, res)
+	return err
+}
+
+// EndHook writes a hook run's result and returns its Seq. res.Exit < 0
+// records no exit status. The flusher fsyncs it soon, together with the
+// end records of the other hooks that ended meanwhile; a step that
+// depends on the result Syncs the Seq.
+func (j *Journal) EndHook(k HookKey, res HookResult) (int64, error) {
 	rec := Record{Hook: k.Hook, Event: k.Event, ID: k.ID, Subscriber: k.Subscriber, Phase: PhaseEnd, OK: &res.OK, Patch: res.Patch}
 	if res.Exit >= 0 {
 		rec.Exit = &res.Exit
 	}
-	return j.Append(rec)
+	seq, err := j.Write(rec)
+	if err == nil {
+		j.flushSoon()
+	}
+	return seq, err
 }
 
 // Commit records that the write-back of outputs has been renamed into
@@ -633,16 +795,38 @@ func fileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Close closes the journal file, leaving it on disk for a resumed run.
+// Close fsyncs what was written and not yet synced, and closes the
+// journal file, leaving it on disk for a resumed run. It may be called
+// more than once.
 func (j *Journal) Close() error {
+	if j.stop != nil {
+		j.stopOnce.Do(func() { close(j.stop) })
+		<-j.flushed
+	}
+	serr := j.Sync(j.Written())
+	if serr != nil && j.isClosed() {
+		serr = nil
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for j.syncing {
+		j.cond.Wait()
+	}
 	if j.f == nil {
 		return nil
 	}
 	err := j.f.Close()
 	j.f = nil
+	if err == nil {
+		err = serr
+	}
 	return err
+}
+
+func (j *Journal) isClosed() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.f == nil
 }
 
 // Remove closes and deletes the journal, then fsyncs its folder. Call it
@@ -658,6 +842,22 @@ func (j *Journal) Remove() error {
 	}
 	return cerr
 }
+
+// ReplayError is OpenJournal's error for a journal it cannot read back:
+// a line that is not a valid record, or a record the journal's rules
+// refuse. The journal is left as it is.
+type ReplayError struct {
+	Path string // the journal
+	Err  error  // why, with the line number
+}
+
+func (e *ReplayError) Error() string {
+	return fmt.Sprintf("journal %s cannot be replayed: %v; if no objgc apply is running on its target, "+
+		"inspect it (the hooks it records may have changed the world), then move it aside to start over: mv %s %s.old",
+		e.Path, e.Err, e.Path, e.Path)
+}
+
+func (e *ReplayError) Unwrap() error { return e.Err }
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)

@@ -361,19 +361,19 @@ func TestJournalCorrupt(t *testing.T) {
 	header := `{"journal":1,"inputs":[{"path":"m","sha256":"` + shaA + `"}],"started":"2026-01-02T03:04:05Z","pid":9}` + "\n"
 	rec1 := `{"seq":1,"id":"o","from":"alive","to":"doomed"}` + "\n"
 	for _, tc := range []struct{ name, content, want string }{
-		{"empty", "", "is empty: it has no header line"},
-		{"torn header", `{"journal":1,`, ":1: no complete header line"},
-		{"not a header", "hello\n", ":1: not a journal header"},
-		{"version", `{"journal":2,"inputs":[],"started":"2026-01-02T03:04:05Z","pid":9}` + "\n", ":1: journal format 2"},
-		{"no inputs", `{"journal":1,"inputs":[],"started":"2026-01-02T03:04:05Z","pid":9}` + "\n", ":1: header: no inputs"},
-		{"bad line", header + rec1 + "garbage\n" + `{"seq":3`, ":3: not a record"},
-		{"empty line", header + "\n" + rec1, ":2: not a record"},
-		{"unknown field", header + `{"seq":1,"id":"o","from":"alive","to":"doomed","x":1}` + "\n", `:2: not a record: json: unknown field "x"`},
-		{"seq gap", header + rec1 + `{"seq":3,"id":"o","from":"doomed","to":"notified"}` + "\n", ":3: seq 3 after 1"},
-		{"illegal", header + rec1 + `{"seq":2,"id":"o","from":"doomed","to":"destroyed"}` + "\n", ":3: object o: illegal state transition doomed -> destroyed"},
-		{"wrong from", header + rec1 + `{"seq":2,"id":"o","from":"alive","to":"doomed"}` + "\n", ":3: object o: state change from alive"},
-		{"no from", header + `{"seq":1,"id":"o","to":"doomed"}` + "\n", ":2: object o: state change without from"},
-		{"end without start", header + `{"seq":1,"hook":"/h","event":"destroy","id":"o","phase":"end","ok":true}` + "\n", ":2: hook /h destroy for o: end record without a start"},
+		{"empty", "", "it is empty: no header line"},
+		{"torn header", `{"journal":1,`, "line 1: no complete header line"},
+		{"not a header", "hello\n", "line 1: not a journal header"},
+		{"version", `{"journal":2,"inputs":[],"started":"2026-01-02T03:04:05Z","pid":9}` + "\n", "line 1: journal format 2"},
+		{"no inputs", `{"journal":1,"inputs":[],"started":"2026-01-02T03:04:05Z","pid":9}` + "\n", "line 1: header: no inputs"},
+		{"bad line", header + rec1 + "garbage\n" + `{"seq":3`, "line 3: not a record"},
+		{"empty line", header + "\n" + rec1, "line 2: not a record"},
+		{"unknown field", header + `{"seq":1,"id":"o","from":"alive","to":"doomed","x":1}` + "\n", `line 2: not a record: json: unknown field "x"`},
+		{"seq gap", header + rec1 + `{"seq":3,"id":"o","from":"doomed","to":"notified"}` + "\n", "line 3: seq 3 after 1"},
+		{"illegal", header + rec1 + `{"seq":2,"id":"o","from":"doomed","to":"destroyed"}` + "\n", "line 3: object o: illegal state transition doomed -> destroyed"},
+		{"wrong from", header + rec1 + `{"seq":2,"id":"o","from":"alive","to":"doomed"}` + "\n", "line 3: object o: state change from alive"},
+		{"no from", header + `{"seq":1,"id":"o","to":"doomed"}` + "\n", "line 2: object o: state change without from"},
+		{"end without start", header + `{"seq":1,"hook":"/h","event":"destroy","id":"o","phase":"end","ok":true}` + "\n", "line 2: hook /h destroy for o: end record without a start"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "m.journal")
@@ -381,8 +381,12 @@ func TestJournalCorrupt(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, _, err := OpenJournal(path, []JournalInput{{Path: "m", SHA256: shaA}})
-			if err == nil || !strings.Contains(err.Error(), path+tc.want) && !strings.Contains(err.Error(), path+" "+strings.TrimPrefix(tc.want, " ")) {
-				t.Errorf("got %v, want %q", err, path+tc.want)
+			want := "journal " + path + " cannot be replayed: " + tc.want
+			hint := "; if no objgc apply is running on its target, inspect it"
+			var re *ReplayError
+			if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), hint) ||
+				!strings.HasSuffix(err.Error(), "mv "+path+" "+path+".old") || !errors.As(err, &re) || re.Path != path {
+				t.Errorf("got %v, want %q... naming how to recover", err, want)
 			}
 			if b, _ := os.ReadFile(path); string(b) != tc.content {
 				t.Error("a corrupt journal was changed")
@@ -637,4 +641,47 @@ func TestJournalCommittingRecord(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestJournalNotRegular: a symbolic link, a FIFO or a directory at the
+// journal's path is an error naming the path and what is there, at once
+// (a FIFO is never waited on), and nothing is written through the link.
+func TestJournalNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "precious.txt")
+	content := []byte("do not touch\n")
+	if err := os.WriteFile(victim, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, want string
+		make       func(path string) error
+	}{
+		{"link", "a symbolic link to " + victim, func(p string) error { return os.Symlink(victim, p) }},
+		{"dangling link", "a symbolic link to " + filepath.Join(dir, "nowhere"), func(p string) error { return os.Symlink(filepath.Join(dir, "nowhere"), p) }},
+		{"fifo", "a named pipe (FIFO)", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+		{"dir", "a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+	} {
+		path := JournalPath(filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json"))
+		if err := tc.make(path); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		within(t, 10*time.Second, "OpenJournal on a "+tc.name, func() {
+			var j *Journal
+			j, _, err = OpenJournal(path, testInputs())
+			if err == nil {
+				j.Close()
+			}
+		})
+		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "journal "+path+" is "+tc.want+" (not a regular file)") {
+			t.Errorf("%s: %v, want ErrNotRegular naming %s and %q", tc.name, err, path, tc.want)
+		}
+	}
+	if got, _ := os.ReadFile(victim); !bytes.Equal(got, content) {
+		t.Errorf("the link's target holds %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file was created through the dangling link: %v", err)
+	}
 }

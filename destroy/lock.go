@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/gofrs/flock"
 )
 
 // ErrLocked is wrapped by the *LockedError of LockTarget: another process
@@ -52,10 +51,18 @@ const lockRetryDelay = 50 * time.Millisecond
 // sidecar file, never on target, because the write-back renames over
 // target, which would drop a lock held on it.
 //
-// timeout 0 fails at once when the lock is held; a positive timeout polls
-// until it ends; a negative one waits until ctx ends. When the lock is not
-// taken the error is a *LockedError (errors.Is ErrLocked) naming the
-// holder, or ctx's error when ctx ended first.
+// The lock file is opened once, created when missing (mode 0644), without
+// following a symbolic link and without waiting on a FIFO
+// (O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC), and must be a regular file: a link, a
+// FIFO, a directory or a device there is an error wrapping ErrNotRegular
+// that names the path, and nothing is written anywhere.
+//
+// timeout 0 fails at once when the lock is held; a positive timeout tries
+// again every 50 ms until it ends; a negative one waits until ctx ends.
+// Every wait (for the lock, and for a new holder to record itself) ends
+// with ctx. When the lock is not taken the error is a *LockedError
+// (errors.Is ErrLocked) naming the holder, or wraps ctx's error when ctx
+// ended first.
 //
 // Once the lock is taken, LockTarget writes the holder (pid, host, start
 // time, command line) into the lock file, in place. The lock file is never
@@ -65,48 +72,46 @@ const lockRetryDelay = 50 * time.Millisecond
 // A process that dies releases its lock (flock semantics).
 func LockTarget(ctx context.Context, target string, timeout time.Duration) (unlock func(), err error) {
 	path := target + ".lock"
-	fl := flock.New(path, flock.SetPermissions(0o644))
-	start := time.Now()
-	var ok bool
-	switch {
-	case timeout == 0:
-		ok, err = fl.TryLock()
-	default:
-		wctx := ctx
-		if timeout > 0 {
-			var cancel context.CancelFunc
-			wctx, cancel = context.WithTimeout(ctx, timeout)
-			defer cancel()
-		}
-		ok, err = fl.TryLockContext(wctx, lockRetryDelay)
-		if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			ok, err = false, nil // our own timeout: the lock is held
-		}
-	}
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	if !ok {
-		var waited time.Duration
-		if timeout != 0 {
-			waited = time.Since(start)
-		}
-		return nil, &LockedError{Path: path, Holder: readHolder(path), Waited: waited}
-	}
-
-	// A second descriptor for writing: fl's own is read-only. Closing it
-	// does not release the lock (flock locks belong to fl's open file
-	// description), but it is kept open until unlock anyway, so that the
-	// lock would survive an fcntl-emulated flock too.
-	w, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err == nil {
-		err = writeHolder(w, start)
-		if err != nil {
-			w.Close()
-		}
-	}
+	f, err := openRegular("lock file", path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		fl.Unlock()
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	start := time.Now()
+	wctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	for {
+		ok, lerr := tryLock(f)
+		if lerr != nil {
+			return nil, fmt.Errorf("locking %s: %w", path, lerr)
+		}
+		if ok {
+			break
+		}
+		if timeout == 0 || wait(wctx, lockRetryDelay) != nil {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("waiting for the lock %s: %w", path, err)
+			}
+			var waited time.Duration
+			if timeout != 0 {
+				waited = time.Since(start)
+			}
+			return nil, &LockedError{Path: path, Holder: readHolder(ctx, f, path), Waited: waited}
+		}
+	}
+	if err := writeHolder(f, start); err != nil {
+		unlockFile(f)
 		return nil, fmt.Errorf("writing holder into lock file %s: %w", path, err)
 	}
 	var once sync.Once
@@ -114,11 +119,23 @@ func LockTarget(ctx context.Context, target string, timeout time.Duration) (unlo
 		once.Do(func() {
 			// Emptied while still held, so that nobody reads our details
 			// after we are gone.
-			w.Truncate(0)
-			w.Close()
-			fl.Unlock()
+			f.Truncate(0)
+			unlockFile(f)
+			f.Close()
 		})
 	}, nil
+}
+
+// wait returns nil after d, or ctx's error when ctx ends first.
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // writeHolder writes one JSON line at offset 0, then cuts the file there.
@@ -145,23 +162,20 @@ func writeHolder(w *os.File, start time.Time) error {
 	return w.Sync()
 }
 
-// readHolder describes the holder recorded in the lock file at path. The
-// holder may have just taken the lock and not written yet, so an empty
-// file is read again a few times.
-func readHolder(path string) string {
-	var b []byte
+// readHolder describes the holder recorded in the lock file f (at path).
+// The holder may have just taken the lock and not written yet, so an
+// empty file is read again a few times, 20 ms apart, unless ctx ends.
+func readHolder(ctx context.Context, f *os.File, path string) string {
+	buf := make([]byte, 4096)
 	for i := 0; ; i++ {
-		var err error
-		b, err = os.ReadFile(path)
-		if err != nil {
+		n, err := f.ReadAt(buf, 0)
+		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Sprintf("another process (reading %s: %v)", path, err)
 		}
-		if len(b) > 0 || i == 5 {
-			break
+		if n > 0 || i == 5 || wait(ctx, 20*time.Millisecond) != nil {
+			return describeHolder(buf[:n])
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	return describeHolder(b)
 }
 
 func describeHolder(b []byte) string {

@@ -2,6 +2,7 @@ package destroy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -252,5 +253,133 @@ func TestDescribeHolder(t *testing.T) {
 		if got := describeHolder([]byte(tc.in)); got != tc.want {
 			t.Errorf("describeHolder(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// within runs f in a goroutine and fails the test if it has not returned
+// within d (the test's own bound on a call that must not block; it is not
+// a measurement).
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s still blocked after %s", what, d)
+	}
+}
+
+// TestLockTargetSymlink: a symbolic link at <target>.lock is not followed:
+// the file it points to keeps its content and mode, and the error names
+// the lock path.
+func TestLockTargetSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "model.json")
+	victim := filepath.Join(dir, "precious.txt")
+	content := []byte("do not touch\nsecond line\n")
+	if err := os.WriteFile(victim, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, target+".lock"); err != nil {
+		t.Fatal(err)
+	}
+	for _, timeout := range []time.Duration{0, time.Second} {
+		unlock, err := LockTarget(context.Background(), target, timeout)
+		if err == nil {
+			unlock()
+			t.Fatal("LockTarget took a lock through a symbolic link")
+		}
+		if !errors.Is(err, ErrNotRegular) || errors.Is(err, ErrLocked) ||
+			!strings.Contains(err.Error(), "lock file "+target+".lock is a symbolic link to "+victim) {
+			t.Errorf("timeout %s: error %q, want ErrNotRegular naming %s.lock and the link", timeout, err, target)
+		}
+	}
+	got, err := os.ReadFile(victim)
+	if err != nil || !bytes.Equal(got, content) {
+		t.Errorf("the link's target now holds %q (%v), want %q", got, err, content)
+	}
+	if fi, err := os.Lstat(target + ".lock"); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	// A dangling link is refused too, and nothing is created behind it.
+	gone := filepath.Join(dir, "created-through-link")
+	target2 := filepath.Join(dir, "other.json")
+	if err := os.Symlink(gone, target2+".lock"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockTarget(context.Background(), target2, 0); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("dangling link: %v, want ErrNotRegular", err)
+	}
+	if _, err := os.Lstat(gone); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a file was created through the dangling link: %v", err)
+	}
+}
+
+// TestLockTargetNotRegular: a FIFO, a directory or a socket at
+// <target>.lock is an error at once, whatever the timeout, never a wait
+// for a peer that will not come.
+func TestLockTargetNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, want string
+		make       func(path string) error
+	}{
+		{"fifo", "a named pipe (FIFO)", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+		{"dir", "a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+	} {
+		target := filepath.Join(dir, tc.name+".json")
+		if err := tc.make(target + ".lock"); err != nil {
+			t.Fatal(err)
+		}
+		for _, timeout := range []time.Duration{0, -1} {
+			var err error
+			within(t, 10*time.Second, "LockTarget on a "+tc.name, func() {
+				var unlock func()
+				unlock, err = LockTarget(context.Background(), target, timeout)
+				if err == nil {
+					unlock()
+				}
+			})
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "lock file "+target+".lock is "+tc.want) {
+				t.Errorf("%s, timeout %s: %v, want ErrNotRegular naming the path and %q", tc.name, timeout, err, tc.want)
+			}
+		}
+	}
+}
+
+// TestLockTargetWaitEndsWithContext: a lock held by another process, a
+// positive --lock-timeout, and the context cancelled before it ends (a
+// signal): LockTarget returns the context's error, not ErrLocked.
+func TestLockTargetWaitEndsWithContext(t *testing.T) {
+	target, h := lockHeld(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct{ err error }
+	done := make(chan result, 1)
+	go func() {
+		_, err := LockTarget(ctx, target, time.Hour)
+		done <- result{err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("LockTarget returned while the lock was held and the context alive: %v", r.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	var r result
+	within(t, 10*time.Second, "LockTarget after cancel", func() { r = <-done })
+	if !errors.Is(r.err, context.Canceled) || errors.Is(r.err, ErrLocked) || !strings.Contains(r.err.Error(), target+".lock") {
+		t.Fatalf("got %v, want context.Canceled naming the lock file", r.err)
+	}
+	// A context already ended: no wait, no lock file touched.
+	_, err := LockTarget(ctx, target, 0)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("ended context: %v", err)
+	}
+	// The holder is still the helper, its record intact.
+	b, _ := os.ReadFile(target + ".lock")
+	if want := fmt.Sprintf(`{"pid":%d,`, h.cmd.Process.Pid); !strings.HasPrefix(string(b), want) {
+		t.Errorf("lock file holds %q, want the helper's record", b)
 	}
 }

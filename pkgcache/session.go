@@ -96,6 +96,30 @@ func (s *Session) hold(ctx context.Context, e Entry) (*Package, error) {
 	return p, nil
 }
 
+// Packages returns every package the session holds (every package it
+// returned: those a plan or an apply read), ordered by FullName, version
+// and id. A saved plan records them, so that apply can tell a package
+// replaced since (DESIGN.md section 6).
+func (s *Session) Packages() []*Package {
+	s.mu.Lock()
+	out := make([]*Package, 0, len(s.pkgs))
+	for _, p := range s.pkgs {
+		out = append(out, p)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.FullName != b.FullName {
+			return a.FullName < b.FullName
+		}
+		if a.Version != b.Version {
+			return a.Version < b.Version
+		}
+		return a.ID < b.ID
+	})
+	return out
+}
+
 // FindClass returns the package that defines class, with its usage lock
 // held until Close. The arguments are the parts of an object's type string
 // `name/version@package` (DESIGN.md section 1): with pkg, the package pkg

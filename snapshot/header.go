@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // header holds what the reader takes from an object's "?" value.
@@ -53,9 +54,87 @@ func (s *scanner) headerString(what string) (v string, ok bool, err error) {
 		return "", false, err
 	}
 	if esc {
-		return unescape(s.data[start:s.pos]), true, nil
+		raw := s.data[start:s.pos]
+		if e, ok := loneSurrogate(raw); ok {
+			return "", false, s.modelErr(fmt.Sprintf("%s holds %s, a lone UTF-16 surrogate: it has no UTF-8 form, so objgc could not compare it, write it back or hand it to a hook exactly; ids, types and handler names must be Unicode text", what, e))
+		}
+		v = unescape(raw)
+	} else {
+		v = s.str(start+1, start+1+int(n))
 	}
-	return s.str(start+1, start+1+int(n)), true, nil
+	// Raw control characters were refused by the scanner: only an escape,
+	// DEL or a C1 control (non-ASCII) can put one in v.
+	if esc || s.high {
+		if r, ok := controlChar(v); ok {
+			return "", false, s.modelErr(fmt.Sprintf("%s %s holds the control character U+%04X; objgc refuses control characters (U+0000 to U+001F, U+007F to U+009F) in ids, types and handler names: they would split the list of doomed ids handed to hooks and forge lines on terminals and in logs", what, strconv.Quote(v), r))
+		}
+	}
+	return v, true, nil
+}
+
+// controlChar returns the first control character (Unicode category Cc:
+// U+0000-U+001F, U+007F-U+009F) in v, which is valid UTF-8.
+func controlChar(v string) (rune, bool) {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c < 0x20 || c == 0x7f:
+			return rune(c), true
+		case c == 0xc2 && i+1 < len(v) && v[i+1] >= 0x80 && v[i+1] <= 0x9f:
+			// U+0080-U+009F, the C1 controls, are 0xc2 0x80-0x9f in UTF-8.
+			return rune(v[i+1]), true
+		}
+	}
+	return 0, false
+}
+
+// loneSurrogate returns the first \u escape of a high surrogate not
+// followed by a low one, or of a low surrogate not preceded by a high one,
+// in the JSON string literal quoted (with its quotes). RFC 8259 section 8.2
+// leaves such strings' meaning to the reader: encoding/json reads every
+// one as U+FFFD, Python's json keeps each as itself.
+func loneSurrogate(quoted []byte) (string, bool) {
+	for i := 1; i < len(quoted)-1; i++ {
+		if quoted[i] != '\\' {
+			continue
+		}
+		i++
+		if quoted[i] != 'u' {
+			continue
+		}
+		u := hex4(quoted[i+1 : i+5])
+		switch {
+		case u >= 0xd800 && u <= 0xdbff:
+			if i+10 < len(quoted) && quoted[i+5] == '\\' && quoted[i+6] == 'u' {
+				if l := hex4(quoted[i+7 : i+11]); l >= 0xdc00 && l <= 0xdfff {
+					i += 10
+					continue
+				}
+			}
+			return string(quoted[i-1 : i+5]), true
+		case u >= 0xdc00 && u <= 0xdfff:
+			return string(quoted[i-1 : i+5]), true
+		}
+		i += 4
+	}
+	return "", false
+}
+
+// hex4 decodes four hex digits (validated by the scanner).
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // header reads the "?" value at s.pos into h. Values objgc does not read

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -58,6 +59,10 @@ type scanner struct {
 
 	inHeader int  // > 0 while reading a header: nothing is recorded
 	inModel  bool // reading the value of the root's "model" key
+	// high is set by string when the string holds a byte of 0x7f or
+	// above (DEL or non-ASCII): only such strings, or escaped ones, can
+	// hold a control character.
+	high bool
 }
 
 // str returns a string that shares data's memory: the input is never
@@ -248,26 +253,33 @@ func (s *scanner) number() error {
 	return nil
 }
 
-// plain[c] is true for bytes that need no attention inside a string.
+// plain[c] is true for bytes that need no attention inside a string:
+// printable ASCII but the quote and the backslash. DEL is noted (see
+// scanner.high); bytes of 0x80 and above start a multi-byte sequence that
+// is checked to be UTF-8.
 var plain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
+	for c := 0x20; c < 0x7f; c++ {
 		t[c] = c != '"' && c != '\\'
 	}
 	return t
 }()
 
 // string reads a string at s.pos (on its opening quote) and returns the
-// raw length between the quotes and whether it holds escapes.
+// raw length between the quotes and whether it holds escapes. The string
+// must be UTF-8 (RFC 8259 section 8.1): overlong forms, surrogates encoded
+// in UTF-8 and stray bytes are a *SyntaxError. Only non-ASCII bytes are
+// decoded, so that ASCII text costs nothing more.
 func (s *scanner) string() (n uint32, escaped bool, err error) {
 	start := s.pos + 1
 	i := start
 	data := s.data
+	s.high = false
 	for {
-		// Eight bytes at a time while none is a quote, a backslash or a
-		// control character, then byte by byte.
+		// Eight bytes at a time while none is a quote, a backslash, a
+		// control character, DEL or non-ASCII, then byte by byte.
 		for i+8 <= len(data) {
 			x := binary.LittleEndian.Uint64(data[i:])
-			if hasByte(x, '"')|hasByte(x, '\\')|hasLess(x, 0x20) != 0 {
+			if hasByte(x, '"')|hasByte(x, '\\')|hasLess(x, 0x20)|hasAbove(x) != 0 {
 				break
 			}
 			i += 8
@@ -280,6 +292,19 @@ func (s *scanner) string() (n uint32, escaped bool, err error) {
 			return 0, false, s.syntax("unexpected end of input in a string; expected '\"'")
 		}
 		switch c := data[i]; {
+		case c == 0x7f:
+			s.high = true
+			i++
+		case c >= utf8.RuneSelf:
+			s.high = true
+			for i < len(data) && data[i] >= utf8.RuneSelf {
+				r, size := utf8.DecodeRune(data[i:])
+				if r == utf8.RuneError && size == 1 {
+					s.pos = i
+					return 0, false, s.syntax(invalidUTF8(data[i:]))
+				}
+				i += size
+			}
 		case c == '"':
 			s.pos = i + 1
 			return uint32(i - start), escaped, nil
@@ -309,11 +334,25 @@ func (s *scanner) string() (n uint32, escaped bool, err error) {
 	}
 }
 
+// invalidUTF8 describes the invalid UTF-8 sequence at the start of b.
+func invalidUTF8(b []byte) string {
+	n := 1
+	for n < len(b) && n < 4 && b[n]&0xc0 == 0x80 {
+		n++
+	}
+	return fmt.Sprintf("invalid UTF-8 (bytes % x) in a string; a JSON text must be UTF-8 (RFC 8259 section 8.1): no stray bytes, overlong forms or encoded surrogates", b[:n])
+}
+
 const lo8, hi8 = 0x0101010101010101, 0x8080808080808080
 
 // hasLess is non-zero when some byte of x is below n (n <= 128): the
 // classic SWAR test (Hacker's Delight, 6-1).
 func hasLess(x uint64, n byte) uint64 { return (x - lo8*uint64(n)) &^ x & hi8 }
+
+// hasAbove is non-zero when some byte of x is 0x7f or above. It may also
+// be non-zero when none is (a carry out of a byte 0xff, which is itself
+// above), never the other way round.
+func hasAbove(x uint64) uint64 { return (x + lo8 | x) & hi8 }
 
 // hasByte is non-zero when some byte of x equals c.
 func hasByte(x uint64, c byte) uint64 { return hasLess(x^(lo8*uint64(c)), 1) }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Dependency is one onDestruction record of a publisher's header: the
@@ -126,14 +127,17 @@ type StringValue struct {
 }
 
 // Strings calls yield for every string value of the tree outside headers,
-// in document order, until yield returns false. Values share Doc.Data.
+// in document order, until yield returns false; values holding a lone
+// surrogate escape, which equal no id, are left out (see StringsOfLength).
+// Values share Doc.Data.
 func (t *Tree) Strings(yield func(StringValue) bool) {
 	t.StringsOfLength(func(int) bool { return true }, yield)
 }
 
 // StringsOfLength is Strings restricted to raw lengths accepted by keep, so
 // that most values are never turned into strings. Escaped strings are
-// always passed on.
+// passed on when keep accepts their decoded length, except those holding a
+// lone surrogate escape: they have no exact decoded value and equal no id.
 func (t *Tree) StringsOfLength(keep func(n int) bool, yield func(StringValue) bool) {
 	data := t.Doc.Data
 	for _, sv := range t.strs {
@@ -144,6 +148,14 @@ func (t *Tree) StringsOfLength(keep func(n int) bool, yield func(StringValue) bo
 			v = unescape(data[off : off+n+2])
 			if !keep(len(v)) {
 				continue
+			}
+			if strings.Contains(v, "\uFFFD") {
+				// unescape reads a lone surrogate escape as U+FFFD; such
+				// a string equals no id (ids holding one are refused),
+				// not even one that holds U+FFFD itself.
+				if _, lone := loneSurrogate(data[off : off+n+2]); lone {
+					continue
+				}
 			}
 		} else {
 			if !keep(n) {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/objgc/objgc/internal/termsafe"
 )
 
 // limitedBuffer keeps the first max bytes written to it and counts the
@@ -68,9 +70,12 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// emit hands on one line, escaped for a terminal or a log
+// (termsafe.String): a hook's ESC, CR or invalid UTF-8 is shown, never
+// obeyed, and cannot forge a line of objgc's own.
 func (w *lineWriter) emit(line []byte) {
 	if w.fn != nil {
-		w.fn(string(bytes.TrimSuffix(line, []byte("\r"))))
+		w.fn(termsafe.String(string(bytes.TrimSuffix(line, []byte("\r")))))
 	}
 }
 

@@ -88,7 +88,8 @@ type Invocation struct {
 	CheckPatch func(patch json.RawMessage) error
 	// Stderr, when set, receives each line the hook writes to stderr,
 	// without its line ending (a line longer than 64 KiB arrives in
-	// pieces). Calls come one at a time, from another goroutine, and all
+	// pieces), as termsafe.String shows it: Go-quoted when it holds a
+	// control character, invalid UTF-8 or another unprintable rune. Calls come one at a time, from another goroutine, and all
 	// happen before Run returns.
 	Stderr func(line string)
 }

@@ -38,7 +38,7 @@ func flatModel(n int) (model, ids []byte) {
 // destroy hook is a no-op shell script, with --parallelism 8, and runs
 // the same script 10,000 times with xargs -P 8 -n 1 in the same run.
 // Metrics: apply-s and xargs-s (wall seconds per operation) and their
-// ratio, apply/xargs (target <= 1.3). The difference is objgc's overhead
+// ratio, apply/xargs (target <= 1.1). The difference is objgc's overhead
 // per hook: journal records, stdin documents, process groups.
 func BenchmarkApplyVsXargs(b *testing.B) {
 	if _, err := exec.LookPath("xargs"); err != nil {

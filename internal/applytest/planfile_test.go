@@ -39,7 +39,7 @@ func TestApplySavedPlan(t *testing.T) {
 
 	// An edit of the model (one byte) makes a fresh plan stale too.
 	model = e.copyPair("app-removed.json")
-	mustExit(t, e.objgc("plan", "--out", "plan.json", model), 0)
+	mustExit(t, e.objgc("plan", "--hooks-dir", e.hooks, "--out", "plan.json", model), 0)
 	edited := append(e.readFile("m.json"), '\n')
 	e.writeFile("m.json", edited)
 	r = e.objgc("apply", "--hooks-dir", e.hooks, "plan.json")
@@ -79,8 +79,12 @@ func TestDangling(t *testing.T) {
 		t.Errorf("a refused apply left a journal: %v", err)
 	}
 	// The same from a saved plan.
-	mustExit(t, e.objgc("plan", "--out", "plan.json", model), 0)
-	mustExit(t, e.objgc("apply", "--hooks-dir", e.hooks, "plan.json"), 1)
+	mustExit(t, e.objgc("plan", "--hooks-dir", e.hooks, "--out", "plan.json", model), 0)
+	r = e.objgc("apply", "--hooks-dir", e.hooks, "plan.json")
+	mustExit(t, r, 1)
+	if !strings.Contains(r.stderr, "references doomed "+doomed) {
+		t.Errorf("stderr does not name the reference:\n%s", r.stderr)
+	}
 	if !bytes.Equal(e.readFile("m.json"), before) || len(e.trace()) != 0 {
 		t.Errorf("a refused apply changed the model or ran hooks: %q", e.trace())
 	}

@@ -1,0 +1,255 @@
+package cmd_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/objgc/objgc/cmd"
+)
+
+// hostileStrings are written into models as JSON string contents (escapes
+// as JSON reads them) or, for hooks, as the bytes a hook prints. refused
+// says whether objgc refuses it in an id; syntax whether the whole file is
+// then not JSON text (invalid UTF-8).
+var hostileStrings = []struct {
+	name, json string
+	raw        string // the decoded bytes
+	refused    bool
+	syntax     bool
+}{
+	{"ESC", `a\u001bb`, "a\x1bb", true, false},
+	{"CSI clear", `a\u001b[2J`, "a\x1b[2J", true, false},
+	{"OSC retitle", `a\u001b]0;x\u0007`, "a\x1b]0;x\a", true, false},
+	{"BEL", `a\u0007`, "a\a", true, false},
+	{"CR", `a\r0 to destroy`, "a\r0 to destroy", true, false},
+	{"LF", `app1\nroot`, "app1\nroot", true, false},
+	{"NUL", `a\u0000b`, "a\x00b", true, false},
+	{"DEL", `a\u007fb`, "a\x7fb", true, false},
+	{"C1 CSI", `a\u009b2J`, "a\u009b2J", true, false},
+	{"C1 NEL raw", "a\u0085b", "a\u0085b", true, false},
+	{"line separator", `a\u2028b`, "a\u2028b", false, false},
+	{"bidi override", `a\u202eb`, "a\u202eb", false, false},
+	{"bidi isolate raw", "a\u2067b\u2069", "a\u2067b\u2069", false, false},
+	{"lone surrogate", `vm-\ud800`, "", true, false},
+	{"invalid UTF-8", "a\xffb", "a\xffb", true, true},
+	{"overlong", "a\xc0\xafb", "a\xc0\xafb", true, true},
+	{"UTF-8 surrogate", "a\xed\xa0\x80b", "a\xed\xa0\x80b", true, true},
+}
+
+// hostileModel dooms one object with id ID under the key KEY, with a
+// handler HANDLER notifying "env", of type t.VM/VERSION@p.
+func hostileModel(key, id, handler, version string) string {
+	return fmt.Sprintf(`{"Objects": {"?": {"id": "env", "type": "t.Env"}, "apps": []},
+"ObjectsCopy": {"?": {"id": "env", "type": "t.Env"}, "apps": [{"%s": {"?": {"id": "%s", "type": "t.VM/%s@p",
+  "dependencies": {"onDestruction": [{"subscriber": "env", "handler": "%s"}]}}}}]}}
+`, key, id, version, handler)
+}
+
+// checkSafe fails when text output holds a control character but
+// newline, invalid UTF-8, or an unprintable rune (line separator, bidi
+// control): objgc must show those escaped.
+func checkSafe(t *testing.T, what, out string) {
+	t.Helper()
+	if !utf8.ValidString(out) {
+		t.Errorf("%s: invalid UTF-8:\n%q", what, out)
+		return
+	}
+	for i, r := range out {
+		if r != '\n' && r != '\t' && !strconv.IsPrint(r) {
+			t.Errorf("%s: byte %d is %U:\n%q", what, i, r, out)
+			return
+		}
+	}
+}
+
+// TestHostileIDs: each hostile string as an id, a type's version and a
+// handler name. Refused ones stop plan and apply with exit 1 and the JSON
+// path; accepted ones are shown quoted in text output and exact in JSON.
+func TestHostileIDs(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	// An empty hooks dir: apply runs no hook, and a missing one would be
+	// refused before the model is read.
+	if err := os.Mkdir(filepath.Join(dir, "none"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hostileStrings {
+		fields := []struct{ what, path, model string }{
+			{"id", `$.ObjectsCopy.apps[0].k["?"].id`, hostileModel("k", h.json, "onGone", "1")},
+			{"version", `$.ObjectsCopy.apps[0].k["?"].type`, hostileModel("k", "vm-1", "onGone", h.json)},
+			{"handler", `$.ObjectsCopy.apps[0].k["?"].dependencies.onDestruction[0].handler`, hostileModel("k", "vm-1", h.json, "1")},
+		}
+		for _, f := range fields {
+			t.Run(h.name+"/"+f.what, func(t *testing.T) {
+				model := filepath.Join(dir, fmt.Sprintf("m%d-%s.json", i, f.what))
+				if err := os.WriteFile(model, []byte(f.model), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				for _, args := range [][]string{
+					{"plan", model}, {"plan", "--format", "json", model}, {"plan", "--format", "dot", model},
+					{"apply", "--hooks-dir", filepath.Join(dir, "none"), "--write", model + ".out", model},
+				} {
+					code, stdout, stderr := run(t, "", args...)
+					checkSafe(t, strings.Join(args[:1], " ")+" stdout", stdout)
+					checkSafe(t, strings.Join(args[:1], " ")+" stderr", stderr)
+					if h.refused {
+						if code != cmd.ExitError || stdout != "" {
+							t.Fatalf("%q: exit %d, stdout %q; want exit 1 and nothing", args, code, stdout)
+						}
+						want := f.path
+						if h.syntax {
+							want = "invalid UTF-8"
+						}
+						if !strings.Contains(stderr, want) || !strings.Contains(stderr, model) {
+							t.Errorf("%q: stderr %q; want the file and %q", args, stderr, want)
+						}
+						continue
+					}
+					if code != cmd.ExitOK {
+						t.Fatalf("%q: exit %d\n%s%s", args, code, stdout, stderr)
+					}
+					if args[1] == "--format" && args[2] == "json" {
+						var doc struct {
+							Groups []struct {
+								Objects []struct{ ID, Type string }
+							}
+							Notifications []struct{ Handler string }
+						}
+						if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+							t.Fatal(err)
+						}
+						o := doc.Groups[0].Objects[0]
+						got := map[string]string{"id": o.ID, "version": o.Type, "handler": doc.Notifications[0].Handler}[f.what]
+						want := map[string]string{"id": h.raw, "version": "t.VM/" + h.raw + "@p", "handler": h.raw}[f.what]
+						if got != want {
+							t.Errorf("JSON plan %s %q; want %q", f.what, got, want)
+						}
+					}
+					shown := strconv.Quote(h.raw)
+					if f.what == "version" {
+						shown = strconv.Quote("t.VM/" + h.raw + "@p")
+					}
+					if args[0] == "plan" && len(args) == 2 && !strings.Contains(stdout, shown) {
+						t.Errorf("plan text does not show %s:\n%s", shown, stdout)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestHostileKeysInPaths: a key is never refused for what it holds (only
+// invalid UTF-8 is), but the JSON path that names it is shown escaped.
+func TestHostileKeysInPaths(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	for i, h := range hostileStrings {
+		if h.syntax || h.raw == "" {
+			continue
+		}
+		t.Run(h.name, func(t *testing.T) {
+			model := filepath.Join(dir, fmt.Sprintf("k%d.json", i))
+			if err := os.WriteFile(model, []byte(hostileModel(h.json, "vm-1", "onGone", "1")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"plan", model}, {"plan", "--format", "dot", model}} {
+				code, stdout, stderr := run(t, "", args...)
+				if code != cmd.ExitOK {
+					t.Fatalf("%q: exit %d\n%s", args, code, stderr)
+				}
+				checkSafe(t, "stdout", stdout)
+			}
+			code, stdout, _ := run(t, "", "plan", "--format", "json", model)
+			if code != cmd.ExitOK {
+				t.Fatal(code)
+			}
+			var doc struct {
+				Groups []struct{ Objects []struct{ Path string } }
+			}
+			if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+				t.Fatal(err)
+			}
+			key, _ := json.Marshal(h.raw)
+			if got, want := doc.Groups[0].Objects[0].Path, "$.ObjectsCopy.apps[0]["+string(key)+"]"; got != want {
+				t.Errorf("path %q; want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestHostileHookStderr: a hook that fails writing terminal controls,
+// CR, invalid UTF-8, a C1 control and a bidi override to stderr; the log
+// line and the text report show them quoted.
+func TestHostileHookStderr(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	hook := filepath.Join(dir, "hooks", "t.VM", "destroy")
+	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nprintf 'a\\033]0;pwned\\007\\033[2J\\r0 to destroy\\n\\302\\233x \\342\\200\\256y \\377z\\n' >&2\nexit 3\n"
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "m.json")
+	if err := os.WriteFile(model, []byte(hostileModel("k", `vm-\u2028x`, "onGone", "1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "", "apply", "--hooks-dir", filepath.Join(dir, "hooks"), "--write", model+".out", model)
+	if code != cmd.ExitIncomplete {
+		t.Fatalf("exit %d; want %d\n%s%s", code, cmd.ExitIncomplete, stdout, stderr)
+	}
+	checkSafe(t, "stdout", stdout)
+	checkSafe(t, "stderr", stderr)
+	for _, want := range []string{
+		`"vm-\u2028x" destroy: "a\x1b]0;pwned\a\x1b[2J\r0 to destroy"`,
+		`"vm-\u2028x" destroy: "\u009bx \u202ey \xffz"`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %s:\n%s", want, stderr)
+		}
+	}
+	for _, want := range []string{
+		`failed t.VM/1@p "vm-\u2028x": `,
+		`      "a\x1b]0;pwned\a\x1b[2J\r0 to destroy"`,
+		`      "\u009bx \u202ey \xffz"`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %s:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestDotQuoting: dot node ids keep distinct ids distinct and hold no
+// unprintable rune; labels show the id as text output does, with '\', '"'
+// and '&' escaped for Graphviz's escString and HTML entities.
+func TestDotQuoting(t *testing.T) {
+	isolate(t)
+	model := filepath.Join(t.TempDir(), "m.json")
+	const m = `{"Objects": {"?": {"id": "env", "type": "t.Env"}, "vms": []},
+"ObjectsCopy": {"?": {"id": "env", "type": "t.Env"}, "vms": [
+  {"?": {"id": "a&amp;b", "type": "t.VM"}}, {"?": {"id": "q\"\\", "type": "t.VM"}}, {"?": {"id": "vm-\u202e", "type": "t.VM"}}]}}`
+	if err := os.WriteFile(model, []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "", "plan", "--format", "dot", model)
+	if code != cmd.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	checkSafe(t, "dot", out)
+	for _, want := range []string{
+		`    "a&amp;b" [label="t.VM\na&amp;amp;b"];`,
+		`    "q\"\\" [label="t.VM\nq\"\\"];`,
+		`    "vm-\u202e" [label="t.VM\n\"vm-\\u202e\""];`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("dot output lacks %s:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package termsafe
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+	"unicode/utf8"
+)
+
+// hostile is every kind of string that must not reach a terminal as it is.
+var hostile = map[string]string{
+	"ESC":              "a\x1bb",
+	"CSI clear":        "a\x1b[2J",
+	"OSC retitle":      "a\x1b]0;x\x07",
+	"BEL":              "a\ab",
+	"CR":               "ok\r0 to destroy",
+	"LF":               "a\n0 to destroy",
+	"NUL":              "a\x00b",
+	"DEL":              "a\x7fb",
+	"C1 CSI":           "a\u009b2J",
+	"C1 NEL":           "a\u0085b",
+	"line separator":   "a\u2028b",
+	"para separator":   "a\u2029b",
+	"RLO bidi":         "a\u202eb",
+	"isolate bidi":     "a\u2066b\u2069",
+	"invalid UTF-8":    "a\xffb",
+	"overlong slash":   "a\xc0\xafb",
+	"UTF-8 surrogate":  "a\xed\xa0\x80b",
+	"leading quote":    `"a"`,
+	"zero width space": "a\u200bb",
+	"no-break space":   "a\u00a0b",
+}
+
+func TestHostileStringsAreQuoted(t *testing.T) {
+	for name, s := range hostile {
+		t.Run(name, func(t *testing.T) {
+			got := String(s)
+			if got != strconv.Quote(s) {
+				t.Fatalf("String(%q) = %q; want %q", s, got, strconv.Quote(s))
+			}
+			for i := 0; i < len(got); i++ {
+				if c := got[i]; c < 0x20 || c == 0x7f {
+					t.Fatalf("String(%q) holds control byte 0x%02x", s, c)
+				}
+			}
+			if Safe(s) {
+				t.Fatalf("Safe(%q) = true", s)
+			}
+			back, err := strconv.Unquote(got)
+			if err != nil || back != s {
+				t.Fatalf("Unquote(%s) = %q, %v; want the original bytes", got, back, err)
+			}
+		})
+	}
+}
+
+func TestPrintableStringsStayAsTheyAre(t *testing.T) {
+	for _, s := range []string{
+		"", "vm-1", "io.murano.Environment/0.0.0@io.murano", `$.applications[0]["?"].id`,
+		"vm-é", "ВМ 1", "日本", "tab\tseparated", `back\slash`, `a "quoted" word`, "emoji 🙂",
+	} {
+		if got := String(s); got != s {
+			t.Errorf("String(%q) = %q; want it unchanged", s, got)
+		}
+	}
+}
+
+func TestLinesQuotesEachLine(t *testing.T) {
+	got := Lines("2 dangling references:\n  a\x1b[2J references b\n  c references d")
+	want := "2 dangling references:\n" + `"  a\x1b[2J references b"` + "\n  c references d"
+	if got != want {
+		t.Fatalf("Lines = %q; want %q", got, want)
+	}
+}
+
+func TestJSONEscapesUnprintableRunes(t *testing.T) {
+	for name, s := range hostile {
+		if !utf8.ValidString(s) {
+			continue // encoding/json writes U+FFFD for these
+		}
+		t.Run(name, func(t *testing.T) {
+			in, err := json.Marshal(map[string]string{"id": s, "k" + s: "é 🙂 \U0001F3F4\U000E0067"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := JSON(in)
+			var back map[string]string
+			if err := json.Unmarshal(out, &back); err != nil {
+				t.Fatalf("%s: %v", out, err)
+			}
+			if back["id"] != s || back["k"+s] != "é 🙂 \U0001F3F4\U000E0067" {
+				t.Fatalf("%s reads back as %q", out, back)
+			}
+			for _, r := range string(out) {
+				if !strconv.IsPrint(r) {
+					t.Fatalf("%s holds %U", out, r)
+				}
+			}
+		})
+	}
+	plain := []byte(`{"id": "vm-é"}`)
+	if got := JSON(plain); &got[0] != &plain[0] {
+		t.Error("JSON copied a text with nothing to escape")
+	}
+}
