@@ -158,6 +158,32 @@ func checkOnDangling(mode string) error {
 	return nil
 }
 
+// errPlanInterrupted is a plan stopped by SIGINT or SIGTERM: it writes
+// nothing more and exits 130.
+var errPlanInterrupted = &exitError{code: ExitInterrupted, err: errors.New("interrupted")}
+
+// stagesEnv names the hidden test hook: when set to 1, plan prints
+// "objgc: stage NAME" on stderr as it enters each stage (read, compare,
+// order, hooks, render), so that a test can signal it in a given stage
+// without sleeping.
+const stagesEnv = "OBJGC_TEST_STAGES"
+
+// untilDone runs f and returns its error, or errPlanInterrupted as soon as
+// ctx is done. It is for the stages whose loops do not look at a context
+// (reading, rendering): f goes on in the background until the process
+// exits, which it does at once with 130; plan holds no lock and writes no
+// file that f could leave half-written (--out is written outside it).
+func untilDone(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return errPlanInterrupted
+	}
+}
+
 func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
@@ -178,35 +204,80 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
-	in, err := loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph)
-	if err != nil {
+	// Every stage starts with a look at ctx, and the long ones look
+	// inside too: the first SIGINT or SIGTERM ends a plan within
+	// milliseconds whatever it is doing (issue 9).
+	traceStages := streams.Getenv != nil && streams.Getenv(stagesEnv) == "1"
+	stage := func(name string) error {
+		if ctx.Err() != nil {
+			return errPlanInterrupted
+		}
+		if traceStages {
+			fmt.Fprintf(streams.Err, "objgc: stage %s\n", name)
+		}
+		return nil
+	}
+	if err := stage("read"); err != nil {
 		return err
 	}
-	if ctx.Err() != nil {
-		return &exitError{code: ExitInterrupted, err: errors.New("interrupted")}
+	var in *inputs
+	if err := untilDone(ctx, func() (err error) {
+		in, err = loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph)
+		return err
+	}); err != nil {
+		return err
 	}
-	p := destroy.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+	if err := stage("compare"); err != nil {
+		return err
+	}
+	d, err := diff.CompareContext(ctx, in.Snapshot, in.Incoming)
+	if err != nil {
+		return errPlanInterrupted
+	}
+	if err := stage("order"); err != nil {
+		return err
+	}
+	p, err := destroy.NewPlanContext(ctx, d)
+	if err != nil {
+		return errPlanInterrupted
+	}
+	if err := stage("hooks"); err != nil {
+		return err
+	}
 	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
 	if session := openPackages(streams, opts.CacheDir); session != nil {
 		defer session.Close()
 		finder.Packages = session
 	}
 	hooks := findPlanHooks(ctx, p, finder, opts.CacheDir)
-	doc := newPlanDocument(in, p, opts.OnDangling, hooks)
+	if err := stage("render"); err != nil {
+		return err
+	}
+	var doc *planDocument
+	if err := untilDone(ctx, func() error {
+		doc = newPlanDocument(in, p, opts.OnDangling, hooks)
+		return nil
+	}); err != nil {
+		return err
+	}
 	if opts.Out != "" {
 		if err := writePlanFile(opts.Out, doc); err != nil {
 			return err
 		}
+		if ctx.Err() != nil {
+			return errPlanInterrupted
+		}
 	}
-	switch opts.Format {
-	case "json":
-		err = writeJSON(streams.Out, doc)
-	case "dot":
-		err = writeDot(streams.Out, p)
-	default:
-		err = writePlanText(streams.Out, newPalette(streams, opts.NoColor), in, p, opts.OnDangling, hooks)
-	}
-	if err != nil {
+	if err := untilDone(ctx, func() error {
+		switch opts.Format {
+		case "json":
+			return writeJSON(streams.Out, doc)
+		case "dot":
+			return writeDot(streams.Out, p)
+		default:
+			return writePlanText(streams.Out, newPalette(streams, opts.NoColor), in, p, opts.OnDangling, hooks)
+		}
+	}); err != nil {
 		return err
 	}
 	if opts.DetailedExitcode && len(p.Objects) > 0 {

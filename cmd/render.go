@@ -74,11 +74,17 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 		return h
 	}
 	for i := range p.Objects {
+		if ctx.Err() != nil {
+			return h // interrupted: the caller writes nothing
+		}
 		c := f.Hierarchy(ctx, h.types[i])
 		h.classes[i], h.pkg[i] = c.Names, c.Package
 		h.destroy[i] = f.DestroyHooks(ctx, h.types[i])
 	}
 	for i, n := range p.Notifications {
+		if ctx.Err() != nil {
+			return h
+		}
 		if t := h.subTypes[i]; t != nil {
 			if found, ok := f.HandlerHook(ctx, *t, n.Handler); ok {
 				h.notify[i] = &found

@@ -1,6 +1,7 @@
 package destroy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -126,6 +127,17 @@ func (p *Plan) Successors(i int) []int {
 
 // NewPlan orders the doomed objects of d (DESIGN.md section 3).
 func NewPlan(d *diff.Result) *Plan {
+	p, _ := NewPlanContext(context.Background(), d)
+	return p
+}
+
+// checkEvery is how many objects NewPlanContext handles between two looks
+// at its context.
+const checkEvery = 1 << 12
+
+// NewPlanContext is NewPlan that gives up when ctx is done, within a few
+// thousand objects, and returns ctx.Err() and no Plan.
+func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 	snap, in := d.Snapshot, d.Incoming
 	p := &Plan{Diff: d, Objects: make([]Planned, len(d.Doomed))}
 	nodeOf := make([]int32, len(snap.Objects)) // snapshot index -> node, -1
@@ -136,7 +148,16 @@ func NewPlan(d *diff.Result) *Plan {
 		nodeOf[i] = int32(n)
 	}
 	nodes := make([]Node, len(d.Doomed))
+	// mark[w] == stamp: node w is already in the list being built. A
+	// publisher may name 60,000 subscribers: searching the list for each
+	// was quadratic (issue 9).
+	mark := make([]int32, len(d.Doomed))
+	stamp := int32(0)
 	for n, i := range d.Doomed {
+		if n%checkEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		stamp++
 		o := &snap.Objects[i]
 		nodes[n] = Node{Owner: -1, Key: o.Start}
 		if o.Owner >= 0 {
@@ -154,15 +175,19 @@ func NewPlan(d *diff.Result) *Plan {
 				continue
 			}
 			w := nodeOf[j]
-			if w == int32(n) || w == nodes[n].Owner || contains(nodes[n].Subscribers, w) {
+			if w == int32(n) || w == nodes[n].Owner || mark[w] == stamp {
 				continue
 			}
+			mark[w] = stamp
 			nodes[n].Subscribers = append(nodes[n].Subscribers, w)
 		}
 	}
 	ord := Order(nodes)
 	p.nodes = nodes
 	for n, i := range d.Doomed {
+		if n%checkEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		o := &snap.Objects[i]
 		pl := &p.Objects[n]
 		*pl = Planned{Snapshot: i, ID: o.ID, Type: o.TypeString, Class: o.Type().Name, Path: snap.ObjectPath(i), Group: int(ord.Index[n])}
@@ -177,18 +202,21 @@ func NewPlan(d *diff.Result) *Plan {
 		default:
 			pl.Reasons = append(pl.Reasons, Reason{Code: ReasonTopLevel})
 		}
-		ignored := ord.Ignored[int32(n)]
-		var seen []int32
+		// Ignored subscribers get stamp+1, the ones listed stamp+2.
+		stamp += 2
+		for _, w := range ord.Ignored[int32(n)] {
+			mark[w] = stamp - 1
+		}
 		for _, dep := range snap.Dependencies(i) {
 			j, ok := snap.Lookup(dep.Subscriber)
-			if !ok || !d.IsDoomed(j) || j == i || contains(seen, j) {
+			if !ok || !d.IsDoomed(j) || j == i || mark[nodeOf[j]] == stamp {
 				continue
 			}
-			seen = append(seen, j)
 			code := ReasonSubscriber
-			if contains(ignored, nodeOf[j]) {
+			if mark[nodeOf[j]] == stamp-1 {
 				code = ReasonCycle
 			}
+			mark[nodeOf[j]] = stamp
 			pl.Reasons = append(pl.Reasons, Reason{Code: code, ID: dep.Subscriber})
 		}
 	}
@@ -211,8 +239,11 @@ func NewPlan(d *diff.Result) *Plan {
 		p.warn(WarnCycle, ids[0], p.Objects[c[0]].Path,
 			"destruction dependencies form a cycle among %s; their dependency order is ignored, ownership is kept", strings.Join(ids, ", "))
 	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	p.diffWarnings()
-	return p
+	return p, nil
 }
 
 func (p *Plan) notifications(ord *Ordering) {
@@ -283,13 +314,4 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-func contains(s []int32, v int32) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

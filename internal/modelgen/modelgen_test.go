@@ -491,3 +491,17 @@ func BenchmarkGenerate100k(b *testing.B) {
 		})
 	}
 }
+
+// TestHostileShapes: every hostile shape is valid JSON and the same
+// arguments give the same bytes.
+func TestHostileShapes(t *testing.T) {
+	for _, s := range Shapes {
+		a, b := Hostile(s, 50), Hostile(s, 50)
+		if !json.Valid(a) {
+			t.Errorf("%s: invalid JSON", s)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: two runs differ", s)
+		}
+	}
+}
