@@ -253,7 +253,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err := stage("render"); err != nil {
 		return err
 	}
-	var doc *planDocument
+	var doc *destroy.PlanFile
 	if err := untilDone(ctx, func() error {
 		doc = newPlanDocument(in, p, opts.OnDangling, hooks)
 		return nil
