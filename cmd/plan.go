@@ -75,7 +75,7 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 	}
 	f := c.Flags()
 	addInputFlags(c)
-	f.String("format", "text", "output format: text, json or dot")
+	f.String("format", "text", "output format: text, json, dot or markdown (for a merge-request comment or CI job summary)")
 	f.String("out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
 	f.Bool("detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not")
 	f.String("on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
@@ -202,9 +202,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
 	switch opts.Format {
-	case "text", "json", "dot":
+	case "text", "json", "dot", "markdown":
 	default:
-		return usageErrorf("--format must be text, json or dot, not %q", opts.Format)
+		return usageErrorf("--format must be text, json, dot or markdown, not %q", opts.Format)
 	}
 	if err := checkOnDangling(opts.OnDangling); err != nil {
 		return err
@@ -243,6 +243,12 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		err = writeJSON(streams.Out, doc)
 	case "dot":
 		err = writeDot(streams.Out, p)
+	case "markdown":
+		var names []string
+		for _, d := range in.docs() {
+			names = append(names, d.Name)
+		}
+		err = writePlanMarkdown(streams.Out, doc, names)
 	default:
 		err = writePlanText(streams.Out, newPalette(streams, opts.NoColor), in, p, opts.OnDangling, hooks)
 	}

@@ -92,7 +92,7 @@ func TestRunPlanExitCodes(t *testing.T) {
 		{name: "no model", args: []string{"plan"}, code: cmd.ExitError, stdoutNone: true,
 			stderr: "objgc: no model given: objgc plan MODEL, or --snapshot FILE --graph FILE\n" + usageHint},
 		{name: "bad format", args: []string{"plan", "--format", "yaml", pairs + "app-removed.json"}, code: cmd.ExitError, stdoutNone: true,
-			stderr: "objgc: --format must be text, json or dot, not \"yaml\"\n" + usageHint},
+			stderr: "objgc: --format must be text, json, dot or markdown, not \"yaml\"\n" + usageHint},
 		{name: "bad on-dangling", args: []string{"plan", "--on-dangling", "drop", pairs + "app-removed.json"}, code: cmd.ExitError, stdoutNone: true,
 			stderr: "objgc: --on-dangling must be error or keep, not \"drop\"\n" + usageHint},
 		{name: "unknown flag", args: []string{"plan", "--frobnicate"}, code: cmd.ExitError, stdoutNone: true,
