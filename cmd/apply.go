@@ -46,6 +46,9 @@ type applyOptions struct {
 	// settings came from ("" for the default): a saved plan fixes them,
 	// and a setting that contradicts it is a usage error.
 	hooksDirsFrom, cacheDirFrom, onDanglingFrom string
+	// JUnit: also write the report as JUnit XML to this file (cmd/junit.go).
+	JUnit   string    `mapstructure:"-"` // flag only
+	started time.Time // when the run began, for the JUnit timestamp
 }
 
 func newApplyCmd(streams *IO) *cobra.Command {
@@ -98,6 +101,11 @@ refuses to run when a doomed object has none.`,
 			opts.Graph, _ = c.Flags().GetString("graph")
 			opts.Write, _ = c.Flags().GetString("write")
 			opts.Force, _ = c.Flags().GetBool("force")
+			opts.JUnit, _ = c.Flags().GetString("junit")
+			opts.started = time.Now()
+			if err := checkJUnitOut(&opts); err != nil {
+				return err
+			}
 			opts.HooksDirs = listSetting(v, "hooks.dirs")
 			if opts.CacheDir, err = cacheDir(v); err != nil {
 				return err
@@ -122,6 +130,7 @@ refuses to run when a doomed object has none.`,
 	f.String("format", "text", "report format: text or json")
 	f.String("cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	f.Bool("require-hooks", false, "refuse to run when a doomed object has no destroy hook")
+	f.String("junit", "", "also write the report as JUnit XML to `FILE` (one test case a doomed object)")
 	return c
 }
 
@@ -753,6 +762,11 @@ func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *a
 
 func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) error {
 	rep := newApplyReport(ai, p, r)
+	if opts.JUnit != "" {
+		if err := writeJUnitFile(opts.JUnit, rep, opts.started); err != nil {
+			return err
+		}
+	}
 	if opts.Format == "json" {
 		return writeJSON(streams.Out, rep)
 	}
