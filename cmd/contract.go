@@ -107,16 +107,13 @@ func sessionPackages(s *pkgcache.Session) []planPackage {
 // FILE" for the configuration file, "" when the default is used. The
 // precedence is viper's: flag, then variable, then file.
 func settingFrom(c *cobra.Command, v *viper.Viper, getenv func(string) string, flag string) string {
-	key, env := flag, "OBJGC_"+strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-	if k, ok := configKeys[flag]; ok {
-		key, env = k.key, k.env
-	}
+	key, env := settingOf(c, flag)
 	switch {
 	case c.Flags().Changed(flag):
 		return "--" + flag
 	case getenv(env) != "":
 		return env
-	case v.InConfig(key):
+	case v.InConfig(viperKey(flag)):
 		return key + " in " + v.ConfigFileUsed()
 	}
 	return ""

@@ -200,7 +200,7 @@ func TestRunPlanNoColor(t *testing.T) {
 func TestRunConfigPrecedence(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "objgc.yaml"), []byte("format: json\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "objgc.yaml"), []byte("plan:\n  format: json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	model, err := filepath.Abs(pairs + "app-removed.json")
@@ -216,10 +216,10 @@ func TestRunConfigPrecedence(t *testing.T) {
 		}
 	}
 	check("./objgc.yaml", "{\n")
-	t.Setenv("OBJGC_FORMAT", "dot")
-	check("OBJGC_FORMAT over the file", "digraph objgc_plan {\n")
-	check("flag over OBJGC_FORMAT", "Plan for ", "--format", "text")
+	t.Setenv("OBJGC_PLAN_FORMAT", "dot")
+	check("OBJGC_PLAN_FORMAT over the file", "digraph objgc_plan {\n")
+	check("flag over OBJGC_PLAN_FORMAT", "Plan for ", "--format", "text")
 	os.Remove("objgc.yaml")
-	os.Unsetenv("OBJGC_FORMAT")
+	os.Unsetenv("OBJGC_PLAN_FORMAT")
 	check("default", "Plan for ")
 }
