@@ -181,8 +181,8 @@ func mdCode(s string) string {
 // nothing else: term quotes control characters, then '&', '<', '>', '"',
 // a single quote and '|' become character references (no HTML, no table cell
 // boundary; GFM splits cells before it reads references) and every other
-// ASCII punctuation character is backslash-escaped (CommonMark 2.4), so
-// that no backtick, bracket, emphasis or autolink is read.
+// character of mdSpecial is backslash-escaped (CommonMark 2.4), so that
+// no backtick, bracket, emphasis or autolink is read.
 func mdText(s string) string {
 	s = term(s)
 	var b strings.Builder
@@ -200,7 +200,7 @@ func mdText(s string) string {
 			b.WriteString("&#39;")
 		case r == '|':
 			b.WriteString("&#124;")
-		case r < utf8.RuneSelf && isASCIIPunct(byte(r)):
+		case r < utf8.RuneSelf && strings.ContainsRune(mdSpecial, r):
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		case r == '\t':
@@ -235,6 +235,8 @@ func mermaidText(s string) string {
 	return b.String()
 }
 
-func isASCIIPunct(c byte) bool {
-	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
-}
+// mdSpecial are the ASCII punctuation characters that start or end
+// Markdown inline syntax on GitHub or GitLab (code, emphasis, links,
+// images, strikethrough, math, headings and lists where a cell could
+// begin, references and mentions); mdText backslash-escapes them.
+const mdSpecial = "\\`*_[]()#+-.!~{}$@"
