@@ -45,9 +45,10 @@ and warnings. It runs no hooks.
 MODEL is a Murano envelope {"Objects", "ObjectsCopy", "Attributes"} or an
 engine task {"model": ...}; or give two files with --snapshot and --graph,
 each a bare object tree or an envelope. "-" reads standard input.`,
-		Example: `  objgc plan testdata/models/wordpress-app-removed.json
+		Example: `  objgc plan env.json --hooks-dir ./hooks
   objgc plan --snapshot before.json --graph after.json --format json
-  objgc plan model.json --out plan.json --detailed-exitcode`,
+  objgc plan model.json --out plan.json --detailed-exitcode
+  objgc plan env.json --format markdown >> "$GITHUB_STEP_SUMMARY"`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			v, err := newConfig(c)
