@@ -319,9 +319,12 @@ func suggestKey(key string, known map[string]setting) []string {
 		}
 	}
 	slices.Sort(names)
-	for _, k := range names {
-		if strings.HasPrefix(k, key+".") {
-			return []string{k}
+	// A shared key first: "cache" means cache.dir, not cache.add.format.
+	for _, shared := range []bool{true, false} {
+		for _, k := range names {
+			if strings.HasPrefix(k, key+".") && sharedSettings[known[k].flag.Name] == shared {
+				return []string{k}
+			}
 		}
 	}
 	close := func(a, b string) int {

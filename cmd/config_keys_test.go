@@ -23,6 +23,7 @@ func TestSuggestKey(t *testing.T) {
 		"cache-dir":     {"cache.dir"},
 		"hooks.dir":     {"hooks.dirs"},
 		"hooks":         {"hooks.dirs"},
+		"cache":         {"cache.dir"},
 		"paralelism":    {"apply.parallelism"},
 		"parallelism":   {"apply.parallelism"},
 		"hook-timout":   {"apply.hook-timeout"},
