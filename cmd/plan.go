@@ -43,9 +43,10 @@ and warnings. It runs no hooks.
 MODEL is a Murano envelope {"Objects", "ObjectsCopy", "Attributes"} or an
 engine task {"model": ...}; or give two files with --snapshot and --graph,
 each a bare object tree or an envelope. "-" reads standard input.`,
-		Example: `  objgc plan testdata/models/wordpress-app-removed.json
+		Example: `  objgc plan env.json --hooks-dir ./hooks
   objgc plan --snapshot before.json --graph after.json --format json
-  objgc plan model.json --out plan.json --detailed-exitcode`,
+  objgc plan model.json --out plan.json --detailed-exitcode
+  objgc plan env.json --format markdown >> "$GITHUB_STEP_SUMMARY"`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			v, err := newConfig(c)
@@ -73,7 +74,7 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 	}
 	f := c.Flags()
 	addInputFlags(c)
-	f.String("format", "text", "output format: text, json or dot")
+	f.String("format", "text", "output format: text, json, dot or markdown (for a merge-request comment or CI job summary)")
 	f.String("out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
 	f.Bool("detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not")
 	f.String("on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
@@ -188,9 +189,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
 	switch opts.Format {
-	case "text", "json", "dot":
+	case "text", "json", "dot", "markdown":
 	default:
-		return usageErrorf("--format must be text, json or dot, not %q", opts.Format)
+		return usageErrorf("--format must be text, json, dot or markdown, not %q", opts.Format)
 	}
 	if err := checkOnDangling(opts.OnDangling); err != nil {
 		return err
@@ -274,6 +275,12 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 			return writeJSON(streams.Out, doc)
 		case "dot":
 			return writeDot(streams.Out, p)
+		case "markdown":
+			var names []string
+			for _, d := range in.Docs() {
+				names = append(names, d.Name)
+			}
+			return writePlanMarkdown(streams.Out, doc, names)
 		default:
 			return writePlanText(streams.Out, newPalette(streams, opts.NoColor), in, p, opts.OnDangling, hooks)
 		}

@@ -26,6 +26,12 @@ const (
 	WarnDuplicateDiffers  = "duplicate_differs"
 	WarnTypeChanged       = "type_changed"
 	WarnSubscriberMissing = "subscriber_missing"
+	// WarnEnvironmentDestroyed: the snapshot's root object (the
+	// environment) is doomed, so the whole deployment is destroyed.
+	WarnEnvironmentDestroyed = "environment_destroyed"
+	// WarnHookCannotRun: a hook file exists but cannot run, e.g. it is not
+	// executable (added by whoever looks hooks up: the CLI's plan).
+	WarnHookCannotRun = "hook_cannot_run"
 )
 
 // Reason is one reason for an object's place.
@@ -194,6 +200,9 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		if o.Owner >= 0 {
 			pl.Owner = snap.Objects[o.Owner].ID
 		}
+		if o.Start == snap.Start {
+			p.warnRoot(pl)
+		}
 		switch {
 		case nodes[n].Owner >= 0:
 			pl.Reasons = append(pl.Reasons, Reason{Code: ReasonOwnedBy, ID: pl.Owner})
@@ -303,6 +312,22 @@ func (p *Plan) diffWarnings() {
 		p.warn(WarnTypeChanged, tc.ID, in.ObjectPath(tc.Incoming),
 			"object %s changed type from %s to %s: it is the same object and is not destroyed", tc.ID, orNone(tc.OldString), orNone(tc.NewString))
 	}
+}
+
+// warnRoot warns that pl, the snapshot's root object, is doomed: the whole
+// environment is destroyed. That is what deleting an environment
+// (Objects: null) means, and what planning two models of different
+// environments does by mistake: the message says which.
+func (p *Plan) warnRoot(pl *Planned) {
+	in := p.Diff.Incoming
+	for i := range in.Objects {
+		if in.Objects[i].Start == in.Start {
+			p.warn(WarnEnvironmentDestroyed, pl.ID, pl.Path,
+				"the whole environment %s is destroyed: the incoming model's root is %s, another object; are both models of the same environment?", pl.ID, in.Objects[i].ID)
+			return
+		}
+	}
+	p.warn(WarnEnvironmentDestroyed, pl.ID, pl.Path, "the whole environment %s is destroyed: the incoming model has no objects (the environment is deleted)", pl.ID)
 }
 
 func (p *Plan) warn(code, id, path, format string, args ...any) {
