@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -446,6 +445,7 @@ func (c *Cache) unpack(zr *zip.Reader, stage string) (*digestRecord, error) {
 	limit := c.maxUnpacked()
 	type link struct{ name, target string }
 	var links []link
+	tr := newTree()
 	for _, f := range zr.File {
 		name, err := cleanZipName(f.Name)
 		if err != nil {
@@ -453,8 +453,10 @@ func (c *Cache) unpack(zr *zip.Reader, stage string) (*digestRecord, error) {
 		}
 		dst := filepath.Join(stage, filepath.FromSlash(name))
 		mode := f.Mode()
+		tr.addParents(name)
 		switch {
 		case mode.IsDir():
+			tr.dirs[name] = true
 			if err := os.MkdirAll(dst, 0o755); err != nil {
 				return nil, fmt.Errorf("entry %q: %w", f.Name, err)
 			}
@@ -472,10 +474,8 @@ func (c *Cache) unpack(zr *zip.Reader, stage string) (*digestRecord, error) {
 			if t == "" || strings.HasPrefix(t, "/") || strings.Contains(t, `\`) || strings.Contains(t, "\x00") {
 				return nil, fmt.Errorf("link %q points to %q, outside the package", f.Name, t)
 			}
-			if j := path.Join(path.Dir(name), t); !filepath.IsLocal(filepath.FromSlash(j)) {
-				return nil, fmt.Errorf("link %q points to %q, outside the package", f.Name, t)
-			}
 			links = append(links, link{name, t})
+			tr.links[name] = t
 		case mode.IsRegular():
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				return nil, fmt.Errorf("entry %q: %w", f.Name, err)
@@ -486,9 +486,15 @@ func (c *Cache) unpack(zr *zip.Reader, stage string) (*digestRecord, error) {
 			}
 			rec.Size += n
 			rec.Files[name] = sum
+			tr.files[name] = true
 		default:
 			return nil, fmt.Errorf("entry %q is not a regular file, directory or link", f.Name)
 		}
+	}
+	// Links through other links can climb out even when each target looks
+	// local by name: resolve each one, link by link, before creating any.
+	if err := tr.checkLinks(); err != nil {
+		return nil, err
 	}
 	for _, l := range links {
 		dst := filepath.Join(stage, filepath.FromSlash(l.name))
@@ -499,22 +505,6 @@ func (c *Cache) unpack(zr *zip.Reader, stage string) (*digestRecord, error) {
 			return nil, fmt.Errorf("link %q: %w", l.name, err)
 		}
 		rec.Links[l.name] = l.target
-	}
-	// Links through other links can climb out even when each target looks
-	// local: check where each one really leads.
-	realStage, err := filepath.EvalSymlinks(stage)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range links {
-		dst := filepath.Join(stage, filepath.FromSlash(l.name))
-		real, err := filepath.EvalSymlinks(dst)
-		if err != nil {
-			continue // dangling inside the package: harmless
-		}
-		if rel, err := filepath.Rel(realStage, real); err != nil || !filepath.IsLocal(rel) && rel != "." {
-			return nil, fmt.Errorf("link %q points to %q, outside the package", l.name, l.target)
-		}
 	}
 	if len(rec.Links) == 0 {
 		rec.Links = nil
