@@ -12,6 +12,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -138,7 +139,7 @@ func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err erro
 			return nil, fmt.Errorf("adding %s: %w", src, err)
 		}
 		if st.IsDir() {
-			if err := zipDir(src, w, limit); err != nil {
+			if err := zipDir(ctx, src, w, limit, c.maxEntries()); err != nil {
 				var ip *InvalidPackageError
 				if errors.As(err, &ip) {
 					return nil, err
@@ -166,16 +167,38 @@ func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err erro
 	return &archiveFile{path: f.Name(), id: hex.EncodeToString(h.Sum(nil)), unlock: unlock}, nil
 }
 
+// httpClient is c.Client, or a client with c's connect and header
+// timeouts.
+func (c *Cache) httpClient() HTTPDoer {
+	if c.Client != nil {
+		return c.Client
+	}
+	connect := orDefault(c.ConnectTimeout, DefaultConnectTimeout)
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = connect
+	t.ResponseHeaderTimeout = orDefault(c.HeaderTimeout, DefaultHeaderTimeout)
+	return &http.Client{Transport: t}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// errIdle ends a download whose body stalled for longer than IdleTimeout.
+var errIdle = errors.New("no data received")
+
 func (c *Cache) download(ctx context.Context, url string, w io.Writer, limit int64) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fmt.Errorf("downloading %s: %w", url, err)
 	}
-	client := c.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := c.httpClient().Do(req)
 	if err != nil {
 		return fmt.Errorf("downloading %s: %w", url, err)
 	}
@@ -183,8 +206,23 @@ func (c *Cache) download(ctx context.Context, url string, w io.Writer, limit int
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("downloading %s: server answered %s", url, resp.Status)
 	}
-	n, err := io.Copy(w, io.LimitReader(resp.Body, limit+1))
+	// The idle timer cancels the request, which ends a Read blocked on a
+	// silent server; every byte received winds it up again.
+	idle := orDefault(c.IdleTimeout, DefaultIdleTimeout)
+	timer := time.AfterFunc(idle, func() { cancel(fmt.Errorf("%w for %v", errIdle, idle)) })
+	defer timer.Stop()
+	body := readerFunc(func(p []byte) (int, error) {
+		n, err := resp.Body.Read(p)
+		if n > 0 {
+			timer.Reset(idle)
+		}
+		return n, err
+	})
+	n, err := io.Copy(w, io.LimitReader(body, limit+1))
 	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
+			err = cause
+		}
 		return fmt.Errorf("downloading %s: body ended after %d bytes: %w", url, n, err)
 	}
 	if n > limit {
@@ -196,16 +234,24 @@ func (c *Cache) download(ctx context.Context, url string, w io.Writer, limit int
 	return nil
 }
 
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
 // zipEpoch is the modification time of every entry of a canonical zip.
 var zipEpoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // zipDir writes the canonical zip of dir to w (see Add). The digests file
 // of a cache entry is left out, so that an entry can be re-added.
-func zipDir(dir string, w io.Writer, limit int64) error {
+func zipDir(ctx context.Context, dir string, w io.Writer, limit int64, maxEntries int) error {
 	zw := zip.NewWriter(w)
 	var total int64
+	entries := 0
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		rel, err := filepath.Rel(dir, p)
@@ -215,6 +261,9 @@ func zipDir(dir string, w io.Writer, limit int64) error {
 		name := filepath.ToSlash(rel)
 		if d.IsDir() || name == digestsFile {
 			return nil
+		}
+		if entries++; entries > maxEntries {
+			return &InvalidPackageError{Source: dir, Reason: fmt.Sprintf("more than the limit of %d entries", maxEntries)}
 		}
 		hdr := &zip.FileHeader{Name: name, Method: zip.Store, Modified: zipEpoch}
 		switch {
@@ -272,6 +321,9 @@ func canonicalMode(m fs.FileMode) fs.FileMode {
 // preflight checks entry names and declared sizes and reads the manifest,
 // before any lock is taken or anything is written.
 func (c *Cache) preflight(zr *zip.Reader) (*Manifest, error) {
+	if n := len(zr.File); n > c.maxEntries() {
+		return nil, fmt.Errorf("archive has %d entries, more than the limit of %d", n, c.maxEntries())
+	}
 	var total uint64
 	var manifest *zip.File
 	seen := map[string]bool{}
@@ -335,7 +387,7 @@ func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Mani
 		}
 		defer unlockDL()
 		if !isDir(dest) {
-			if err := c.unpackAndRename(src, zr, m, id, dest); err != nil {
+			if err := c.unpackAndRename(ctx, src, zr, m, id, dest); err != nil {
 				return AddResult{}, err
 			}
 			res.Installed = true
@@ -357,7 +409,7 @@ func isDir(p string) bool {
 }
 
 // unpackAndRename runs with the download lock held.
-func (c *Cache) unpackAndRename(src string, zr *zip.Reader, m *Manifest, id, dest string) (err error) {
+func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id, dest string) (err error) {
 	stage, err := os.MkdirTemp(c.tmpDir(), id+".stage.")
 	if err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
@@ -367,8 +419,11 @@ func (c *Cache) unpackAndRename(src string, zr *zip.Reader, m *Manifest, id, des
 			os.RemoveAll(stage)
 		}
 	}()
-	rec, err := c.unpack(zr, stage)
+	rec, err := c.unpack(ctx, zr, stage)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("adding %s: %w", src, ctx.Err())
+		}
 		var ip *InvalidPackageError
 		if errors.As(err, &ip) {
 			return err
@@ -386,7 +441,17 @@ func (c *Cache) unpackAndRename(src string, zr *zip.Reader, m *Manifest, id, des
 	if err := writeDigests(stage, rec); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
-	if err := syncDir(stage); err != nil {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("adding %s: %w", src, err)
+	}
+	// Crash safety: everything staged is durable before the rename that
+	// makes the package visible (docs/cache.md).
+	files := make([]string, 0, len(rec.Files)+1)
+	for name := range rec.Files {
+		files = append(files, name)
+	}
+	files = append(files, digestsFile)
+	if err := syncStage(stage, files); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
 	// A prune may remove the empty <FullName>/<version>/ parents between
@@ -431,22 +496,21 @@ func writeDigests(dir string, rec *digestRecord) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
 	return f.Close()
 }
 
 // unpack writes zr's entries under stage: directories and regular files
 // first, links last, so that no file is ever written through a link.
-func (c *Cache) unpack(zr *zip.Reader, stage string) (*digestRecord, error) {
+func (c *Cache) unpack(ctx context.Context, zr *zip.Reader, stage string) (*digestRecord, error) {
 	rec := &digestRecord{Files: map[string]string{}, Links: map[string]string{}}
 	limit := c.maxUnpacked()
 	type link struct{ name, target string }
 	var links []link
 	tr := newTree()
 	for _, f := range zr.File {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		name, err := cleanZipName(f.Name)
 		if err != nil {
 			return nil, err
@@ -528,9 +592,6 @@ func extractFile(f *zip.File, dst string, limit int64) (int64, string, error) {
 	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(rc, limit+1))
 	if err == nil && n > limit {
 		err = errors.New("archive expands past the size limit")
-	}
-	if err == nil {
-		err = out.Sync()
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr

@@ -37,6 +37,18 @@ import (
 // sizes of the files an archive expands to (512 MiB).
 const DefaultMaxUnpackedSize int64 = 512 << 20
 
+// Default timeouts of an http(s) download (see Cache).
+const (
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultHeaderTimeout  = 60 * time.Second
+	DefaultIdleTimeout    = 60 * time.Second
+)
+
+// DefaultMaxEntries is the default limit on the number of entries (files,
+// directories and links) of one archive. The largest package of Murano's
+// own library, io.murano, has fewer than 100.
+const DefaultMaxEntries = 10000
+
 // DefaultVersion is the version of a package whose manifest has no Version
 // (Murano's rule).
 const DefaultVersion = "0.0.0"
@@ -92,8 +104,26 @@ type Cache struct {
 	// (and the size of a downloaded archive). Zero means
 	// DefaultMaxUnpackedSize.
 	MaxUnpackedSize int64
-	// Client fetches http(s) sources; nil means http.DefaultClient.
+	// MaxEntries limits the number of entries (files, directories, links)
+	// of one archive, or of a package directory. Zero means
+	// DefaultMaxEntries.
+	MaxEntries int
+	// Client fetches http(s) sources; nil means a client built from
+	// ConnectTimeout and HeaderTimeout, with the proxy of the environment
+	// (HTTPS_PROXY, NO_PROXY), like http.DefaultClient.
 	Client HTTPDoer
+	// ConnectTimeout bounds connecting to the server, TLS handshake
+	// included; zero means DefaultConnectTimeout. Used only when Client
+	// is nil.
+	ConnectTimeout time.Duration
+	// HeaderTimeout bounds the wait for the response headers once the
+	// request is sent; zero means DefaultHeaderTimeout. Used only when
+	// Client is nil.
+	HeaderTimeout time.Duration
+	// IdleTimeout bounds the wait for each next byte of the body: a
+	// download that receives nothing for this long is abandoned; zero
+	// means DefaultIdleTimeout. It applies to every Client.
+	IdleTimeout time.Duration
 	// Now returns the current time; nil means time.Now. Tests set it.
 	Now func() time.Time
 }
@@ -131,6 +161,13 @@ func (c *Cache) maxUnpacked() int64 {
 		return c.MaxUnpackedSize
 	}
 	return DefaultMaxUnpackedSize
+}
+
+func (c *Cache) maxEntries() int {
+	if c.MaxEntries > 0 {
+		return c.MaxEntries
+	}
+	return DefaultMaxEntries
 }
 
 func (c *Cache) packagesDir() string { return filepath.Join(c.root, "packages") }

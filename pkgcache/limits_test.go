@@ -1,0 +1,115 @@
+package pkgcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A server that accepts and never answers, and one that sends half a body
+// and then nothing: both end with an error instead of a hang, and leave
+// nothing in the cache.
+func TestAddDownloadTimeouts(t *testing.T) {
+	data := zipPackage(t, testPkg("com.example.databases.MySql"), nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- conn // held open, never read, never answered
+		}
+	}()
+	defer func() {
+		ln.Close()
+		for conn := range accepted {
+			conn.Close()
+		}
+	}()
+	release := make(chan struct{})
+	defer close(release)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+		w.Write(data[:len(data)/2])
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+
+	for _, tt := range []struct {
+		name, url, want string
+	}{
+		{"no answer", "http://" + ln.Addr().String() + "/p.zip", "timeout awaiting response headers"},
+		{"stalled body", srv.URL + "/p.zip", "no data received for 200ms"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := openCache(t)
+			c.HeaderTimeout, c.IdleTimeout = 200*time.Millisecond, 200*time.Millisecond
+			_, err := c.Add(context.Background(), tt.url)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+			assertEmpty(t, c)
+		})
+	}
+}
+
+// Cancelling the context (objgc's first SIGINT) ends a download that
+// waits for a silent server, without waiting for any timeout.
+func TestAddCancelledDownload(t *testing.T) {
+	arrived := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	c := openCache(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	_, err := c.Add(ctx, srv.URL+"/p.zip")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	assertEmpty(t, c)
+}
+
+func TestAddEntryLimit(t *testing.T) {
+	entries := []zipEntry{
+		{name: "manifest.yaml", body: goodManifest},
+		{name: "Classes/Evil.yaml", body: "Name: com.example.Evil\n"},
+	}
+	for i := range 20 {
+		entries = append(entries, zipEntry{name: fmt.Sprintf("Resources/%d", i)})
+	}
+	data := zipRaw(t, entries)
+	c := openCache(t)
+	c.MaxEntries = 21
+	_, err := c.Add(context.Background(), writeFile(t, t.TempDir(), "many.zip", data))
+	if !errors.Is(err, ErrInvalidPackage) || !strings.Contains(err.Error(), "22 entries, more than the limit of 21") {
+		t.Fatalf("err = %v, want the entry limit", err)
+	}
+	assertEmpty(t, c)
+	c.MaxEntries = 22
+	if _, err := c.Add(context.Background(), writeFile(t, t.TempDir(), "many.zip", data)); err != nil {
+		t.Fatal(err)
+	}
+}
