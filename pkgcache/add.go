@@ -29,12 +29,14 @@ type HTTPDoer interface {
 	Do(*http.Request) (*http.Response, error)
 }
 
-// AddResult is what Add did.
+// AddResult is what Add or Reinstall did.
 type AddResult struct {
-	Entry      Entry    // the package as it is now in the cache
-	Installed  bool     // false: the id was already cached, nothing was unpacked
-	RemovedIDs []string // outdated ids of the same FullName and version removed afterwards
-	KeptIDs    []string // outdated ids left in place because they are in use
+	Source     string   `json:"source"`      // the source as given
+	Entry      Entry    `json:"package"`     // the package as it is now in the cache
+	Installed  bool     `json:"unpacked"`    // false: the id was already cached, nothing was unpacked
+	Replaced   bool     `json:"replaced"`    // Reinstall replaced a cached copy of the same id
+	RemovedIDs []string `json:"removed_ids"` // outdated ids of the same FullName and version removed afterwards
+	KeptIDs    []string `json:"kept_ids"`    // outdated ids left in place because they are in use
 }
 
 // Add puts one package into the cache. src is a zip archive (manifest.yaml
@@ -66,6 +68,25 @@ type AddResult struct {
 // A URL that does not answer 200 or whose body stops early is a plain
 // error. Waiting for a lock ends with ctx (errors.Is ErrLocked).
 func (c *Cache) Add(ctx context.Context, src string) (AddResult, error) {
+	return c.add(ctx, src, false)
+}
+
+// Reinstall is Add, except that a package whose id is already cached is
+// unpacked again and replaces the cached copy: the way to repair a
+// package that Verify reports as damaged. The replacement follows the
+// removal protocol: the usage lock of the id is taken exclusively without
+// waiting (the error wraps ErrLocked when a plan or apply uses the
+// package; nothing is changed then), then the download lock; the new copy
+// is staged and validated, the damaged one renamed into tmp/, the new one
+// renamed into place, and the damaged one deleted. A reader never sees a
+// mix of the two: it waits for the usage lock, then finds the new copy
+// (a crash between the two renames leaves the package absent, never
+// half-replaced).
+func (c *Cache) Reinstall(ctx context.Context, src string) (AddResult, error) {
+	return c.add(ctx, src, true)
+}
+
+func (c *Cache) add(ctx context.Context, src string, force bool) (AddResult, error) {
 	arc, err := c.fetch(ctx, src)
 	if err != nil {
 		return AddResult{}, err
@@ -80,7 +101,9 @@ func (c *Cache) Add(ctx context.Context, src string) (AddResult, error) {
 	if err != nil {
 		return AddResult{}, &InvalidPackageError{Source: src, Reason: err.Error()}
 	}
-	return c.install(ctx, src, &zr.Reader, m, arc.id)
+	res, err := c.install(ctx, src, &zr.Reader, m, arc.id, force)
+	res.Source = src
+	return res, err
 }
 
 // archiveFile is a source copied into tmp/ while hashing it.
@@ -372,21 +395,36 @@ type digestRecord struct {
 	Links     map[string]string `json:"links,omitempty"` // name -> link target
 }
 
-func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id string) (AddResult, error) {
-	unlockUsage, err := c.AcquireUsage(ctx, id)
+func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id string, force bool) (AddResult, error) {
+	dest := c.entryDir(m.FullName, m.Version, id)
+	res := AddResult{}
+	var unlockUsage func()
+	var err error
+	if force {
+		// Readers of the copy being replaced must be gone, and no new one
+		// may start until the new copy is in place: the removal protocol.
+		unlockUsage, err = tryLockExclusive(c.lockPath(id + ".usage"))
+		if err == nil && unlockUsage == nil {
+			err = fmt.Errorf("package %s %s (%s) is in use by a plan or apply; try again when it is not: %w", m.FullName, m.Version, id, ErrLocked)
+		}
+		if err == nil {
+			c.touchLastUse(id)
+		}
+	} else {
+		unlockUsage, err = c.AcquireUsage(ctx, id)
+	}
 	if err != nil {
 		return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
 	}
 	defer unlockUsage()
-	dest := c.entryDir(m.FullName, m.Version, id)
-	res := AddResult{}
-	if !isDir(dest) {
+	if force || !isDir(dest) {
 		unlockDL, err := lockExclusive(ctx, c.lockPath(id+".download"))
 		if err != nil {
 			return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
 		}
 		defer unlockDL()
-		if !isDir(dest) {
+		if force || !isDir(dest) {
+			res.Replaced = isDir(dest)
 			if err := c.unpackAndRename(ctx, src, zr, m, id, dest); err != nil {
 				return AddResult{}, err
 			}
@@ -453,6 +491,23 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	files = append(files, digestsFile)
 	if err := syncStage(stage, files); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
+	}
+	// Reinstall: the damaged copy goes to tmp/ first (the caller holds
+	// the usage lock exclusively), and comes back if the new one cannot
+	// take its place.
+	var old string
+	if isDir(dest) {
+		old = c.trashName(id)
+		if err := os.Rename(dest, old); err != nil {
+			return fmt.Errorf("adding %s: %w", src, err)
+		}
+		defer func() {
+			if err != nil {
+				os.Rename(old, dest)
+			} else {
+				os.RemoveAll(old)
+			}
+		}()
 	}
 	// A prune may remove the empty <FullName>/<version>/ parents between
 	// MkdirAll and Rename; try again then.
@@ -677,11 +732,16 @@ func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool,
 		return "", false, nil // someone removed it before us
 	}
 	// One rename straight to a fresh name: no directory to create first.
-	var b [8]byte
-	rand.Read(b[:])
-	trash = filepath.Join(c.tmpDir(), id+".trash."+hex.EncodeToString(b[:]))
+	trash = c.trashName(id)
 	if err := os.Rename(dir, trash); err != nil {
 		return "", false, fmt.Errorf("removing %s: %w", dir, err)
 	}
 	return trash, true, nil
+}
+
+// trashName is a fresh tmp/<id>.trash.<random> name.
+func (c *Cache) trashName(id string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return filepath.Join(c.tmpDir(), id+".trash."+hex.EncodeToString(b[:]))
 }

@@ -146,6 +146,29 @@ func Open(root string) (*Cache, error) {
 	return &Cache{root: abs}, nil
 }
 
+// ErrNoCache: OpenExisting found no package cache at the directory.
+var ErrNoCache = errors.New("no package cache")
+
+// OpenExisting returns the cache rooted at root, which must already be a
+// package cache (root/packages/ is a directory): commands that only read
+// or clean a cache use it, so that a mistyped directory is an error
+// rather than a new, empty cache. It creates nothing but a missing locks/
+// or tmp/ inside an existing cache. The error wraps ErrNoCache and names
+// the directory.
+func OpenExisting(root string) (*Cache, error) {
+	if root == "" {
+		return nil, errors.New("opening package cache: empty cache directory")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("opening package cache %s: %w", root, err)
+	}
+	if st, err := os.Stat(filepath.Join(abs, "packages")); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("%w at %s (no packages/ directory; objgc cache add creates one)", ErrNoCache, abs)
+	}
+	return Open(abs)
+}
+
 // Root returns the absolute cache directory.
 func (c *Cache) Root() string { return c.root }
 

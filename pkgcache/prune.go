@@ -45,6 +45,10 @@ type PruneResult struct {
 	DryRun  bool      `json:"dry_run"`
 	Removed []Removal `json:"removed"` // removed, or would be with DryRun
 	InUse   []Removal `json:"in_use"`  // selected but skipped: their usage lock is held
+	// PolicyMet is false when InUse is not empty: a package the policies
+	// selected is still there (with MaxSize, the cache may still be over
+	// the limit). Run the prune again once those packages are free.
+	PolicyMet bool `json:"policy_met"`
 	Freed   int64     `json:"freed"`   // bytes of Removed
 	// Leftovers counts staging and trash entries of killed processes
 	// removed from tmp/ (not with DryRun).
@@ -158,6 +162,26 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			mark(i, "cache over max size")
 			total -= entries[i].Size
 		}
+		// Still over: the packages in use are what stands between the
+		// cache and its limit. Select them too, least recently used
+		// first, so that they are reported (InUse) and the caller learns
+		// that the policy is not met, rather than a silent success.
+		var busy []int
+		for i, e := range entries {
+			if _, gone := reason[e.ID]; !gone && e.InUse {
+				busy = append(busy, i)
+			}
+		}
+		sort.SliceStable(busy, func(a, b int) bool {
+			return entries[busy[a]].lastUseOrInstalled().Before(entries[busy[b]].lastUseOrInstalled())
+		})
+		for _, i := range busy {
+			if total <= opts.MaxSize {
+				break
+			}
+			mark(i, "cache over max size")
+			total -= entries[i].Size
+		}
 	}
 
 	// Claimed packages are deleted while the next ones are claimed: on
@@ -198,6 +222,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		res.Removed = append(res.Removed, r)
 		res.Freed += e.Size
 	}
+	res.PolicyMet = len(res.InUse) == 0
 	if !opts.DryRun {
 		if opts.Progress != nil && len(order) > 0 {
 			opts.Progress(len(order), len(order))
