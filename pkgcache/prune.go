@@ -48,8 +48,8 @@ type PruneResult struct {
 	// PolicyMet is false when InUse is not empty: a package the policies
 	// selected is still there (with MaxSize, the cache may still be over
 	// the limit). Run the prune again once those packages are free.
-	PolicyMet bool `json:"policy_met"`
-	Freed   int64     `json:"freed"`   // bytes of Removed
+	PolicyMet bool  `json:"policy_met"`
+	Freed     int64 `json:"freed"` // bytes of Removed
 	// Leftovers counts staging and trash entries of killed processes
 	// removed from tmp/ (not with DryRun).
 	Leftovers int `json:"tmp_leftovers"`
