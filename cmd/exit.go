@@ -13,7 +13,7 @@ const (
 	ExitOK          = 0   // success, or nothing to do
 	ExitError       = 1   // bad input, usage error, internal error
 	ExitWorkFound   = 2   // plan --detailed-exitcode found objects to destroy
-	ExitIncomplete  = 3   // apply finished with failed or blocked objects (output written)
+	ExitIncomplete  = 3   // apply finished with failed or blocked objects (output written); cache prune left selected packages in use
 	ExitLocked      = 4   // a lock could not be taken in time
 	ExitStalePlan   = 5   // a saved plan's inputs changed
 	ExitInterrupted = 130 // interrupted; output written for what completed
@@ -23,7 +23,8 @@ const exitStatusHelp = `EXIT STATUS
   0    success, or nothing to do
   1    error: bad input, usage, internal
   2    plan --detailed-exitcode found objects to destroy
-  3    apply finished with failed or blocked objects (output written)
+  3    apply finished with failed or blocked objects (output written);
+       cache prune could not meet its policy: selected packages are in use
   4    a lock could not be taken in time
   5    a saved plan is stale: one of its inputs changed
   130  interrupted (output written for what completed)

@@ -295,6 +295,14 @@ func (c *Cache) Path(fullName, version string) (string, error) {
 	return e.Dir, nil
 }
 
+// Lookup returns the entry Path describes: the newest cached package
+// fullName at version, or at its highest cached version when version is
+// "", with its Installed time (not Size, LastUse or InUse). It takes no
+// lock. The error wraps ErrNotFound when nothing matches.
+func (c *Cache) Lookup(fullName, version string) (Entry, error) {
+	return c.newest(fullName, version)
+}
+
 // newest picks, without locks, the entry Path describes.
 func (c *Cache) newest(fullName, version string) (Entry, error) {
 	if !safeComponent(fullName, fullNameRE) || (version != "" && !safeComponent(version, versionRE)) {
@@ -372,6 +380,9 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 	res.Problems = append(res.Problems, c.strays()...)
 	h := sha256.New()
 	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
 		unlock, err := lockShared(ctx, c.lockPath(k.id+".usage"))
 		if err != nil {
 			return res, err
