@@ -59,14 +59,22 @@ type AddResult struct {
 // returns; callers that read the package take it again with AcquireUsage
 // or a Session.
 //
+// Files are not fsynced one by one: the staged package is made durable by
+// one syncfs(2) before the rename (see syncStage), so a package is on disk
+// whole or not visible at all.
+//
 // A rejected source leaves nothing in packages/ or tmp/. Rejections are
 // *InvalidPackageError (errors.Is ErrInvalidPackage): not a zip archive or
-// a truncated one, entries with absolute names or "..", links leaving the
-// package, special files, more than MaxUnpackedSize bytes unpacked,
-// manifest.yaml missing or invalid or without FullName, FullName or
-// Version not a safe path component, class files missing or unreadable.
-// A URL that does not answer 200 or whose body stops early is a plain
-// error. Waiting for a lock ends with ctx (errors.Is ErrLocked).
+// a truncated one, entries with absolute names or "..", links that
+// resolve outside the package or cannot be resolved (see tree.checkLinks),
+// entries under a link, special files, more than MaxEntries entries, more
+// than MaxUnpackedSize bytes unpacked, manifest.yaml missing or invalid or
+// without FullName, FullName or Version not a safe path component, class
+// files missing or unreadable. A URL that does not answer 200, times out
+// (ConnectTimeout, HeaderTimeout, IdleTimeout) or whose body stops early
+// is a plain error. Waiting for a lock ends with ctx (errors.Is
+// ErrLocked); when ctx ends, Add stops between entries and the error
+// wraps ctx's error.
 func (c *Cache) Add(ctx context.Context, src string) (AddResult, error) {
 	return c.add(ctx, src, false)
 }
