@@ -60,7 +60,10 @@ type PruneResult struct {
 // ErrPruneRunning, having touched nothing, when another holds it. It
 // returns ErrNoPolicy when opts selects nothing. A selected package whose
 // usage lock cannot be taken exclusively without waiting is in use: it is
-// skipped and reported in InUse. Removal renames the package directory into
+// skipped and reported in InUse, and PolicyMet is false. When ctx ends,
+// Prune claims no further package, finishes deleting those it claimed
+// (whole packages only) and returns ctx's error with what it did so far.
+// Removal renames the package directory into
 // tmp/ and then deletes it, so packages/ never holds a half-deleted package.
 // Empty <FullName>/<version>/ directories are removed too, and so are the
 // leftovers of killed adds and removals in tmp/.
