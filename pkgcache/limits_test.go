@@ -113,3 +113,34 @@ func TestAddEntryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A prune whose context ends midway (objgc's first SIGINT) claims nothing
+// more, deletes what it claimed, and leaves every other package whole.
+func TestPruneCancelled(t *testing.T) {
+	c := openCache(t)
+	for _, n := range []string{"com.example.apache.ApacheHttpServer-0.0.0", "com.example.apache.ApacheHttpServer-1.0.0", "com.example.databases.MySql", "com.example.WordPress", "io.murano"} {
+		addZip(t, c, zipPackage(t, testPkg(n), nil))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := c.Prune(ctx, PruneOptions{LimitSize: true, MaxSize: 0, Progress: func(done, total int) {
+		cancel() // after the first claim
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	left, err := c.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Removed) == 0 || len(res.Removed)+len(left) != 5 {
+		t.Errorf("removed %d, %d left, want some removed and the rest there", len(res.Removed), len(left))
+	}
+	v, err := c.Verify(context.Background())
+	if err != nil || len(v.Problems) != 0 || v.Checked != len(left) {
+		t.Errorf("verify after the interrupted prune: %+v, %v", v, err)
+	}
+	if n := dirNames(t, c.tmpDir()); len(n) != 0 {
+		t.Errorf("tmp/ holds %v", n)
+	}
+}
