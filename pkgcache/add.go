@@ -727,21 +727,21 @@ func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
 // from packages/ and the lock is released. ok is false when the package is
 // in use or already gone.
 func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool, err error) {
-	unlock, err := tryLockExclusive(c.lockPath(id + ".usage"))
+	unlock, err := claimLock(c.lockPath(id + ".usage"))
 	if err != nil {
-		return "", false, err
+		return "", false, fmt.Errorf("locking %s: %w", c.lockPath(id+".usage"), err)
 	}
 	if unlock == nil {
 		return "", false, nil
 	}
 	defer unlock()
 	dir := c.entryDir(fullName, version, id)
-	if !isDir(dir) {
-		return "", false, nil // someone removed it before us
-	}
 	// One rename straight to a fresh name: no directory to create first.
 	trash = c.trashName(id)
 	if err := os.Rename(dir, trash); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", false, nil // someone removed it before us
+		}
 		return "", false, fmt.Errorf("removing %s: %w", dir, err)
 	}
 	return trash, true, nil

@@ -345,6 +345,9 @@ func TestPrunePolicies(t *testing.T) {
 				var freed int64
 				for _, r := range res.Removed {
 					freed += r.Size
+					if r.Size == 0 || r.Installed.IsZero() {
+						t.Errorf("removed %s %s reported without its record: %+v", r.FullName, r.Version, r.Entry)
+					}
 				}
 				if res.Freed != freed {
 					t.Errorf("freed %d, sum of sizes %d", res.Freed, freed)

@@ -29,6 +29,10 @@ type Entry struct {
 	Installed time.Time `json:"installed"` // when it was renamed into place
 	LastUse   time.Time `json:"last_use"`  // mtime of locks/<id>.lastuse (hourly resolution); zero if never used
 	InUse     bool      `json:"in_use"`    // some process holds its usage lock
+
+	// partial: only the names were read (Size, Installed and LastUse are
+	// zero); see list.
+	partial bool
 }
 
 // lastUseOrInstalled is the time the LRU and unused-for policies compare.
@@ -157,10 +161,14 @@ func (c *Cache) scanFullName(fn string) []entryKey {
 // removed while List runs is left out. List takes no lock that others
 // wait for: InUse is tested with a non-blocking exclusive flock.
 func (c *Cache) List(ctx context.Context) ([]Entry, error) {
-	return c.list(ctx, true)
+	return c.list(ctx, true, false)
 }
 
-func (c *Cache) list(ctx context.Context, withInUse bool) ([]Entry, error) {
+// list is List. With partial, a package that is the only id of its
+// version is listed by name alone (Entry.partial), its record and last-use
+// marker not read: prune --outdated needs them only for the packages it
+// removes, and reads them then.
+func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, error) {
 	names, err := readDirNames(c.packagesDir())
 	if err != nil {
 		return nil, fmt.Errorf("listing package cache: %w", err)
@@ -177,7 +185,13 @@ func (c *Cache) list(ctx context.Context, withInUse bool) ([]Entry, error) {
 		go func() {
 			defer wg.Done()
 			for fn := range next {
-				for _, k := range c.scanFullName(fn) {
+				keys := c.scanFullName(fn)
+				for i, k := range keys {
+					alone := (i == 0 || keys[i-1].version != k.version) && (i == len(keys)-1 || keys[i+1].version != k.version)
+					if partial && alone {
+						found[w] = append(found[w], Entry{FullName: k.fullName, Version: k.version, ID: k.id, Dir: c.entryDir(k.fullName, k.version, k.id), partial: true})
+						continue
+					}
 					if e, err := c.entryInfo(k.fullName, k.version, k.id, withInUse); err == nil {
 						found[w] = append(found[w], e)
 					}

@@ -83,7 +83,9 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 
 	// In-use flags are needed to count in-use packages against MaxSize and
 	// to report a dry run; a real removal learns it from the lock itself.
-	entries, err := c.list(ctx, opts.LimitSize || opts.DryRun)
+	// --outdated alone needs the records of the packages it removes only.
+	partial := opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize && !opts.DryRun
+	entries, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial)
 	if err != nil {
 		return res, fmt.Errorf("pruning: %w", err)
 	}
@@ -203,8 +205,8 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	}
 
 	outs, err := c.claimAndDelete(ctx, entries, order, opts.Progress)
-	for k, o := range outs {
-		e := entries[order[k]]
+	for _, o := range outs {
+		e := o.entry
 		r := Removal{Entry: e, Reason: reason[e.ID]}
 		switch {
 		case o.removed:
@@ -226,6 +228,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 
 // claimOutcome is what became of one selected package.
 type claimOutcome struct {
+	entry   Entry // the package, its record read if list had not
 	removed bool  // claimed, and deleted by the time claimAndDelete returns
 	inUse   bool  // its usage lock is held: it stays
 	err     error // claiming it failed
@@ -260,8 +263,13 @@ func (c *Cache) claimAndDelete(ctx context.Context, entries []Entry, order []int
 			defer wg.Done()
 			for k := range jobs {
 				e := entries[order[k]]
+				if e.partial {
+					if full, err := c.entryInfo(e.FullName, e.Version, e.ID, false); err == nil {
+						e = full
+					}
+				}
 				trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID)
-				results <- claimed{k, claimOutcome{removed: ok, inUse: err == nil && !ok && isDir(e.Dir), err: err}}
+				results <- claimed{k, claimOutcome{entry: e, removed: ok, inUse: err == nil && !ok && isDir(e.Dir), err: err}}
 				if ok {
 					os.RemoveAll(trash)
 					// os.Remove fails on a directory that is not empty:
