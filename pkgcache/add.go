@@ -505,7 +505,7 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	// take its place.
 	var old string
 	if isDir(dest) {
-		old = c.trashName(id)
+		old = trashName(dest)
 		if err := os.Rename(dest, old); err != nil {
 			return fmt.Errorf("adding %s: %w", src, err)
 		}
@@ -722,7 +722,7 @@ func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
 }
 
 // claimEntry takes the usage lock of id exclusively without waiting and,
-// holding it, renames the package directory into tmp/<id>.trash.*/, which
+// holding it, renames the package directory to .trash.* beside it, which
 // it returns for the caller to delete. Once renamed, the package is gone
 // from packages/ and the lock is released. ok is false when the package is
 // in use or already gone.
@@ -737,7 +737,7 @@ func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool,
 	defer unlock()
 	dir := c.entryDir(fullName, version, id)
 	// One rename straight to a fresh name: no directory to create first.
-	trash = c.trashName(id)
+	trash = trashName(dir)
 	if err := os.Rename(dir, trash); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", false, nil // someone removed it before us
@@ -747,9 +747,20 @@ func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool,
 	return trash, true, nil
 }
 
-// trashName is a fresh tmp/<id>.trash.<random> name.
-func (c *Cache) trashName(id string) string {
+// trashPrefix starts the name of a package directory being deleted:
+// <FullName>/<version>/.trash.<random>. It is not an id, so no lookup,
+// listing or verify sees it; a prune removes those left by killed
+// processes.
+const trashPrefix = ".trash."
+
+// trashName is a fresh name beside the package directory dir for it to be
+// renamed to before it is deleted. Beside, not in tmp/: a rename within
+// one directory does not take the file system's rename lock that every
+// rename of a directory to another parent takes (Linux's
+// s_vfs_rename_mutex), so removals in different versions do not queue
+// behind each other, nor on tmp/'s own lock (docs/performance.md).
+func trashName(dir string) string {
 	var b [8]byte
 	rand.Read(b[:])
-	return filepath.Join(c.tmpDir(), id+".trash."+hex.EncodeToString(b[:]))
+	return filepath.Join(filepath.Dir(dir), trashPrefix+hex.EncodeToString(b[:]))
 }

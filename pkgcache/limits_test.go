@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +144,34 @@ func TestPruneCancelled(t *testing.T) {
 	}
 	if n := dirNames(t, c.tmpDir()); len(n) != 0 {
 		t.Errorf("tmp/ holds %v", n)
+	}
+}
+
+// A removal killed between its rename and the end of the deletion leaves
+// <FullName>/<version>/.trash.*: no listing or verify sees it, and the
+// next prune deletes it.
+func TestPruneRemovesTrashLeftovers(t *testing.T) {
+	c := openCache(t)
+	res := addZip(t, c, zipPackage(t, testPkg("com.example.databases.MySql"), nil))
+	trash := trashName(res.Entry.Dir)
+	if err := os.MkdirAll(filepath.Join(trash, "Classes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(trash, "Classes", "half.yaml"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if list, err := c.List(ctx); err != nil || len(list) != 1 {
+		t.Errorf("list: %v, %v", list, err)
+	}
+	if v, err := c.Verify(ctx); err != nil || len(v.Problems) != 0 {
+		t.Errorf("verify: %+v, %v", v, err)
+	}
+	p, err := c.Prune(ctx, PruneOptions{Outdated: true})
+	if err != nil || p.Leftovers != 1 || len(p.Removed) != 0 {
+		t.Errorf("prune: %+v, %v; want 1 leftover removed", p, err)
+	}
+	if _, err := os.Stat(trash); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s is still there: %v", trash, err)
 	}
 }

@@ -85,7 +85,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	// to report a dry run; a real removal learns it from the lock itself.
 	// --outdated alone needs the records of the packages it removes only.
 	partial := opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize && !opts.DryRun
-	entries, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial)
+	entries, trash, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial)
 	if err != nil {
 		return res, fmt.Errorf("pruning: %w", err)
 	}
@@ -222,7 +222,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	if err != nil {
 		return res, err
 	}
-	res.Leftovers = c.cleanTmp(now)
+	res.Leftovers = c.cleanTmp(now) + removeTrash(trash)
 	return res, nil
 }
 
@@ -317,6 +317,24 @@ func (c *Cache) claimAndDelete(ctx context.Context, entries []Entry, order []int
 		}
 	}
 	return outs, nil
+}
+
+// removeTrash deletes the trash directories a listing saw: packages whose
+// removal a killed process left unfinished. A removal still running
+// deletes the same files at the same time, which is harmless. It returns
+// how many it removed.
+func removeTrash(dirs []string) int {
+	n := 0
+	for _, d := range dirs {
+		if os.RemoveAll(d) == nil {
+			n++
+		}
+		versionDir := filepath.Dir(d)
+		if os.Remove(versionDir) == nil {
+			os.Remove(filepath.Dir(versionDir))
+		}
+	}
+	return n
 }
 
 // cleanTmp removes what killed processes left in tmp/: a staging directory
