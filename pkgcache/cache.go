@@ -9,7 +9,8 @@
 //	locks/<id>.download                   download lock (exclusive flock, held while <id> is unpacked)
 //	locks/<id>.lastuse                    last-use marker: its mtime is the last use
 //	locks/prune.lock                      one prune at a time (exclusive flock)
-//	tmp/                                  staging and trash, on the same filesystem as packages/
+//	packages/<FullName>/<version>/.trash.*/  a package being deleted (see trashName)
+//	tmp/                                  downloads and staging, on the same filesystem as packages/
 //
 // Lock order: the usage lock of an id is always taken before its download
 // lock, never the other way round (the race described in the Murano spec).
