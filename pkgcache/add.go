@@ -500,7 +500,7 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	if err := syncStage(stage, files); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
-	// Reinstall: the damaged copy goes to tmp/ first (the caller holds
+	// Reinstall: the damaged copy is moved aside first (the caller holds
 	// the usage lock exclusively), and comes back if the new one cannot
 	// take its place.
 	var old string
@@ -709,7 +709,7 @@ func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept
 
 // removeEntry removes packages/<fullName>/<version>/<id> if nobody uses
 // it: it takes the usage lock exclusively without waiting (false, nil when
-// that fails), renames the directory into tmp/ and deletes it there.
+// that fails), renames the directory to .trash.* beside it and deletes it there.
 func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
 	trash, ok, err := c.claimEntry(fullName, version, id)
 	if err != nil || !ok {

@@ -50,8 +50,9 @@ type PruneResult struct {
 	// the limit). Run the prune again once those packages are free.
 	PolicyMet bool  `json:"policy_met"`
 	Freed     int64 `json:"freed"` // bytes of Removed
-	// Leftovers counts staging and trash entries of killed processes
-	// removed from tmp/ (not with DryRun).
+	// Leftovers counts what killed processes left and Prune removed
+	// (not with DryRun): .trash.* directories beside packages, staging
+	// directories and downloads in tmp/.
 	Leftovers int `json:"tmp_leftovers"`
 }
 
@@ -63,10 +64,10 @@ type PruneResult struct {
 // skipped and reported in InUse, and PolicyMet is false. When ctx ends,
 // Prune claims no further package, finishes deleting those it claimed
 // (whole packages only) and returns ctx's error with what it did so far.
-// Removal renames the package directory into
-// tmp/ and then deletes it, so packages/ never holds a half-deleted package.
-// Empty <FullName>/<version>/ directories are removed too, and so are the
-// leftovers of killed adds and removals in tmp/.
+// Removal renames the package directory to .trash.* beside it and then
+// deletes it, so no reader ever sees a half-deleted package. Empty
+// <FullName>/<version>/ directories are removed too, and so are the
+// leftovers of killed adds and removals.
 func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
 	res := PruneResult{DryRun: opts.DryRun}
 	if !opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize {
