@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/objgc/objgc/cmd"
+	"github.com/objgc/objgc/pkgcache"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script/*.txtar")
@@ -59,6 +61,7 @@ func TestScripts(t *testing.T) {
 			"repeat":     cmdRepeat,
 			"mkfifo":     cmdMkfifo,
 			"unwritable": cmdUnwritable,
+			"usepkg":     cmdUsePackage,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "unwritable" {
@@ -114,6 +117,22 @@ func cmdBigstring(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	data[0], data[len(data)-1] = '"', '"'
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+}
+
+// cmdUsePackage takes the usage lock of a cached package, as a running
+// plan or apply does, and holds it until the script ends: usepkg CACHE
+// FULLNAME. The lock is a real flock held by the test process; objgc runs
+// in other processes.
+func cmdUsePackage(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: usepkg CACHE FULLNAME")
+	}
+	c, err := pkgcache.OpenExisting(ts.MkAbs(args[0]))
+	ts.Check(err)
+	s := c.NewSession()
+	_, err = s.Package(context.Background(), args[1], "")
+	ts.Check(err)
+	ts.Defer(s.Close)
 }
 
 // cmdRepeat writes a file holding a string repeated N times:
