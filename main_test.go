@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"context"
 	"errors"
 	"flag"
@@ -62,6 +63,7 @@ func TestScripts(t *testing.T) {
 			"mkfifo":     cmdMkfifo,
 			"unwritable": cmdUnwritable,
 			"usepkg":     cmdUsePackage,
+			"zipdir":     cmdZipDir,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "unwritable" {
@@ -175,4 +177,39 @@ func copyDir(src, dst string) error {
 		}
 	}
 	return nil
+}
+
+// cmdZipDir writes a zip archive of a directory with the directory's own
+// name as the first path component of every entry, as `zip -r a.zip dir`
+// does: zipdir ARCHIVE DIR.
+func cmdZipDir(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: zipdir ARCHIVE DIR")
+	}
+	out, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	zw := zip.NewWriter(out)
+	root := ts.MkAbs(args[1])
+	base := filepath.Dir(root)
+	ts.Check(filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(base, p)
+		if err != nil {
+			return err
+		}
+		w, err := zw.Create(filepath.ToSlash(rel))
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}))
+	ts.Check(zw.Close())
+	ts.Check(out.Close())
 }

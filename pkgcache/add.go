@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -357,6 +358,7 @@ func (c *Cache) preflight(zr *zip.Reader) (*Manifest, error) {
 	}
 	var total uint64
 	var manifest *zip.File
+	nested := "" // the shallowest <folder>/manifest.yaml, for the hint
 	seen := map[string]bool{}
 	for _, f := range zr.File {
 		name, err := cleanZipName(f.Name)
@@ -371,9 +373,19 @@ func (c *Cache) preflight(zr *zip.Reader) (*Manifest, error) {
 		if total > uint64(c.maxUnpacked()) {
 			return nil, fmt.Errorf("archive expands past the limit of %d bytes", c.maxUnpacked())
 		}
-		if name == "manifest.yaml" {
+		switch {
+		case name == "manifest.yaml":
 			manifest = f
+		case path.Base(name) == "manifest.yaml" && (nested == "" || strings.Count(name, "/") < strings.Count(nested, "/")):
+			nested = name
 		}
+	}
+	if manifest == nil && nested != "" {
+		// The common mistake: a zip of the package's folder rather than
+		// of its contents.
+		dir := path.Dir(nested)
+		return nil, fmt.Errorf("no manifest.yaml at the archive root; it is at %s: zip the package folder's contents (cd %s && zip -r ../%s.zip .), not the folder",
+			nested, dir, path.Base(dir))
 	}
 	if manifest == nil {
 		return nil, errors.New("no manifest.yaml at the archive root")
