@@ -217,25 +217,52 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	}
 	cmd.Env = inv.env()
 	if len(inv.Stdin) > 0 {
-		cmd.Stdin = bytes.NewReader(inv.Stdin)
+		if f, err := stdinFile(inv.Stdin); err == nil {
+			// The child has its own descriptor once started.
+			defer f.Close()
+			cmd.Stdin = f
+		} else {
+			cmd.Stdin = bytes.NewReader(inv.Stdin)
+		}
 	}
+	// stdout and stderr are pipes of Run's own, read by a goroutine each
+	// (os/exec's would cost more system calls per hook); their read ends
+	// get a deadline once the hook has exited.
+	outR, outW, err := outputPipe()
+	if err != nil {
+		return fail(&HookError{Reason: "cannot start: " + err.Error(), Err: err})
+	}
+	defer outR.Close()
+	errR, errW, err := outputPipe()
+	if err != nil {
+		outW.Close()
+		return fail(&HookError{Reason: "cannot start: " + err.Error(), Err: err})
+	}
+	defer errR.Close()
 	stdout := &limitedBuffer{max: inv.MaxStdout}
 	stderr := &lineWriter{fn: inv.Stderr}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdout, cmd.Stderr = outW, errW
 	setProcessGroup(cmd)
 
 	var terminated, killed atomic.Bool
+	var cancelled atomic.Int64 // when Cancel ran, in Unix nanoseconds
 	killedCh := make(chan struct{})
 	cmd.Cancel = func() error {
+		cancelled.Store(time.Now().UnixNano())
 		terminated.Store(true)
 		return terminateGroup(cmd.Process.Pid)
 	}
-	// os/exec's own WaitDelay backstop SIGKILLs only the hook's process
-	// and closes the pipes; the goroutine below kills the whole group.
+	// os/exec's own WaitDelay backstop SIGKILLs only the hook's process;
+	// the goroutine below kills the whole group.
 	cmd.WaitDelay = inv.Grace
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The hook has its own copies of the write ends now, and only its
+	// processes may hold them: the pipes end when they have all exited.
+	outW.Close()
+	errW.Close()
+	if err != nil {
 		reason := "cannot start: " + err.Error()
 		if errors.Is(err, fs.ErrPermission) {
 			reason = "not executable: " + err.Error()
@@ -244,6 +271,9 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	}
 	pgid := cmd.Process.Pid
 	res.Pid = pgid
+	copied := make(chan error, 2)
+	go func() { copied <- drain(outR, stdout) }()
+	go func() { copied <- drain(errR, stderr) }()
 
 	stop := make(chan struct{})
 	stopped := make(chan struct{})
@@ -266,6 +296,27 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	}()
 
 	waitErr := cmd.Wait()
+	// Processes the hook left behind may still hold its stdout or
+	// stderr: they get the grace period, counted from the exit, or from
+	// the SIGTERM when the hook was stopped.
+	deadline := time.Now().Add(inv.Grace)
+	if terminated.Load() {
+		deadline = time.Unix(0, cancelled.Load()).Add(inv.Grace)
+	}
+	stopReading(deadline, outR, errR)
+	var copyErr error
+	for range 2 {
+		if err := <-copied; err != nil && copyErr == nil {
+			copyErr = err
+		}
+	}
+	switch {
+	case waitErr != nil:
+	case errors.Is(copyErr, os.ErrDeadlineExceeded) || errors.Is(copyErr, os.ErrClosed):
+		waitErr = exec.ErrWaitDelay
+	case copyErr != nil:
+		waitErr = copyErr
+	}
 	if terminated.Load() {
 		// The hook is gone, but members of its group that ignore
 		// SIGTERM may not be: they get until the grace period ends.
