@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync/atomic"
+	"sync"
 	"time"
 )
 
@@ -210,7 +210,7 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 
 	runCtx, cancel := context.WithTimeout(ctx, inv.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, path, inv.args()...)
+	cmd := exec.Command(path, inv.args()...)
 	cmd.Dir = inv.Dir
 	if cmd.Dir == "" {
 		cmd.Dir = Found{Path: path, Source: Source{PackageDir: inv.PackageDir}}.WorkDir()
@@ -244,18 +244,6 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	cmd.Stdout, cmd.Stderr = outW, errW
 	setProcessGroup(cmd)
 
-	var terminated, killed atomic.Bool
-	var cancelled atomic.Int64 // when Cancel ran, in Unix nanoseconds
-	killedCh := make(chan struct{})
-	cmd.Cancel = func() error {
-		cancelled.Store(time.Now().UnixNano())
-		terminated.Store(true)
-		return terminateGroup(cmd.Process.Pid)
-	}
-	// os/exec's own WaitDelay backstop SIGKILLs only the hook's process;
-	// the goroutine below kills the whole group.
-	cmd.WaitDelay = inv.Grace
-
 	start := time.Now()
 	err = cmd.Start()
 	// The hook has its own copies of the write ends now, and only its
@@ -275,33 +263,50 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	go func() { copied <- drain(outR, stdout) }()
 	go func() { copied <- drain(errR, stderr) }()
 
-	stop := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		select {
-		case <-stop:
+	// When runCtx is done the group gets SIGTERM, and SIGKILL inv.Grace
+	// later unless Run has finished: a timer, no goroutine per hook.
+	var (
+		mu                 sync.Mutex
+		finished           bool
+		terminated, killed bool
+		cancelled          time.Time
+		killTimer          *time.Timer
+	)
+	killedCh := make(chan struct{})
+	stopWatch := context.AfterFunc(runCtx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if finished {
 			return
-		case <-runCtx.Done():
 		}
-		t := time.NewTimer(inv.Grace)
-		defer t.Stop()
-		select {
-		case <-stop:
-		case <-t.C:
-			killed.Store(true)
-			_ = killGroup(pgid)
-			close(killedCh)
-		}
-	}()
+		terminated, cancelled = true, time.Now()
+		_ = terminateGroup(pgid)
+		killTimer = time.AfterFunc(inv.Grace, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !finished {
+				killed = true
+				_ = killGroup(pgid)
+				// The hook itself too, should it have left its group.
+				_ = cmd.Process.Kill()
+				close(killedCh)
+			}
+		})
+	})
+	// isTerminated reports whether the group was sent SIGTERM, and when.
+	isTerminated := func() (bool, time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		return terminated, cancelled
+	}
 
 	waitErr := cmd.Wait()
 	// Processes the hook left behind may still hold its stdout or
 	// stderr: they get the grace period, counted from the exit, or from
 	// the SIGTERM when the hook was stopped.
 	deadline := time.Now().Add(inv.Grace)
-	if terminated.Load() {
-		deadline = time.Unix(0, cancelled.Load()).Add(inv.Grace)
+	if term, at := isTerminated(); term {
+		deadline = at.Add(inv.Grace)
 	}
 	stopReading(deadline, outR, errR)
 	var copyErr error
@@ -317,7 +322,7 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	case copyErr != nil:
 		waitErr = copyErr
 	}
-	if terminated.Load() {
+	if term, _ := isTerminated(); term {
 		// The hook is gone, but members of its group that ignore
 		// SIGTERM may not be: they get until the grace period ends.
 	waitGroup:
@@ -329,8 +334,14 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 			}
 		}
 	}
-	close(stop)
-	<-stopped
+	stopWatch()
+	mu.Lock()
+	finished = true
+	if killTimer != nil {
+		killTimer.Stop()
+	}
+	wasTerminated, wasKilled := terminated, killed
+	mu.Unlock()
 	res.Duration = time.Since(start)
 	stderr.flush()
 	res.StderrTail = stderr.Tail()
@@ -343,9 +354,9 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	}
 
 	switch {
-	case terminated.Load():
+	case wasTerminated:
 		how := "process group terminated"
-		if killed.Load() {
+		if wasKilled {
 			how = "process group killed"
 		}
 		if err := ctx.Err(); err != nil {
