@@ -152,7 +152,9 @@ type Result struct {
 //
 // There is no shell: argv is [hook, "destroy", object-id] or
 // [hook, "notify", handler, publisher-id], the environment is
-// inv.Env plus the OBJGC_* variables, stdin is inv.Stdin. The hook runs in
+// inv.Env plus the OBJGC_* variables, stdin is inv.Stdin (on Linux a
+// sealed memfd, which the hook may read again but not write; elsewhere a
+// pipe), stdout and stderr are pipes. The hook runs in
 // a process group of its own (setpgid(2)), so that signals reach everything
 // it started. Exit status 0 with stdout empty or exactly one JSON object is
 // success; anything else is a *HookError, returned with a non-nil Result.
