@@ -23,6 +23,10 @@ const (
 	DefaultMaxStdout = 16 << 20         // bytes
 )
 
+// stdinPipe makes Run give stdin through a pipe even where it can use a
+// memfd: the fallback's tests set it.
+var stdinPipe = false
+
 // Event values of OBJGC_EVENT.
 const (
 	EventDestroy = "destroy"
@@ -219,7 +223,7 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	}
 	cmd.Env = inv.env()
 	if len(inv.Stdin) > 0 {
-		if f, err := stdinFile(inv.Stdin); err == nil {
+		if f, err := stdinFile(inv.Stdin); err == nil && !stdinPipe {
 			// The child has its own descriptor once started.
 			defer f.Close()
 			cmd.Stdin = f
@@ -244,6 +248,10 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	stdout := &limitedBuffer{max: inv.MaxStdout}
 	stderr := &lineWriter{fn: inv.Stderr}
 	cmd.Stdout, cmd.Stderr = outW, errW
+	// Where stdin is a pipe (no memfd), os/exec writes it from a
+	// goroutine, which a process holding stdin without reading it would
+	// block: Wait gives it the grace period too.
+	cmd.WaitDelay = inv.Grace
 	setProcessGroup(cmd)
 
 	start := time.Now()

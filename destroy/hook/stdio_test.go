@@ -5,6 +5,7 @@ package hook
 import (
 	"errors"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,31 @@ func TestRunGrandchildHoldsOnlyStdout(t *testing.T) {
 	he := hookError(t, err)
 	if !errors.Is(err, exec.ErrWaitDelay) || he.ExitCode != 0 || !strings.Contains(he.Reason, "kept its stdout or stderr open") {
 		t.Errorf("ExitCode %d Reason %q, err %v", he.ExitCode, he.Reason, err)
+	}
+	assertGroupGone(t, res.Pid, child)
+}
+
+func TestRunStdinPipeFallback(t *testing.T) {
+	stdinPipe = true
+	defer func() { stdinPipe = false }()
+	// Through a pipe the hook reads the whole document, and one that never
+	// reads it succeeds.
+	res, err := run(t, Invocation{Stdin: bigDocument()}, "wc -c\n", 5*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "stdout is not a JSON object") || strings.TrimSpace(string(res.Stdout)) != strconv.Itoa(len(bigDocument())) {
+		t.Errorf("stdout %q, err %v; want the document's length", res.Stdout, err)
+	}
+	if _, err := run(t, Invocation{Stdin: bigDocument()}, "exit 0\n", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// A background process holds stdin without reading it (fd 3 keeps it
+	// from sh's /dev/null for background lists), and not the hook's output: the document cannot all be written, and Run gives up
+	// after the grace period instead of waiting for it.
+	dir := t.TempDir()
+	child := dir + "/child.pid"
+	res, err = run(t, Invocation{Stdin: bigDocument(), Grace: 300 * time.Millisecond},
+		"exec 3<&0\n(exec sleep 30 <&3 3<&-) >/dev/null 2>&1 &\necho $! >\""+child+"\"\nexit 0\n", 3*time.Second)
+	if !errors.Is(err, exec.ErrWaitDelay) {
+		t.Errorf("err = %v, want one wrapping exec.ErrWaitDelay", err)
 	}
 	assertGroupGone(t, res.Pid, child)
 }
