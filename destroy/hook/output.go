@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
 
 	"github.com/objgc/objgc/internal/termsafe"
 )
@@ -141,4 +145,37 @@ func firstRunes(b []byte, n int) string {
 		return string(r[:n]) + "..."
 	}
 	return string(r)
+}
+
+// readBufs holds the buffers drain reads into: a hook run would otherwise
+// allocate two.
+var readBufs = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
+// drain copies r to w until end of file or an error, and returns the
+// error, nil at end of file. w never fails.
+func drain(r *os.File, w io.Writer) error {
+	buf := readBufs.Get().(*[32 << 10]byte)
+	defer readBufs.Put(buf)
+	for {
+		n, err := r.Read(buf[:])
+		if n > 0 {
+			_, _ = w.Write(buf[:n])
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// stopReading ends the reads of files at deadline: a read deadline, or
+// where the files do not support one, closing them then.
+func stopReading(deadline time.Time, files ...*os.File) {
+	for _, f := range files {
+		if f.SetReadDeadline(deadline) != nil {
+			time.AfterFunc(time.Until(deadline), func() { f.Close() })
+		}
+	}
 }

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync/atomic"
+	"sync"
 	"time"
 )
 
@@ -22,6 +22,10 @@ const (
 	DefaultGrace     = 10 * time.Second // SIGTERM to SIGKILL
 	DefaultMaxStdout = 16 << 20         // bytes
 )
+
+// stdinPipe makes Run give stdin through a pipe even where it can use a
+// memfd: the fallback's tests set it.
+var stdinPipe = false
 
 // Event values of OBJGC_EVENT.
 const (
@@ -152,7 +156,9 @@ type Result struct {
 //
 // There is no shell: argv is [hook, "destroy", object-id] or
 // [hook, "notify", handler, publisher-id], the environment is
-// inv.Env plus the OBJGC_* variables, stdin is inv.Stdin. The hook runs in
+// inv.Env plus the OBJGC_* variables, stdin is inv.Stdin (on Linux a
+// sealed memfd, which the hook may read again but not write; elsewhere a
+// pipe), stdout and stderr are pipes. The hook runs in
 // a process group of its own (setpgid(2)), so that signals reach everything
 // it started. Exit status 0 with stdout empty or exactly one JSON object is
 // success; anything else is a *HookError, returned with a non-nil Result.
@@ -213,32 +219,51 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 
 	runCtx, cancel := context.WithTimeout(ctx, inv.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, path, inv.args()...)
+	cmd := exec.Command(path, inv.args()...)
 	cmd.Dir = inv.Dir
 	if cmd.Dir == "" {
 		cmd.Dir = Found{Path: path, Source: Source{PackageDir: inv.PackageDir}}.WorkDir()
 	}
 	cmd.Env = inv.env()
 	if len(inv.Stdin) > 0 {
-		cmd.Stdin = bytes.NewReader(inv.Stdin)
+		if f, err := stdinFile(inv.Stdin); err == nil && !stdinPipe {
+			// The child has its own descriptor once started.
+			defer f.Close()
+			cmd.Stdin = f
+		} else {
+			cmd.Stdin = bytes.NewReader(inv.Stdin)
+		}
 	}
+	// stdout and stderr are pipes of Run's own, read by a goroutine each
+	// (os/exec's would cost more system calls per hook); their read ends
+	// get a deadline once the hook has exited.
+	outR, outW, err := outputPipe()
+	if err != nil {
+		return fail(&HookError{Reason: "cannot start: " + err.Error(), Err: err})
+	}
+	defer outR.Close()
+	errR, errW, err := outputPipe()
+	if err != nil {
+		outW.Close()
+		return fail(&HookError{Reason: "cannot start: " + err.Error(), Err: err})
+	}
+	defer errR.Close()
 	stdout := &limitedBuffer{max: inv.MaxStdout}
 	stderr := &lineWriter{fn: inv.Stderr}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdout, cmd.Stderr = outW, errW
+	// Where stdin is a pipe (no memfd), os/exec writes it from a
+	// goroutine, which a process holding stdin without reading it would
+	// block: Wait gives it the grace period too.
+	cmd.WaitDelay = inv.Grace
 	setProcessGroup(cmd)
 
-	var terminated, killed atomic.Bool
-	killedCh := make(chan struct{})
-	cmd.Cancel = func() error {
-		terminated.Store(true)
-		return terminateGroup(cmd.Process.Pid)
-	}
-	// os/exec's own WaitDelay backstop SIGKILLs only the hook's process
-	// and closes the pipes; the goroutine below kills the whole group.
-	cmd.WaitDelay = inv.Grace
-
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The hook has its own copies of the write ends now, and only its
+	// processes may hold them: the pipes end when they have all exited.
+	outW.Close()
+	errW.Close()
+	if err != nil {
 		reason := "cannot start: " + err.Error()
 		if errors.Is(err, fs.ErrPermission) {
 			reason = "not executable: " + err.Error()
@@ -247,29 +272,70 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	}
 	pgid := cmd.Process.Pid
 	res.Pid = pgid
+	copied := make(chan error, 2)
+	go func() { copied <- drain(outR, stdout) }()
+	go func() { copied <- drain(errR, stderr) }()
 
-	stop := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		select {
-		case <-stop:
+	// When runCtx is done the group gets SIGTERM, and SIGKILL inv.Grace
+	// later unless Run has finished: a timer, no goroutine per hook.
+	var (
+		mu                 sync.Mutex
+		finished           bool
+		terminated, killed bool
+		cancelled          time.Time
+		killTimer          *time.Timer
+	)
+	killedCh := make(chan struct{})
+	stopWatch := context.AfterFunc(runCtx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if finished {
 			return
-		case <-runCtx.Done():
 		}
-		t := time.NewTimer(inv.Grace)
-		defer t.Stop()
-		select {
-		case <-stop:
-		case <-t.C:
-			killed.Store(true)
-			_ = killGroup(pgid)
-			close(killedCh)
-		}
-	}()
+		terminated, cancelled = true, time.Now()
+		_ = terminateGroup(pgid)
+		killTimer = time.AfterFunc(inv.Grace, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !finished {
+				killed = true
+				_ = killGroup(pgid)
+				// The hook itself too, should it have left its group.
+				_ = cmd.Process.Kill()
+				close(killedCh)
+			}
+		})
+	})
+	// isTerminated reports whether the group was sent SIGTERM, and when.
+	isTerminated := func() (bool, time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		return terminated, cancelled
+	}
 
 	waitErr := cmd.Wait()
-	if terminated.Load() {
+	// Processes the hook left behind may still hold its stdout or
+	// stderr: they get the grace period, counted from the exit, or from
+	// the SIGTERM when the hook was stopped.
+	deadline := time.Now().Add(inv.Grace)
+	if term, at := isTerminated(); term {
+		deadline = at.Add(inv.Grace)
+	}
+	stopReading(deadline, outR, errR)
+	var copyErr error
+	for range 2 {
+		if err := <-copied; err != nil && copyErr == nil {
+			copyErr = err
+		}
+	}
+	switch {
+	case waitErr != nil:
+	case errors.Is(copyErr, os.ErrDeadlineExceeded) || errors.Is(copyErr, os.ErrClosed):
+		waitErr = exec.ErrWaitDelay
+	case copyErr != nil:
+		waitErr = copyErr
+	}
+	if term, _ := isTerminated(); term {
 		// The hook is gone, but members of its group that ignore
 		// SIGTERM may not be: they get until the grace period ends.
 	waitGroup:
@@ -281,8 +347,14 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 			}
 		}
 	}
-	close(stop)
-	<-stopped
+	stopWatch()
+	mu.Lock()
+	finished = true
+	if killTimer != nil {
+		killTimer.Stop()
+	}
+	wasTerminated, wasKilled := terminated, killed
+	mu.Unlock()
 	res.Duration = time.Since(start)
 	stderr.flush()
 	res.StderrTail = stderr.Tail()
@@ -295,9 +367,9 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	}
 
 	switch {
-	case terminated.Load():
+	case wasTerminated:
 		how := "process group terminated"
-		if killed.Load() {
+		if wasKilled {
 			how = "process group killed"
 		}
 		if err := ctx.Err(); err != nil {
