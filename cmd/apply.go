@@ -313,8 +313,8 @@ func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
 }
 
 func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
-	if opts.Quiet && opts.Verbose {
-		return usageErrorf("--quiet and --verbose contradict each other; give one")
+	if err := checkQuietVerbose(opts.Quiet, opts.Verbose); err != nil {
+		return err
 	}
 	switch opts.Format {
 	case "text", "json":
