@@ -151,6 +151,8 @@ type applyInputs struct {
 	inPlace bool
 	// unchanged: nothing was to be done and the target was not written.
 	unchanged bool
+	// warnings are destroy.Report's: what the run could not see.
+	warnings []destroy.Warning
 	// read is the model file, read to tell it from a saved plan.
 	read *snapshot.Document
 }
@@ -311,8 +313,8 @@ func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
 }
 
 func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
-	if opts.Quiet && opts.Verbose {
-		return usageErrorf("--quiet and --verbose contradict each other; give one")
+	if err := checkQuietVerbose(opts.Quiet, opts.Verbose); err != nil {
+		return err
 	}
 	switch opts.Format {
 	case "text", "json":
@@ -337,13 +339,13 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	}
 	// A hooks dir that is not there is refused before anything is
 	// touched; a saved plan runs with its own (destroy.Run checks them).
-	dirs, cache := opts.HooksDirs, opts.CacheDir
+	dirs, cache, cacheFrom := opts.HooksDirs, opts.CacheDir, opts.cacheDirFrom
 	if sp != nil {
-		dirs, cache = sp.HooksDirs, sp.CacheDir
+		dirs, cache, cacheFrom = sp.HooksDirs, sp.CacheDir, ""
 	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
-	finder := newFinder(streams, dirs, cache)
+	finder := newFinder(streams, dirs, cache, cacheFrom)
 	if finder.Packages != nil {
 		defer finder.Packages.Close()
 	}
@@ -402,6 +404,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		return applyError(err)
 	}
 	ai.unchanged = rep.Unchanged
+	ai.warnings = rep.Warnings
 	result := rep.Result
 	if err := writeApplyReport(reportStreams(streams, ai), opts, ai, rep.Plan, result); err != nil {
 		return err
@@ -416,10 +419,11 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 }
 
 // newFinder returns the hook finder of dirs and of the package cache
-// dir (openPackages); the caller closes its Packages.
-func newFinder(streams *IO, dirs []string, cache string) *destroy.HookFinder {
+// dir (openPackages; from says where cache was set); the caller closes
+// its Packages.
+func newFinder(streams *IO, dirs []string, cache, from string) *destroy.HookFinder {
 	finder := &destroy.HookFinder{Dirs: dirs}
-	if session := openPackages(streams, cache); session != nil {
+	if session := openPackages(streams, cache, from); session != nil {
 		finder.Packages = session
 	}
 	return finder
@@ -476,8 +480,11 @@ type applyReport struct {
 	Notifications []applyReportNotify `json:"notifications"`
 	// DestroyedWithoutHook lists the objects destroyed with no destroy
 	// hook to run: nothing outside the model was cleaned up for them.
-	DestroyedWithoutHook []string     `json:"destroyed_without_hook"`
-	Summary              applySummary `json:"summary"`
+	DestroyedWithoutHook []string `json:"destroyed_without_hook"`
+	// Warnings: code, message, id and path, as in a plan
+	// (destroy.Report.Warnings: package_missing).
+	Warnings []destroy.Warning `json:"warnings"`
+	Summary  applySummary      `json:"summary"`
 }
 
 type applyReportObject struct {
@@ -515,11 +522,14 @@ type applySummary struct {
 	Forced              int  `json:"forced"`
 	WithoutHook         int  `json:"destroyed_without_hook"`
 	NotificationsFailed int  `json:"notifications_failed"`
+	Warnings            int  `json:"warnings"`
 	Interrupted         bool `json:"interrupted"`
 }
 
 func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *applyReport {
-	rep := &applyReport{FormatVersion: "1", Target: ai.target, Unchanged: ai.unchanged, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}}
+	rep := &applyReport{FormatVersion: "1", Target: ai.target, Unchanged: ai.unchanged, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}, Warnings: []destroy.Warning{}}
+	rep.Warnings = append(rep.Warnings, ai.warnings...)
+	rep.Summary.Warnings = len(rep.Warnings)
 	for _, g := range p.Groups {
 		for _, i := range g.Objects {
 			o, res := &p.Objects[i], &r.Objects[i]
@@ -617,6 +627,9 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 		if n.Error != "" {
 			fmt.Fprintf(&b, "%s notification %s of %s: %s\n", pal.warn("warning:"), term(n.Handler), term(n.Subscriber), term(n.Error))
 		}
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(&b, "%s %s: %s\n", pal.warn("warning:"), w.Code, term(w.Message))
 	}
 	s := rep.Summary
 	if opts.Quiet && !needsSaying(rep) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/pkgcache"
@@ -48,6 +49,8 @@ type cacheAddOptions struct {
 	HeaderTimeout   string `mapstructure:"header-timeout"`
 	IdleTimeout     string `mapstructure:"idle-timeout"`
 	Force           bool   `mapstructure:"force"`
+	Quiet           bool   `mapstructure:"quiet"`
+	Verbose         bool   `mapstructure:"verbose"`
 	Dir             string
 	Sources         []string
 }
@@ -104,6 +107,8 @@ than --max-unpacked-size, nor expand past it, nor hold more than
 	f.String("header-timeout", pkgcache.DefaultHeaderTimeout.String(), "give up a download when the response headers take longer than `DURATION`")
 	f.String("idle-timeout", pkgcache.DefaultIdleTimeout.String(), "give up a download when no data arrives for `DURATION`")
 	f.Bool("force", false, "unpack again and replace a package already cached (repairs a damaged one)")
+	cacheQuietFlag(f, "print only errors and warnings (ids kept in use), not what was added")
+	f.BoolP("verbose", "v", false, "print each package's directory and size too")
 	return c
 }
 
@@ -130,6 +135,9 @@ type cacheAddedJSON struct {
 
 func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 	if err := cacheCheckFormat(opts.Format); err != nil {
+		return err
+	}
+	if err := checkQuietVerbose(opts.Quiet, opts.Verbose); err != nil {
 		return err
 	}
 	limit, err := parseCacheSize(opts.MaxUnpackedSize)
@@ -190,9 +198,14 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 				verb = "already cached"
 			}
 			e := res.Entry
-			fmt.Fprintf(streams.Out, "%s %s %s %s\n", verb, term(e.FullName), term(e.Version), term(e.ID))
-			for _, id := range res.RemovedIDs {
-				fmt.Fprintf(streams.Out, "removed outdated id %s\n", term(id))
+			if !opts.Quiet {
+				fmt.Fprintf(streams.Out, "%s %s %s %s\n", verb, term(e.FullName), term(e.Version), term(e.ID))
+				if opts.Verbose {
+					fmt.Fprintf(streams.Out, "    in %s (%s)\n", term(e.Dir), formatCacheSize(e.Size))
+				}
+				for _, id := range res.RemovedIDs {
+					fmt.Fprintf(streams.Out, "removed outdated id %s\n", term(id))
+				}
 			}
 			for _, id := range res.KeptIDs {
 				fmt.Fprintf(streams.Out, "kept outdated id %s: in use\n", term(id))
@@ -251,8 +264,10 @@ func cacheInterrupted(what string, err error) error {
 }
 
 type cacheListOptions struct {
-	Format string `mapstructure:"format"`
-	Dir    string
+	Format  string `mapstructure:"format"`
+	Quiet   bool   `mapstructure:"quiet"`
+	Verbose bool   `mapstructure:"verbose"`
+	Dir     string
 }
 
 func newCacheListCmd(streams *IO) *cobra.Command {
@@ -276,11 +291,16 @@ func newCacheListCmd(streams *IO) *cobra.Command {
 		},
 	}
 	c.Flags().String("format", "text", "output format: text or json")
+	cacheQuietFlag(c.Flags(), "print only errors: nothing when the cache can be read (exit status 0), for a check")
+	c.Flags().BoolP("verbose", "v", false, "print whole ids and each package's directory")
 	return c
 }
 
 func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error {
 	if err := cacheCheckFormat(opts.Format); err != nil {
+		return err
+	}
+	if err := checkQuietVerbose(opts.Quiet, opts.Verbose); err != nil {
 		return err
 	}
 	ctx, cancel := streams.interrupted(ctx)
@@ -306,12 +326,19 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 			Packages []cachePackageJSON `json:"packages"`
 		}{c.Root(), pkgs})
 	}
+	if opts.Quiet {
+		return nil
+	}
 	if len(entries) == 0 {
 		fmt.Fprintf(streams.Out, "no packages in %s\n", term(c.Root()))
 		return nil
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FULLNAME\tVERSION\tID\tSIZE\tLAST USE\tIN USE")
+	header := "FULLNAME\tVERSION\tID\tSIZE\tLAST USE\tIN USE"
+	if opts.Verbose {
+		header += "\tDIR"
+	}
+	fmt.Fprintln(tw, header)
 	for _, e := range entries {
 		last := "never"
 		if !e.LastUse.IsZero() {
@@ -320,6 +347,10 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 		inUse := "no"
 		if e.InUse {
 			inUse = "yes"
+		}
+		if opts.Verbose {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(e.ID), formatCacheSize(e.Size), last, inUse, term(e.Dir))
+			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(e.ID[:12]), formatCacheSize(e.Size), last, inUse)
 	}
@@ -334,6 +365,7 @@ type cachePruneOptions struct {
 	MaxSize   string `mapstructure:"max-size"`
 	DryRun    bool   `mapstructure:"dry-run"`
 	Verbose   bool   `mapstructure:"verbose"`
+	Quiet     bool   `mapstructure:"quiet"`
 	Dir       string
 }
 
@@ -375,7 +407,8 @@ It prints nothing unless something was removed, for cron, or with --verbose.`,
 	f.String("unused-for", "", "remove packages not used for `DURATION` (e.g. 720h, 30d)")
 	f.String("max-size", "", "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
 	f.Bool("dry-run", false, "print what would be removed, remove nothing")
-	f.Bool("verbose", false, "print a summary even when nothing was removed")
+	f.BoolP("verbose", "v", false, "print a summary even when nothing was removed")
+	cacheQuietFlag(f, "print only errors and warnings (packages skipped in use), not what was removed")
 	return c
 }
 
@@ -386,6 +419,9 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	popts := pkgcache.PruneOptions{Outdated: opts.Outdated, Keep: opts.Keep, DryRun: opts.DryRun}
 	if opts.Keep < 1 {
 		return usageErrorf("--keep must be at least 1, not %d", opts.Keep)
+	}
+	if err := checkQuietVerbose(opts.Quiet, opts.Verbose); err != nil {
+		return err
 	}
 	if opts.UnusedFor != "" {
 		d, err := parseCacheDuration(opts.UnusedFor)
@@ -442,11 +478,16 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	if res.DryRun {
 		verb, freed = "would remove", "would free"
 	}
-	for _, r := range res.Removed {
-		fmt.Fprintf(streams.Out, "%s %s %s %s (%s, %s)\n", verb, term(r.FullName), term(r.Version), term(r.ID[:12]), formatCacheSize(r.Size), term(r.Reason))
+	if !opts.Quiet {
+		for _, r := range res.Removed {
+			fmt.Fprintf(streams.Out, "%s %s %s %s (%s, %s)\n", verb, term(r.FullName), term(r.Version), term(r.ID[:12]), formatCacheSize(r.Size), term(r.Reason))
+		}
 	}
 	for _, r := range res.InUse {
 		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)\n", term(r.FullName), term(r.Version), term(r.ID[:12]), term(r.Reason))
+	}
+	if opts.Quiet {
+		return pruneUnmet(res)
 	}
 	fmt.Fprintf(streams.Out, "%s %s in %d package%s", freed, formatCacheSize(res.Freed), len(res.Removed), cachePlural(len(res.Removed)))
 	if len(res.InUse) > 0 {
@@ -495,6 +536,7 @@ func pruneJSON(res pkgcache.PruneResult) any {
 
 type cacheVerifyOptions struct {
 	Format string `mapstructure:"format"`
+	Quiet  bool   `mapstructure:"quiet"`
 	Dir    string
 }
 
@@ -519,6 +561,7 @@ func newCacheVerifyCmd(streams *IO) *cobra.Command {
 		},
 	}
 	c.Flags().String("format", "text", "output format: text or json")
+	cacheQuietFlag(c.Flags(), "print only the problems found, not the count of packages verified")
 	return c
 }
 
@@ -550,7 +593,7 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 		for _, p := range res.Problems {
 			fmt.Fprintf(streams.Out, "%s: %s\n", term(p.Path), term(p.Problem))
 		}
-		if len(res.Problems) == 0 {
+		if len(res.Problems) == 0 && !opts.Quiet {
 			fmt.Fprintf(streams.Out, "%d package%s verified\n", res.Checked, cachePlural(res.Checked))
 		}
 	}
@@ -562,6 +605,7 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 
 type cachePathOptions struct {
 	Format   string `mapstructure:"format"`
+	Quiet    bool   `mapstructure:"quiet"`
 	Dir      string
 	FullName string
 	Version  string
@@ -592,6 +636,7 @@ func newCachePathCmd(streams *IO) *cobra.Command {
 		},
 	}
 	c.Flags().String("format", "text", "output format: text or json")
+	cacheQuietFlag(c.Flags(), "print only errors: the exit status says whether the package is cached (0) or not (1)")
 	return c
 }
 
@@ -615,8 +660,18 @@ func runCachePath(streams *IO, opts cachePathOptions) error {
 			Path     string `json:"path"`
 		}{e.FullName, e.Version, e.ID, e.Dir})
 	}
-	fmt.Fprintln(streams.Out, term(e.Dir))
+	if !opts.Quiet {
+		fmt.Fprintln(streams.Out, term(e.Dir))
+	}
 	return nil
+}
+
+// cacheQuietFlag adds --quiet (-q) to a cache command: in text output,
+// errors and warnings only, for cron and CI logs; the JSON output
+// (--format json) is the same with it. usage says what the command then
+// leaves out.
+func cacheQuietFlag(f *pflag.FlagSet, usage string) {
+	f.BoolP("quiet", "q", false, usage)
 }
 
 func cacheCheckFormat(f string) error {
@@ -703,4 +758,12 @@ func formatCacheSize(n int64) string {
 	default:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 	}
+}
+
+// checkQuietVerbose refuses --quiet with --verbose, as apply does.
+func checkQuietVerbose(quiet, verbose bool) error {
+	if quiet && verbose {
+		return usageErrorf("--quiet and --verbose contradict each other; give one")
+	}
+	return nil
 }

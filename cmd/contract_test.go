@@ -48,7 +48,7 @@ func TestCheckPlanHooks(t *testing.T) {
 	}
 	check := func(sp *destroy.PlanFile) []string {
 		t.Helper()
-		f := newFinder(&IO{Err: &strings.Builder{}}, sp.HooksDirs, sp.CacheDir)
+		f := newFinder(&IO{Err: &strings.Builder{}}, sp.HooksDirs, sp.CacheDir, "")
 		if f.Packages != nil {
 			defer f.Packages.Close()
 		}

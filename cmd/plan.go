@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -28,6 +29,8 @@ type planOptions struct {
 	CacheDir         string
 	// hooksDirsFrom names where HooksDirs were set (settingFrom).
 	hooksDirsFrom string
+	// cacheDirFrom names where CacheDir was set (settingFrom).
+	cacheDirFrom string
 }
 
 func newPlanCmd(streams *IO) *cobra.Command {
@@ -69,6 +72,7 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 			if opts.CacheDir, err = cacheDir(v); err != nil {
 				return err
 			}
+			opts.cacheDirFrom = settingFrom(c, v, streams.Getenv, "cache-dir")
 			return runPlan(c.Context(), streams, opts)
 		},
 	}
@@ -139,9 +143,16 @@ func checkInputFlags(model, snapFile, graphFile string) error {
 // exists: plan and apply read class hierarchies and package hooks from it
 // and hold the usage locks of what they read until the run ends. A missing
 // cache is no error (the hierarchy of a class is then the class alone);
-// plan does not create one.
-func openPackages(streams *IO, dir string) *pkgcache.Session {
+// plan does not create one. When the directory was named (from, as
+// settingFrom says: a flag, a variable or the config file) and does not
+// exist, a warning on stderr says so: a mistyped --cache-dir must not
+// silently lose every class hierarchy and package hook. An existing
+// directory without packages/ is taken as a cache not filled yet.
+func openPackages(streams *IO, dir, from string) *pkgcache.Session {
 	if st, err := os.Stat(filepath.Join(dir, "packages")); err != nil || !st.IsDir() {
+		if _, err := os.Stat(dir); from != "" && errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(streams.Err, "objgc: warning: cache dir %s (from %s): no such directory, no package cache there; class hierarchies and package hooks are not used\n", term(absPath(dir)), term(from))
+		}
 		return nil
 	}
 	c, err := pkgcache.Open(dir)
@@ -246,11 +257,12 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		return err
 	}
 	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
-	if session := openPackages(streams, opts.CacheDir); session != nil {
+	if session := openPackages(streams, opts.CacheDir, opts.cacheDirFrom); session != nil {
 		defer session.Close()
 		finder.Packages = session
 	}
 	hooks := findPlanHooks(ctx, p, finder, opts.CacheDir)
+	p.Warnings = append(p.Warnings, destroy.PackageWarnings(ctx, p, finder)...)
 	if err := stage("render"); err != nil {
 		return err
 	}

@@ -54,6 +54,10 @@ type Classes struct {
 	// cached; Err says why, when the cache could not be read.
 	Package string
 	Err     error
+	// Missing names the package the type names (`@package`, with
+	// " version V" when the type gives one) when the cache is in use and
+	// does not hold it; "" otherwise (PackageWarnings).
+	Missing string
 }
 
 // Hierarchy returns the class hierarchy of t. A type without a name has
@@ -90,6 +94,15 @@ func (f *HookFinder) Hierarchy(ctx context.Context, t snapshot.Type) *Classes {
 			}
 		case !errors.Is(err, pkgcache.ErrNotFound):
 			c.Err = err
+		case t.Package != "":
+			// The class is not found: is the package itself missing, or
+			// does it only not define the class?
+			if _, err := f.Packages.Package(ctx, t.Package, t.Version); errors.Is(err, pkgcache.ErrNotFound) {
+				c.Missing = t.Package
+				if t.Version != "" {
+					c.Missing += " version " + t.Version
+				}
+			}
 		}
 	}
 	f.mu.Lock()

@@ -32,6 +32,9 @@ const (
 	// WarnHookCannotRun: a hook file exists but cannot run, e.g. it is not
 	// executable (added by whoever looks hooks up: the CLI's plan).
 	WarnHookCannotRun = "hook_cannot_run"
+	// WarnPackageMissing: types name a package that the package cache in
+	// use does not hold (PackageWarnings).
+	WarnPackageMissing = "package_missing"
 )
 
 // Reason is one reason for an object's place.

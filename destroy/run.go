@@ -140,6 +140,10 @@ type Report struct {
 	// Unchanged: nothing was to be done and File, being the model
 	// itself, was not written.
 	Unchanged bool
+	// Warnings are about what the run could not see: a package that
+	// doomed objects' types name and the package cache does not hold
+	// (PackageWarnings). Never nil.
+	Warnings []Warning
 }
 
 // Run carries out one apply (docs/apply.md, docs/journal.md), in this
@@ -220,7 +224,8 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 		}
 	}
 	p := NewPlan(diff.Compare(in.Snapshot, in.Incoming))
-	rep := &Report{Inputs: in, Plan: p}
+	rep := &Report{Inputs: in, Plan: p, Warnings: []Warning{}}
+	rep.Warnings = append(rep.Warnings, PackageWarnings(ctx, p, opts.Finder)...)
 	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
 		return nil, &DanglingError{Refs: p.Diff.Dangling}
 	}

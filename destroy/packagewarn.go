@@ -1,0 +1,73 @@
+package destroy
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// PackageWarnings returns one WarnPackageMissing warning per package that
+// the types of p's doomed objects name (`name/version@package`) and that
+// f's package cache does not hold, in the document order of the first
+// object naming each; nil when f uses no cache (f.Packages nil). Without
+// the package, an object's class hierarchy is its class alone (hooks of
+// ancestor classes are not found) and the package's own hooks do not
+// run: only the hooks dirs serve. Each warning counts the doomed objects
+// and the types naming the package and names the first object (ID,
+// Path). It looks the types up through f (HookFinder.Hierarchy, memoized
+// per type).
+func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
+	if f == nil || f.Packages == nil {
+		return nil
+	}
+	type missing struct {
+		first   *Planned
+		objects int
+		types   map[string]bool
+	}
+	var order []string
+	byPkg := map[string]*missing{}
+	snap := p.Diff.Snapshot
+	for i := range p.Objects {
+		if ctx.Err() != nil {
+			return nil
+		}
+		o := &p.Objects[i]
+		c := f.Hierarchy(ctx, snap.Objects[o.Snapshot].Type())
+		if c.Missing == "" {
+			continue
+		}
+		m := byPkg[c.Missing]
+		if m == nil {
+			m = &missing{first: o, types: map[string]bool{}}
+			byPkg[c.Missing] = m
+			order = append(order, c.Missing)
+		}
+		m.objects++
+		m.types[o.Type] = true
+	}
+	var out []Warning
+	for _, pkg := range order {
+		m := byPkg[pkg]
+		types := make([]string, 0, len(m.types))
+		for t := range m.types {
+			types = append(types, t)
+		}
+		sort.Strings(types)
+		if len(types) > 5 {
+			types = append(types[:5], fmt.Sprintf("and %d more", len(m.types)-5))
+		}
+		out = append(out, Warning{Code: WarnPackageMissing, ID: m.first.ID, Path: m.first.Path, Message: fmt.Sprintf(
+			"package %s is not in the package cache: %d doomed %s of %d %s (%s) %s it; their class hierarchy is the class alone (no destroy hook of an ancestor class is found) and the package's hooks do not run; objgc cache add the package to use them",
+			pkg, m.objects, plural(m.objects, "object", "objects"), len(m.types), plural(len(m.types), "type", "types"), strings.Join(types, ", "), plural(m.objects, "names", "name"))})
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
