@@ -192,7 +192,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		finder.Packages = session
 	}
 	hooks := findPlanHooks(ctx, p, finder, opts.CacheDir)
-	doc := newPlanDocument(in, p, opts.OnDangling, hooks)
+	doc := newPlanJSON(in, p, opts.OnDangling, hooks)
 	if opts.Out != "" {
 		if err := writePlanFile(opts.Out, doc); err != nil {
 			return err
@@ -200,7 +200,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	}
 	switch opts.Format {
 	case "json":
-		err = writeJSON(streams.Out, doc)
+		err = doc.write(streams.Out)
 	case "dot":
 		err = writeDot(streams.Out, p)
 	default:
