@@ -2,13 +2,19 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/internal/modelgen"
 )
 
 // TestStreamedPlanReadsBack checks the streamed JSON plan (planJSON.write)
@@ -82,4 +88,88 @@ func TestStreamedPlanReadsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkPlanTiny200k runs objgc plan --format json, in the process, on
+// a model of 200,000 tiny doomed objects (modelgen.Tiny: an 8.8 MB
+// envelope, about 44 bytes an object): the shape whose plan is largest for
+// its input. Metrics: plan-s/op, and peak-mem/input: the growth of the
+// process's peak RSS (VmHWM) during one plan, divided by the model's size
+// (issue 9's target: peak RSS at most 1.5x the file plus 64 MiB; the
+// growth counts the model read and everything made from it).
+func BenchmarkPlanTiny200k(b *testing.B) { benchmarkPlanTiny(b, 200_000) }
+
+func benchmarkPlanTiny(b *testing.B, n int) {
+	b.Setenv("OBJGC_CACHE_DIR", b.TempDir())
+	model := filepath.Join(b.TempDir(), "model.json")
+	f, err := os.Create(model)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := modelgen.Tiny(f, n); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	st, err := os.Stat(model)
+	if err != nil {
+		b.Fatal(err)
+	}
+	input := float64(st.Size())
+	b.SetBytes(st.Size())
+	plan := func() {
+		var out countingWriter
+		var errb bytes.Buffer
+		code := Run(context.Background(), BuildInfo{Version: "bench"}, []string{"plan", "--format", "json", model}, strings.NewReader(""), &out, &errb)
+		if code != ExitOK || out.n < int64(n)*100 {
+			b.Fatalf("plan: exit %d, %d bytes out: %s", code, out.n, errb.String())
+		}
+	}
+	var elapsed time.Duration
+	b.ResetTimer()
+	for range b.N {
+		// Each plan starts on a collected heap, as objgc plan starts.
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+		t0 := time.Now()
+		plan()
+		elapsed += time.Since(t0)
+	}
+	b.StopTimer()
+	b.ReportMetric(elapsed.Seconds()/float64(b.N), "plan-s/op")
+	runtime.GC()
+	debug.FreeOSMemory()
+	if os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) != nil {
+		b.Log("cannot reset the peak RSS (/proc/self/clear_refs): no memory metric")
+		return
+	}
+	base := procStatus("VmRSS")
+	plan()
+	peak := procStatus("VmHWM")
+	b.ReportMetric(float64(peak-base)/input, "peak-mem/input")
+	b.ReportMetric(input/(1<<20), "input-MiB")
+}
+
+// countingWriter counts and drops what is written.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// procStatus returns a /proc/self/status field (kB) in bytes; 0 if absent.
+func procStatus(field string) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			if fs := strings.Fields(v); len(fs) > 0 {
+				kb, _ := strconv.ParseInt(fs[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }
