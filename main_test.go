@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/zip"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/objgc/objgc/cmd"
+	"github.com/objgc/objgc/pkgcache"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/script/*.txtar")
@@ -59,6 +62,8 @@ func TestScripts(t *testing.T) {
 			"repeat":     cmdRepeat,
 			"mkfifo":     cmdMkfifo,
 			"unwritable": cmdUnwritable,
+			"usepkg":     cmdUsePackage,
+			"zipdir":     cmdZipDir,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "unwritable" {
@@ -116,6 +121,22 @@ func cmdBigstring(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 }
 
+// cmdUsePackage takes the usage lock of a cached package, as a running
+// plan or apply does, and holds it until the script ends: usepkg CACHE
+// FULLNAME. The lock is a real flock held by the test process; objgc runs
+// in other processes.
+func cmdUsePackage(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: usepkg CACHE FULLNAME")
+	}
+	c, err := pkgcache.OpenExisting(ts.MkAbs(args[0]))
+	ts.Check(err)
+	s := c.NewSession()
+	_, err = s.Package(context.Background(), args[1], "")
+	ts.Check(err)
+	ts.Defer(s.Close)
+}
+
 // cmdRepeat writes a file holding a string repeated N times:
 // repeat FILE N STRING.
 func cmdRepeat(ts *testscript.TestScript, neg bool, args []string) {
@@ -156,4 +177,39 @@ func copyDir(src, dst string) error {
 		}
 	}
 	return nil
+}
+
+// cmdZipDir writes a zip archive of a directory with the directory's own
+// name as the first path component of every entry, as `zip -r a.zip dir`
+// does: zipdir ARCHIVE DIR.
+func cmdZipDir(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: zipdir ARCHIVE DIR")
+	}
+	out, err := os.Create(ts.MkAbs(args[0]))
+	ts.Check(err)
+	zw := zip.NewWriter(out)
+	root := ts.MkAbs(args[1])
+	base := filepath.Dir(root)
+	ts.Check(filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(base, p)
+		if err != nil {
+			return err
+		}
+		w, err := zw.Create(filepath.ToSlash(rel))
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}))
+	ts.Check(zw.Close())
+	ts.Check(out.Close())
 }

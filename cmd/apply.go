@@ -41,6 +41,13 @@ type applyOptions struct {
 	// settings came from ("" for the default): a saved plan fixes them,
 	// and a setting that contradicts it is a usage error.
 	hooksDirsFrom, cacheDirFrom, onDanglingFrom string
+	// JUnit: also write the report as JUnit XML to this file (cmd/junit.go).
+	JUnit   string    `mapstructure:"-"` // flag only
+	started time.Time // when the run began, for the JUnit timestamp
+	// Quiet: errors and warnings only; Verbose: every hook run too
+	// (cmd/quiet.go).
+	Quiet   bool `mapstructure:"quiet"`
+	Verbose bool `mapstructure:"verbose"`
 }
 
 func newApplyCmd(streams *IO) *cobra.Command {
@@ -93,6 +100,11 @@ refuses to run when a doomed object has none.`,
 			opts.Graph, _ = c.Flags().GetString("graph")
 			opts.Write, _ = c.Flags().GetString("write")
 			opts.Force, _ = c.Flags().GetBool("force")
+			opts.JUnit, _ = c.Flags().GetString("junit")
+			opts.started = time.Now()
+			if err := checkJUnitOut(&opts); err != nil {
+				return err
+			}
 			opts.HooksDirs = listSetting(v, "hooks.dirs")
 			if opts.CacheDir, err = cacheDir(v); err != nil {
 				return err
@@ -117,6 +129,9 @@ refuses to run when a doomed object has none.`,
 	f.String("format", "text", "report format: text or json")
 	f.String("cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	f.Bool("require-hooks", false, "refuse to run when a doomed object has no destroy hook")
+	f.BoolP("quiet", "q", false, "print only errors and warnings: no progress, no hook output as it comes, no report when all went well")
+	f.BoolP("verbose", "v", false, "also report every hook run, with its exit status and duration, and every notification")
+	f.String("junit", "", "also write the report as JUnit XML to `FILE` (one test case a doomed object)")
 	return c
 }
 
@@ -296,6 +311,9 @@ func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
 }
 
 func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
+	if opts.Quiet && opts.Verbose {
+		return usageErrorf("--quiet and --verbose contradict each other; give one")
+	}
 	switch opts.Format {
 	case "text", "json":
 	default:
@@ -334,6 +352,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	}
 
 	progress := newProgressLine(streams)
+	progress.on = progress.on && !opts.Quiet
 	defer progress.Done()
 	ro := destroy.RunOptions{
 		ApplyOptions: destroy.ApplyOptions{
@@ -344,7 +363,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 			Force:       opts.Force,
 			Env:         os.Environ(),
 			Grace:       opts.HookGrace,
-			Stderr:      progress.Println,
+			Stderr:      hookLines(opts, progress),
 			Progress: func(pr destroy.Progress) {
 				if pr.Group == 0 {
 					progress.Update("objgc apply: notifications %d/%d", pr.NotificationsDone, pr.Notifications)
@@ -366,7 +385,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 			for _, note := range resume.Notes {
 				fmt.Fprintf(streams.Err, "objgc: %s\n", term(note))
 			}
-			if resume.Resumed {
+			if resume.Resumed && !opts.Quiet {
 				fmt.Fprintf(streams.Err, "objgc: resuming the run started %s by pid %d: %d hooks done are not run again\n",
 					resume.Started.Format(time.RFC3339), resume.PID, len(resume.Done))
 			}
@@ -550,6 +569,11 @@ func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *a
 
 func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) error {
 	rep := newApplyReport(ai, p, r)
+	if opts.JUnit != "" {
+		if err := writeJUnitFile(opts.JUnit, rep, opts.started); err != nil {
+			return err
+		}
+	}
 	if opts.Format == "json" {
 		return writeJSON(streams.Out, rep)
 	}
@@ -558,6 +582,9 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	for _, o := range rep.Objects {
 		switch o.State {
 		case destroy.OutcomeDestroyed:
+			if opts.Quiet && !o.Forced && len(o.Hooks) > 0 {
+				break // all went well: nothing to say
+			}
 			hooks := pal.warn("no destroy hook")
 			if n := len(o.Hooks); n > 0 {
 				hooks = fmt.Sprintf("%d %s", n, plural(n, "hook", "hooks"))
@@ -571,6 +598,9 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 				break
 			}
 			fmt.Fprintf(&b, "destroyed %s %s (group %d, %s)\n", term(orDash(o.Type)), pal.id(term(o.ID)), o.Group, hooks)
+			if opts.Verbose {
+				writeHookRuns(&b, o.Hooks)
+			}
 		case destroy.OutcomeFailed:
 			fmt.Fprintf(&b, "%s %s %s: %s\n", pal.bad("failed"), term(orDash(o.Type)), pal.id(term(o.ID)), term(o.Error))
 			writeStderrTails(&b, o.Hooks)
@@ -581,11 +611,18 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 		}
 	}
 	for _, n := range rep.Notifications {
+		if opts.Verbose && n.Error == "" {
+			writeNotified(&b, n)
+		}
 		if n.Error != "" {
 			fmt.Fprintf(&b, "%s notification %s of %s: %s\n", pal.warn("warning:"), term(n.Handler), term(n.Subscriber), term(n.Error))
 		}
 	}
 	s := rep.Summary
+	if opts.Quiet && !needsSaying(rep) {
+		_, err := io.WriteString(streams.Out, b.String())
+		return err
+	}
 	fmt.Fprintf(&b, "%d destroyed, %d failed, %d blocked", s.Destroyed, s.Failed, s.Blocked)
 	if s.Pending > 0 {
 		fmt.Fprintf(&b, ", %d not reached", s.Pending)

@@ -43,6 +43,11 @@ directory. See docs/cache.md for the layout and the lock protocol.`,
 type cacheAddOptions struct {
 	Format          string `mapstructure:"format"`
 	MaxUnpackedSize string `mapstructure:"max-unpacked-size"`
+	MaxEntries      int    `mapstructure:"max-entries"`
+	ConnectTimeout  string `mapstructure:"connect-timeout"`
+	HeaderTimeout   string `mapstructure:"header-timeout"`
+	IdleTimeout     string `mapstructure:"idle-timeout"`
+	Force           bool   `mapstructure:"force"`
 	Dir             string
 	Sources         []string
 }
@@ -55,9 +60,24 @@ func newCacheAddCmd(streams *IO) *cobra.Command {
 root (as Murano ships packages), a package directory, or an http(s) URL of an
 archive. The id of a package is the sha256 of its archive (of a canonical zip
 for a directory). Adding a package removes the other ids of the same FullName
-and version, unless they are in use.`,
+and version, unless they are in use.
+
+Every SRC is tried: the good ones are added, each bad one is reported on
+stderr, and the exit status is 1 if any failed (4 if the only failures were
+packages in use or locks not taken).
+
+--force unpacks a package again even when its id is cached, replacing the
+cached copy: the way to repair a package that 'objgc cache verify' reports
+as damaged. It refuses (exit 4) while a plan or apply uses the package.
+
+A download gives up when connecting takes longer than --connect-timeout,
+when the server sends no response headers within --header-timeout, or when
+no byte of the body arrives for --idle-timeout. An archive may not be larger
+than --max-unpacked-size, nor expand past it, nor hold more than
+--max-entries entries.`,
 		Example: `  objgc cache add io.murano.zip ./com.example.apache.Tomcat
-  objgc cache add https://example.com/packages/com.example.WordPress.zip`,
+  objgc cache add https://example.com/packages/com.example.WordPress.zip
+  objgc cache add --force io.murano.zip`,
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			v, err := newConfig(c)
@@ -68,6 +88,7 @@ and version, unless they are in use.`,
 			if err := v.Unmarshal(&opts); err != nil {
 				return err
 			}
+			opts.Force, _ = c.Flags().GetBool("force") // flag only (flagOnly)
 			if opts.Dir, err = cacheDir(v); err != nil {
 				return err
 			}
@@ -75,9 +96,36 @@ and version, unless they are in use.`,
 			return runCacheAdd(c.Context(), streams, opts)
 		},
 	}
-	c.Flags().String("format", "text", "output format: text or json")
-	c.Flags().String("max-unpacked-size", "512MiB", "reject archives that expand past `SIZE` (e.g. 100MB, 2GiB)")
+	f := c.Flags()
+	f.String("format", "text", "output format: text or json")
+	f.String("max-unpacked-size", "512MiB", "reject archives larger than `SIZE` or that expand past it (e.g. 100MB, 2GiB)")
+	f.Int("max-entries", pkgcache.DefaultMaxEntries, "reject archives of more than `N` entries (files, directories, links)")
+	f.String("connect-timeout", pkgcache.DefaultConnectTimeout.String(), "give up a download when connecting takes longer than `DURATION`")
+	f.String("header-timeout", pkgcache.DefaultHeaderTimeout.String(), "give up a download when the response headers take longer than `DURATION`")
+	f.String("idle-timeout", pkgcache.DefaultIdleTimeout.String(), "give up a download when no data arrives for `DURATION`")
+	f.Bool("force", false, "unpack again and replace a package already cached (repairs a damaged one)")
 	return c
+}
+
+// cacheAddFailure is one source `cache add` could not add.
+type cacheAddFailure struct {
+	Source string `json:"source"`
+	Error  string `json:"error"`
+}
+
+// cacheAddJSON is what `cache add --format json` prints.
+type cacheAddJSON struct {
+	Added  []cacheAddedJSON  `json:"added"`
+	Failed []cacheAddFailure `json:"failed"`
+}
+
+type cacheAddedJSON struct {
+	Source     string           `json:"source"`
+	Package    cachePackageJSON `json:"package"`
+	Unpacked   bool             `json:"unpacked"`
+	Replaced   bool             `json:"replaced"`
+	RemovedIDs []string         `json:"removed_ids"`
+	KeptIDs    []string         `json:"kept_ids"`
 }
 
 func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
@@ -88,25 +136,57 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 	if err != nil || limit <= 0 {
 		return usageErrorf("--max-unpacked-size: %q is not a size such as 500MB or 2GiB", opts.MaxUnpackedSize)
 	}
+	if opts.MaxEntries < 1 {
+		return usageErrorf("--max-entries must be at least 1, not %d", opts.MaxEntries)
+	}
+	var timeouts [3]time.Duration
+	for i, t := range []struct{ flag, value string }{
+		{"connect-timeout", opts.ConnectTimeout}, {"header-timeout", opts.HeaderTimeout}, {"idle-timeout", opts.IdleTimeout},
+	} {
+		d, err := parseCacheDuration(t.value)
+		if err != nil || d <= 0 {
+			return usageErrorf("--%s: %q is not a duration such as 30s or 2m", t.flag, t.value)
+		}
+		timeouts[i] = d
+	}
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
 	c, err := pkgcache.Open(opts.Dir)
 	if err != nil {
 		return err
 	}
-	c.MaxUnpackedSize = limit
-	var results []pkgcache.AddResult
+	c.MaxUnpackedSize, c.MaxEntries = limit, opts.MaxEntries
+	c.ConnectTimeout, c.HeaderTimeout, c.IdleTimeout = timeouts[0], timeouts[1], timeouts[2]
+	out := cacheAddJSON{Added: []cacheAddedJSON{}, Failed: []cacheAddFailure{}}
+	locked := 0
 	for _, src := range opts.Sources {
-		res, err := c.Add(ctx, src)
+		add := c.Add
+		if opts.Force {
+			add = c.Reinstall
+		}
+		res, err := add(ctx, src)
 		if err != nil {
-			if errors.Is(err, pkgcache.ErrLocked) {
-				return &exitError{code: ExitLocked, err: err}
+			if ctx.Err() != nil {
+				return cacheInterrupted("cache add", err)
 			}
-			return err
+			if errors.Is(err, pkgcache.ErrLocked) {
+				locked++
+			}
+			out.Failed = append(out.Failed, cacheAddFailure{Source: src, Error: err.Error()})
+			fmt.Fprintf(streams.Err, "objgc: %v\n", err)
+			continue
 		}
 		res.Entry.InUse = false // only by this add, which is over
-		results = append(results, res)
+		out.Added = append(out.Added, cacheAddedJSON{
+			Source: src, Package: packageJSON(res.Entry), Unpacked: res.Installed, Replaced: res.Replaced,
+			RemovedIDs: orEmpty(res.RemovedIDs), KeptIDs: orEmpty(res.KeptIDs),
+		})
 		if opts.Format == "text" {
 			verb := "added"
-			if !res.Installed {
+			switch {
+			case res.Replaced:
+				verb = "replaced"
+			case !res.Installed:
 				verb = "already cached"
 			}
 			e := res.Entry
@@ -120,9 +200,54 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 		}
 	}
 	if opts.Format == "json" {
-		return cacheWriteJSON(streams, map[string]any{"added": results})
+		if err := cacheWriteJSON(streams, out); err != nil {
+			return err
+		}
+	}
+	if n := len(out.Failed); n > 0 {
+		code := ExitError
+		if locked == n {
+			code = ExitLocked
+		}
+		return &exitError{code: code, err: fmt.Errorf("cache add: %d of %d source%s not added", n, len(opts.Sources), cachePlural(len(opts.Sources)))}
 	}
 	return nil
+}
+
+// cachePackageJSON is a cached package in the JSON of every cache
+// command (docs/cache.md). LastUse is null for a package never used.
+type cachePackageJSON struct {
+	FullName  string     `json:"full_name"`
+	Version   string     `json:"version"`
+	ID        string     `json:"id"`
+	Dir       string     `json:"dir"`
+	Size      int64      `json:"size"`
+	Installed time.Time  `json:"installed"`
+	LastUse   *time.Time `json:"last_use"`
+	InUse     bool       `json:"in_use"`
+}
+
+func packageJSON(e pkgcache.Entry) cachePackageJSON {
+	p := cachePackageJSON{FullName: e.FullName, Version: e.Version, ID: e.ID, Dir: e.Dir, Size: e.Size, Installed: e.Installed, InUse: e.InUse}
+	if !e.LastUse.IsZero() {
+		t := e.LastUse
+		p.LastUse = &t
+	}
+	return p
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// cacheInterrupted turns the error of a cache command stopped by SIGINT or
+// SIGTERM into exit status 130. Nothing is half-installed then: a package
+// is renamed into place whole or not at all.
+func cacheInterrupted(what string, err error) error {
+	return &exitError{code: ExitInterrupted, err: fmt.Errorf("%s: interrupted: %w", what, err)}
 }
 
 type cacheListOptions struct {
@@ -158,19 +283,28 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 	if err := cacheCheckFormat(opts.Format); err != nil {
 		return err
 	}
-	c, err := pkgcache.Open(opts.Dir)
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
+	c, err := pkgcache.OpenExisting(opts.Dir)
 	if err != nil {
 		return err
 	}
 	entries, err := c.List(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return cacheInterrupted("cache list", err)
+		}
 		return err
 	}
 	if opts.Format == "json" {
-		if entries == nil {
-			entries = []pkgcache.Entry{}
+		pkgs := make([]cachePackageJSON, len(entries))
+		for i, e := range entries {
+			pkgs[i] = packageJSON(e)
 		}
-		return cacheWriteJSON(streams, map[string]any{"cache_dir": c.Root(), "packages": entries})
+		return cacheWriteJSON(streams, struct {
+			CacheDir string             `json:"cache_dir"`
+			Packages []cachePackageJSON `json:"packages"`
+		}{c.Root(), pkgs})
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(streams.Out, "no packages in %s\n", term(c.Root()))
@@ -270,7 +404,9 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	if !popts.Outdated && popts.UnusedFor == 0 && !popts.LimitSize {
 		return usageErrorf("cache prune needs a policy: --outdated, --unused-for or --max-size")
 	}
-	c, err := pkgcache.Open(opts.Dir)
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
+	c, err := pkgcache.OpenExisting(opts.Dir)
 	if err != nil {
 		return err
 	}
@@ -288,16 +424,16 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		return &exitError{code: ExitLocked, err: fmt.Errorf("cache prune: %w in %s; nothing was touched", err, c.Root())}
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return cacheInterrupted("cache prune", err)
+		}
 		return err
 	}
 	if opts.Format == "json" {
-		if res.Removed == nil {
-			res.Removed = []pkgcache.Removal{}
+		if err := cacheWriteJSON(streams, pruneJSON(res)); err != nil {
+			return err
 		}
-		if res.InUse == nil {
-			res.InUse = []pkgcache.Removal{}
-		}
-		return cacheWriteJSON(streams, res)
+		return pruneUnmet(res)
 	}
 	if len(res.Removed) == 0 && len(res.InUse) == 0 && res.Leftovers == 0 && !opts.Verbose {
 		return nil // cron: quiet when nothing was done
@@ -320,7 +456,41 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		fmt.Fprintf(streams.Out, ", %d leftover%s of interrupted runs cleaned", res.Leftovers, cachePlural(res.Leftovers))
 	}
 	fmt.Fprintln(streams.Out)
-	return nil
+	return pruneUnmet(res)
+}
+
+// pruneUnmet is exit status 3 when the policies selected packages that are
+// in use: the cache is not yet what the policies ask for, and cron should
+// say so. The packages are listed in the report.
+func pruneUnmet(res pkgcache.PruneResult) error {
+	if res.PolicyMet {
+		return nil
+	}
+	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache prune: policy not met yet: %d selected package%s in use; prune again when they are free", len(res.InUse), cachePlural(len(res.InUse)))}
+}
+
+// cacheRemovalJSON is one package in prune's JSON.
+type cacheRemovalJSON struct {
+	cachePackageJSON
+	Reason string `json:"reason"`
+}
+
+func pruneJSON(res pkgcache.PruneResult) any {
+	conv := func(rs []pkgcache.Removal) []cacheRemovalJSON {
+		out := make([]cacheRemovalJSON, len(rs))
+		for i, r := range rs {
+			out[i] = cacheRemovalJSON{packageJSON(r.Entry), r.Reason}
+		}
+		return out
+	}
+	return struct {
+		DryRun    bool               `json:"dry_run"`
+		Removed   []cacheRemovalJSON `json:"removed"`
+		InUse     []cacheRemovalJSON `json:"in_use"`
+		PolicyMet bool               `json:"policy_met"`
+		Freed     int64              `json:"freed"`
+		Leftovers int                `json:"tmp_leftovers"`
+	}{res.DryRun, conv(res.Removed), conv(res.InUse), res.PolicyMet, res.Freed, res.Leftovers}
 }
 
 type cacheVerifyOptions struct {
@@ -356,12 +526,17 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 	if err := cacheCheckFormat(opts.Format); err != nil {
 		return err
 	}
-	c, err := pkgcache.Open(opts.Dir)
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
+	c, err := pkgcache.OpenExisting(opts.Dir)
 	if err != nil {
 		return err
 	}
 	res, err := c.Verify(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return cacheInterrupted("cache verify", err)
+		}
 		return err
 	}
 	if opts.Format == "json" {
@@ -380,7 +555,7 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 		}
 	}
 	if len(res.Problems) > 0 {
-		return fmt.Errorf("cache verify: %d problem%s in %s", len(res.Problems), cachePlural(len(res.Problems)), c.Root())
+		return fmt.Errorf("cache verify: %d problem%s in %s; repair a damaged package with objgc cache add --force SRC (its archive or directory), or remove it with objgc cache prune", len(res.Problems), cachePlural(len(res.Problems)), c.Root())
 	}
 	return nil
 }
@@ -424,18 +599,23 @@ func runCachePath(streams *IO, opts cachePathOptions) error {
 	if err := cacheCheckFormat(opts.Format); err != nil {
 		return err
 	}
-	c, err := pkgcache.Open(opts.Dir)
+	c, err := pkgcache.OpenExisting(opts.Dir)
 	if err != nil {
 		return err
 	}
-	p, err := c.Path(opts.FullName, opts.Version)
+	e, err := c.Lookup(opts.FullName, opts.Version)
 	if err != nil {
 		return err
 	}
 	if opts.Format == "json" {
-		return cacheWriteJSON(streams, map[string]string{"full_name": opts.FullName, "version": opts.Version, "path": p})
+		return cacheWriteJSON(streams, struct {
+			FullName string `json:"full_name"`
+			Version  string `json:"version"`
+			ID       string `json:"id"`
+			Path     string `json:"path"`
+		}{e.FullName, e.Version, e.ID, e.Dir})
 	}
-	fmt.Fprintln(streams.Out, term(p))
+	fmt.Fprintln(streams.Out, term(e.Dir))
 	return nil
 }
 

@@ -13,6 +13,11 @@ import (
 // quoted by cache verify, in text and JSON.
 func TestCacheVerifyEscapesNames(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "cache")
+	// An empty cache, as cache add leaves it (list and verify never
+	// create one).
+	if err := os.MkdirAll(filepath.Join(cache, "packages"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, errOut := runObjgc(t, "cache", "list", "--cache-dir", cache); code != ExitOK {
 		t.Fatalf("cache list: exit %d: %s", code, errOut)
 	}

@@ -38,6 +38,7 @@ var flagOnly = map[string]bool{
 	"force":    true,
 	"write":    true,
 	"out":      true,
+	"junit":    true,
 	"snapshot": true,
 	"graph":    true,
 }
@@ -46,13 +47,62 @@ var flagOnly = map[string]bool{
 // can): --config names the file itself; --help is no setting.
 var notInFile = map[string]bool{"config": true, "help": true}
 
-// settingOf returns the configuration key and the environment variable of
-// the flag named name.
-func settingOf(name string) (key, env string) {
+// sharedSettings are the settings that mean the same to every command
+// that has them, and that commands must agree on: where hooks are, where
+// the package cache is, whether to colour, how dangling references are
+// handled (a saved plan and its apply must agree), the configuration file
+// itself. They have one key and one variable (hooks.dirs,
+// OBJGC_HOOKS_DIR). Every other setting belongs to the command it is a
+// flag of, and its key and variable are named after that command
+// (plan.format, OBJGC_PLAN_FORMAT; cache.prune.keep,
+// OBJGC_CACHE_PRUNE_KEEP), so that a format set for plan cannot reach
+// version or apply (docs/config.md).
+var sharedSettings = map[string]bool{
+	"hooks-dir":   true,
+	"cache-dir":   true,
+	"no-color":    true,
+	"on-dangling": true,
+	"config":      true,
+	"help":        true,
+}
+
+// commandScope returns c's path below the root ("plan", "cache prune"),
+// "" for the root.
+func commandScope(c *cobra.Command) string {
+	if c == nil || !c.HasParent() {
+		return ""
+	}
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+}
+
+// settingOf returns the configuration file key and the environment
+// variable that set flag name of command c: the shared ones (see
+// sharedSettings and configKeys) whatever c is, the others under c's
+// scope. With c nil, it returns the unscoped names.
+func settingOf(c *cobra.Command, name string) (key, env string) {
 	if k, ok := configKeys[name]; ok {
 		return k.key, k.env
 	}
-	return name, "OBJGC_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	scope := commandScope(c)
+	if sharedSettings[name] || scope == "" {
+		return name, envName(name)
+	}
+	return strings.ReplaceAll(scope, " ", ".") + "." + name, envName(strings.ReplaceAll(scope, " ", "_") + "_" + name)
+}
+
+func envName(s string) string {
+	return "OBJGC_" + strings.ToUpper(strings.ReplaceAll(s, "-", "_"))
+}
+
+// viperKey is the key a run's viper instance holds flag name under: the
+// flag's name, or its configKeys key. Commands read their settings by it
+// (v.GetString("format"), Unmarshal), whatever scope the setting came
+// from.
+func viperKey(name string) string {
+	if k, ok := configKeys[name]; ok {
+		return k.key
+	}
+	return name
 }
 
 func addGlobalFlags(root *cobra.Command) {
@@ -74,21 +124,29 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 	v := viper.New()
 	var errs []error
 	bind := func(f *pflag.Flag) {
-		key, env := settingOf(f.Name)
+		key, env := viperKey(f.Name), ""
+		_, env = settingOf(c, f.Name)
+		legacy := envName(f.Name)
 		if flagOnly[f.Name] {
-			if os.Getenv(env) != "" {
-				errs = append(errs, fmt.Errorf("%s: --%s is set only on the command line", env, f.Name))
+			for _, e := range []string{env, legacy} {
+				if os.Getenv(e) != "" {
+					errs = append(errs, fmt.Errorf("%s: --%s is set only on the command line", e, f.Name))
+				}
 			}
 			return
 		}
 		if err := v.BindPFlag(key, f); err != nil {
 			errs = append(errs, err)
 		}
-		if _, ok := flagEnv(f.Name); !ok {
+		if _, ok := flagEnv(c, f.Name); !ok {
 			return
 		}
+		if legacy != env && os.Getenv(legacy) != "" {
+			errs = append(errs, fmt.Errorf("%s: not a setting: a setting of one command is named after it; for %s use %s (docs/config.md)",
+				legacy, c.CommandPath(), env))
+		}
 		if s := os.Getenv(env); s != "" {
-			if err := checkSetting(env, f, s); err != nil {
+			if err := checkSetting(env, c, f, s); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -125,8 +183,17 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 		return nil, err
 	}
 	v.SetConfigFile(path) // for ConfigFileUsed: messages name the file
-	v.SetConfigType(typ)
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+	// The settings of c, from the shared keys and c's own section, under
+	// the keys c reads them by (viperKey).
+	mine := viper.New()
+	pick := func(f *pflag.Flag) {
+		if key, _ := settingOf(c, f.Name); !flagOnly[f.Name] && file.IsSet(key) {
+			mine.Set(viperKey(f.Name), file.Get(key))
+		}
+	}
+	c.Flags().VisitAll(pick)
+	c.InheritedFlags().VisitAll(pick)
+	if err := v.MergeConfigMap(mine.AllSettings()); err != nil {
 		return nil, fmt.Errorf("reading configuration %s: %w", path, err)
 	}
 	return v, nil
@@ -165,41 +232,62 @@ func readConfigFile(path string) ([]byte, error) {
 }
 
 // checkConfigKeys checks every key of the configuration file at path
-// (read into file) against the flags of every command under root: a file
-// is shared by all commands, so a key of any of them is known.
+// (read into file) against the settings of every command under root: a
+// file is shared by all commands, so a key of any of them is known.
 func checkConfigKeys(path string, file *viper.Viper, root *cobra.Command) error {
 	known := knownKeys(root)
 	keys := file.AllKeys()
 	slices.Sort(keys)
 	for _, key := range keys {
-		f := known[key]
+		s, ok := known[key]
+		name := key[strings.LastIndex(key, ".")+1:]
 		switch {
-		case f != nil && flagOnly[f.Name]:
-			return fmt.Errorf("%s: key %q: set only on the command line (--%s)", path, key, f.Name)
-		case f != nil && f.Name == "config":
+		case ok && flagOnly[s.flag.Name]:
+			return fmt.Errorf("%s: key %q: set only on the command line (--%s)", path, key, s.flag.Name)
+		case !ok && flagOnly[name]:
+			return fmt.Errorf("%s: key %q: set only on the command line (--%s)", path, key, name)
+		case ok && s.flag.Name == "config":
 			return fmt.Errorf("%s: key %q: a configuration file cannot name another; give --config or OBJGC_CONFIG", path, key)
-		case f == nil || notInFile[f.Name]:
-			if s := suggestKey(key, known); s != "" {
-				return fmt.Errorf("%s: key %q: unknown key (did you mean %q?)", path, key, s)
+		case !ok || notInFile[s.flag.Name]:
+			if sug := suggestKey(key, known); len(sug) > 0 {
+				return fmt.Errorf("%s: key %q: unknown key (did you mean %s?)", path, key, quoteOr(sug))
 			}
 			return fmt.Errorf("%s: key %q: unknown key", path, key)
 		}
-		if err := checkSetting(path+": "+key, f, file.Get(key)); err != nil {
+		if err := checkSetting(path+": "+key, s.cmd, s.flag, file.Get(key)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// quoteOr writes `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+func quoteOr(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = strconv.Quote(x)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// setting is a configuration key's flag and the command it belongs to.
+type setting struct {
+	cmd  *cobra.Command
+	flag *pflag.Flag
+}
+
 // knownKeys maps every configuration key of the commands under root to
-// the flag it sets.
-func knownKeys(root *cobra.Command) map[string]*pflag.Flag {
-	known := map[string]*pflag.Flag{}
+// its setting.
+func knownKeys(root *cobra.Command) map[string]setting {
+	known := map[string]setting{}
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
 		add := func(f *pflag.Flag) {
-			if key, _ := settingOf(f.Name); known[key] == nil {
-				known[key] = f
+			if key, _ := settingOf(c, f.Name); known[key].flag == nil {
+				known[key] = setting{c, f}
 			}
 		}
 		c.Flags().VisitAll(add)
@@ -212,30 +300,50 @@ func knownKeys(root *cobra.Command) map[string]*pflag.Flag {
 	return known
 }
 
-// suggestKey returns the known key closest to an unknown one: the key of
+// suggestKey returns the known keys closest to an unknown one: the key of
 // a flag spelled as the flag (hooks-dir: hooks.dirs), a key under it
-// (cache: cache.dir), or one at most two edits away and at most one edit
-// in three bytes of key (so that "help" does not suggest "keep"); "" when
-// none is.
-func suggestKey(key string, known map[string]*pflag.Flag) string {
-	if k, _ := settingOf(key); k != key && known[k] != nil {
-		return k
+// (cache: cache.dir), the keys of every command with a flag of that name
+// (format: plan.format, apply.format, ...: the key of a setting of one
+// command without the command), or one at most two edits away and at most
+// one edit in three bytes of key (so that "help" does not suggest
+// "keep"), compared as a whole and as the name after the command; none
+// when nothing is close.
+func suggestKey(key string, known map[string]setting) []string {
+	if k, ok := configKeys[key]; ok && known[k.key].flag != nil {
+		return []string{k.key}
 	}
-	var best string
-	bestDist := 3
 	names := make([]string, 0, len(known))
-	for k, f := range known {
-		if !flagOnly[f.Name] && !notInFile[f.Name] {
+	for k, s := range known {
+		if !flagOnly[s.flag.Name] && !notInFile[s.flag.Name] {
 			names = append(names, k)
 		}
 	}
 	slices.Sort(names)
-	for _, k := range names {
-		if strings.HasPrefix(k, key+".") {
-			return k
+	// A shared key first: "cache" means cache.dir, not cache.add.format.
+	for _, shared := range []bool{true, false} {
+		for _, k := range names {
+			if strings.HasPrefix(k, key+".") && sharedSettings[known[k].flag.Name] == shared {
+				return []string{k}
+			}
 		}
-		if d := editDistance(key, k); d < bestDist && 3*d <= len(key) {
-			best, bestDist = k, d
+	}
+	close := func(a, b string) int {
+		if d := editDistance(a, b); 3*d <= len(a) {
+			return d
+		}
+		return 3
+	}
+	best, bestDist := []string(nil), 3
+	for _, k := range names {
+		d := close(key, k)
+		if s := known[k]; !sharedSettings[s.flag.Name] {
+			d = min(d, close(key, s.flag.Name))
+		}
+		switch {
+		case d < bestDist:
+			best, bestDist = []string{k}, d
+		case d == bestDist && d < 3:
+			best = append(best, k)
 		}
 	}
 	return best
@@ -266,8 +374,11 @@ func editDistance(a, b string) int {
 // OBJGC_* variable: a string; a configuration file: what its parser
 // made of it) against the flag's type, so that the error names where it
 // came from. A duration needs a unit, except 0.
-func checkSetting(where string, f *pflag.Flag, val any) error {
+func checkSetting(where string, c *cobra.Command, f *pflag.Flag, val any) error {
 	s := fmt.Sprint(val)
+	if ch := choices(c, f.Name); ch != nil && !slices.Contains(ch, s) {
+		return fmt.Errorf("%s: --%s must be %s, not %q", where, f.Name, orList(ch), s)
+	}
 	switch f.Value.Type() {
 	case "duration":
 		if _, err := time.ParseDuration(s); err == nil {
@@ -384,10 +495,35 @@ func cacheDir(v *viper.Viper) (string, error) {
 // flagEnv returns the OBJGC_* environment variable that sets flag name
 // (DESIGN.md section 9), false for a flag with none: --help and the
 // flag-only ones (whose variable is an error, see flagOnly).
-func flagEnv(name string) (string, bool) {
+func flagEnv(c *cobra.Command, name string) (string, bool) {
 	if name == "help" || flagOnly[name] {
 		return "", false
 	}
-	_, env := settingOf(name)
+	_, env := settingOf(c, name)
 	return env, true
+}
+
+// choices returns the values flag name of command c takes, nil when it
+// is not one of a list: a value from a variable or the file is checked
+// against them where it is read, so that the error names where it came
+// from. The commands check a flag's value again (with the same words).
+func choices(c *cobra.Command, name string) []string {
+	switch name {
+	case "format":
+		if commandScope(c) == "plan" {
+			return []string{"text", "json", "dot", "markdown"}
+		}
+		return []string{"text", "json"}
+	case "on-dangling":
+		return []string{"error", "keep"}
+	}
+	return nil
+}
+
+// orList writes "a", "a or b", "a, b or c".
+func orList(s []string) string {
+	if len(s) == 1 {
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }

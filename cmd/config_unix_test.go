@@ -26,7 +26,7 @@ func TestConfigOwnedByAnotherUser(t *testing.T) {
 	}
 	dir := t.TempDir()
 	t.Chdir(dir)
-	if err := os.WriteFile("objgc.yaml", []byte("format: json\n"), 0o644); err != nil {
+	if err := os.WriteFile("objgc.yaml", []byte("plan:\n  format: json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chown("objgc.yaml", 65534, 65534); err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -42,16 +41,13 @@ func absPaths(ps []string) []string {
 // FILE" for the configuration file, "" when the default is used. The
 // precedence is viper's: flag, then variable, then file.
 func settingFrom(c *cobra.Command, v *viper.Viper, getenv func(string) string, flag string) string {
-	key, env := flag, "OBJGC_"+strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
-	if k, ok := configKeys[flag]; ok {
-		key, env = k.key, k.env
-	}
+	key, env := settingOf(c, flag)
 	switch {
 	case c.Flags().Changed(flag):
 		return "--" + flag
 	case getenv(env) != "":
 		return env
-	case v.InConfig(key):
+	case v.InConfig(viperKey(flag)):
 		return key + " in " + v.ConfigFileUsed()
 	}
 	return ""

@@ -139,7 +139,7 @@ func manSections(c *cobra.Command) string {
 	seen := map[string]bool{}
 	for _, fs := range []*pflag.FlagSet{c.LocalFlags(), c.InheritedFlags()} {
 		fs.VisitAll(func(f *pflag.Flag) {
-			env, ok := flagEnv(f.Name)
+			env, ok := flagEnv(c, f.Name)
 			if !ok || seen[env] || f.Hidden {
 				return
 			}

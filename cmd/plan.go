@@ -43,9 +43,10 @@ and warnings. It runs no hooks.
 MODEL is a Murano envelope {"Objects", "ObjectsCopy", "Attributes"} or an
 engine task {"model": ...}; or give two files with --snapshot and --graph,
 each a bare object tree or an envelope. "-" reads standard input.`,
-		Example: `  objgc plan testdata/models/wordpress-app-removed.json
+		Example: `  objgc plan env.json --hooks-dir ./hooks
   objgc plan --snapshot before.json --graph after.json --format json
-  objgc plan model.json --out plan.json --detailed-exitcode`,
+  objgc plan model.json --out plan.json --detailed-exitcode
+  objgc plan env.json --format markdown >> "$GITHUB_STEP_SUMMARY"`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			v, err := newConfig(c)
@@ -73,7 +74,7 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 	}
 	f := c.Flags()
 	addInputFlags(c)
-	f.String("format", "text", "output format: text, json or dot")
+	f.String("format", "text", "output format: text, json, dot or markdown (for a merge-request comment or CI job summary)")
 	f.String("out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
 	f.Bool("detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not")
 	f.String("on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
@@ -158,13 +159,39 @@ func checkOnDangling(mode string) error {
 	return nil
 }
 
+// errPlanInterrupted is a plan stopped by SIGINT or SIGTERM: it writes
+// nothing more and exits 130.
+var errPlanInterrupted = &exitError{code: ExitInterrupted, err: errors.New("interrupted")}
+
+// stagesEnv names the hidden test hook: when set to 1, plan prints
+// "objgc: stage NAME" on stderr as it enters each stage (read, compare,
+// order, hooks, render), so that a test can signal it in a given stage
+// without sleeping.
+const stagesEnv = "OBJGC_TEST_STAGES"
+
+// untilDone runs f and returns its error, or errPlanInterrupted as soon as
+// ctx is done. It is for the stages whose loops do not look at a context
+// (reading, rendering): f goes on in the background until the process
+// exits, which it does at once with 130; plan holds no lock and writes no
+// file that f could leave half-written (--out is written outside it).
+func untilDone(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return errPlanInterrupted
+	}
+}
+
 func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
 	switch opts.Format {
-	case "text", "json", "dot":
+	case "text", "json", "dot", "markdown":
 	default:
-		return usageErrorf("--format must be text, json or dot, not %q", opts.Format)
+		return usageErrorf("--format must be text, json, dot or markdown, not %q", opts.Format)
 	}
 	if err := checkOnDangling(opts.OnDangling); err != nil {
 		return err
@@ -178,35 +205,80 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
-	in, err := loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph)
-	if err != nil {
+	// Every stage starts with a look at ctx, and the long ones look
+	// inside too: the first SIGINT or SIGTERM ends a plan within
+	// milliseconds whatever it is doing (issue 9).
+	traceStages := streams.Getenv != nil && streams.Getenv(stagesEnv) == "1"
+	stage := func(name string) error {
+		if ctx.Err() != nil {
+			return errPlanInterrupted
+		}
+		if traceStages {
+			fmt.Fprintf(streams.Err, "objgc: stage %s\n", name)
+		}
+		return nil
+	}
+	if err := stage("read"); err != nil {
 		return err
 	}
-	if ctx.Err() != nil {
-		return &exitError{code: ExitInterrupted, err: errors.New("interrupted")}
+	var in *inputs
+	if err := untilDone(ctx, func() (err error) {
+		in, err = loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph)
+		return err
+	}); err != nil {
+		return err
 	}
-	p := destroy.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+	if err := stage("compare"); err != nil {
+		return err
+	}
+	d, err := diff.CompareContext(ctx, in.Snapshot, in.Incoming)
+	if err != nil {
+		return errPlanInterrupted
+	}
+	if err := stage("order"); err != nil {
+		return err
+	}
+	p, err := destroy.NewPlanContext(ctx, d)
+	if err != nil {
+		return errPlanInterrupted
+	}
+	if err := stage("hooks"); err != nil {
+		return err
+	}
 	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
 	if session := openPackages(streams, opts.CacheDir); session != nil {
 		defer session.Close()
 		finder.Packages = session
 	}
 	hooks := findPlanHooks(ctx, p, finder, opts.CacheDir)
+	if err := stage("render"); err != nil {
+		return err
+	}
 	doc := newPlanJSON(in, p, opts.OnDangling, hooks)
 	if opts.Out != "" {
 		if err := writePlanFile(opts.Out, doc); err != nil {
 			return err
 		}
+		if ctx.Err() != nil {
+			return errPlanInterrupted
+		}
 	}
-	switch opts.Format {
-	case "json":
-		err = doc.write(streams.Out)
-	case "dot":
-		err = writeDot(streams.Out, p)
-	default:
-		err = writePlanText(streams.Out, newPalette(streams, opts.NoColor), in, p, opts.OnDangling, hooks)
-	}
-	if err != nil {
+	if err := untilDone(ctx, func() error {
+		switch opts.Format {
+		case "json":
+			return doc.write(streams.Out)
+		case "dot":
+			return writeDot(streams.Out, p)
+		case "markdown":
+			var names []string
+			for _, d := range in.Docs() {
+				names = append(names, d.Name)
+			}
+			return writePlanMarkdown(streams.Out, doc.document(), names)
+		default:
+			return writePlanText(streams.Out, newPalette(streams, opts.NoColor), in, p, opts.OnDangling, hooks)
+		}
+	}); err != nil {
 		return err
 	}
 	if opts.DetailedExitcode && len(p.Objects) > 0 {

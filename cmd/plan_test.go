@@ -92,7 +92,7 @@ func TestRunPlanExitCodes(t *testing.T) {
 		{name: "no model", args: []string{"plan"}, code: cmd.ExitError, stdoutNone: true,
 			stderr: "objgc: no model given: objgc plan MODEL, or --snapshot FILE --graph FILE\n" + usageHint},
 		{name: "bad format", args: []string{"plan", "--format", "yaml", pairs + "app-removed.json"}, code: cmd.ExitError, stdoutNone: true,
-			stderr: "objgc: --format must be text, json or dot, not \"yaml\"\n" + usageHint},
+			stderr: "objgc: --format must be text, json, dot or markdown, not \"yaml\"\n" + usageHint},
 		{name: "bad on-dangling", args: []string{"plan", "--on-dangling", "drop", pairs + "app-removed.json"}, code: cmd.ExitError, stdoutNone: true,
 			stderr: "objgc: --on-dangling must be error or keep, not \"drop\"\n" + usageHint},
 		{name: "unknown flag", args: []string{"plan", "--frobnicate"}, code: cmd.ExitError, stdoutNone: true,
@@ -200,7 +200,7 @@ func TestRunPlanNoColor(t *testing.T) {
 func TestRunConfigPrecedence(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "objgc.yaml"), []byte("format: json\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "objgc.yaml"), []byte("plan:\n  format: json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	model, err := filepath.Abs(pairs + "app-removed.json")
@@ -216,10 +216,10 @@ func TestRunConfigPrecedence(t *testing.T) {
 		}
 	}
 	check("./objgc.yaml", "{\n")
-	t.Setenv("OBJGC_FORMAT", "dot")
-	check("OBJGC_FORMAT over the file", "digraph objgc_plan {\n")
-	check("flag over OBJGC_FORMAT", "Plan for ", "--format", "text")
+	t.Setenv("OBJGC_PLAN_FORMAT", "dot")
+	check("OBJGC_PLAN_FORMAT over the file", "digraph objgc_plan {\n")
+	check("flag over OBJGC_PLAN_FORMAT", "Plan for ", "--format", "text")
 	os.Remove("objgc.yaml")
-	os.Unsetenv("OBJGC_FORMAT")
+	os.Unsetenv("OBJGC_PLAN_FORMAT")
 	check("default", "Plan for ")
 }

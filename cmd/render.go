@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -93,11 +94,17 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 		return h
 	}
 	for _, k := range h.kinds {
+		if ctx.Err() != nil {
+			return h // interrupted: the caller writes nothing
+		}
 		c := f.Hierarchy(ctx, k.typ)
 		k.classes, k.pkg = c.Names, c.Package
 		k.destroy = f.DestroyHooks(ctx, k.typ)
 	}
 	for i, n := range p.Notifications {
+		if ctx.Err() != nil {
+			return h
+		}
 		if t := h.subTypes[i]; t != nil {
 			if found, ok := f.HandlerHook(ctx, *t, n.Handler); ok {
 				h.notify[i] = &found
@@ -107,7 +114,36 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 		}
 	}
 	h.packages = destroy.SessionPackages(f.Packages)
+	h.warnCannotRun(p)
 	return h
+}
+
+// warnCannotRun adds to p's warnings (destroy.WarnHookCannotRun) every hook
+// found that cannot run: apply would fail its object or notification.
+func (h *planHooks) warnCannotRun(p *destroy.Plan) {
+	for i := range p.Objects {
+		o := &p.Objects[i]
+		for _, f := range h.of(i).destroy {
+			if f.Err != nil {
+				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: o.ID, Path: o.Path,
+					Message: fmt.Sprintf("destroy hook %s of %s cannot run (%s): apply would fail the object", f.Path, o.ID, hookErrText(f))})
+			}
+		}
+	}
+	for i, n := range p.Notifications {
+		if f := h.notify[i]; f != nil && f.Err != nil {
+			p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: n.Subscriber,
+				Message: fmt.Sprintf("notify hook %s (%s of %s) cannot run (%s): the notification would fail", f.Path, n.Handler, n.Subscriber, hookErrText(*f))})
+		}
+	}
+}
+
+// hookErrText is why a hook found cannot run, without its path.
+func hookErrText(f hook.Found) string {
+	if errors.Is(f.Err, hook.ErrNotExecutable) {
+		return "not executable; chmod +x it"
+	}
+	return strings.TrimPrefix(f.Err.Error(), f.Path+": ")
 }
 
 // withoutDestroyHook counts the doomed objects that have no destroy hook.

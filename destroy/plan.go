@@ -1,6 +1,7 @@
 package destroy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -25,6 +26,12 @@ const (
 	WarnDuplicateDiffers  = "duplicate_differs"
 	WarnTypeChanged       = "type_changed"
 	WarnSubscriberMissing = "subscriber_missing"
+	// WarnEnvironmentDestroyed: the snapshot's root object (the
+	// environment) is doomed, so the whole deployment is destroyed.
+	WarnEnvironmentDestroyed = "environment_destroyed"
+	// WarnHookCannotRun: a hook file exists but cannot run, e.g. it is not
+	// executable (added by whoever looks hooks up: the CLI's plan).
+	WarnHookCannotRun = "hook_cannot_run"
 )
 
 // Reason is one reason for an object's place.
@@ -126,6 +133,17 @@ func (p *Plan) Successors(i int) []int {
 
 // NewPlan orders the doomed objects of d (DESIGN.md section 3).
 func NewPlan(d *diff.Result) *Plan {
+	p, _ := NewPlanContext(context.Background(), d)
+	return p
+}
+
+// checkEvery is how many objects NewPlanContext handles between two looks
+// at its context.
+const checkEvery = 1 << 12
+
+// NewPlanContext is NewPlan that gives up when ctx is done, within a few
+// thousand objects, and returns ctx.Err() and no Plan.
+func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 	snap, in := d.Snapshot, d.Incoming
 	p := &Plan{Diff: d, Objects: make([]Planned, len(d.Doomed))}
 	nodeOf := make([]int32, len(snap.Objects)) // snapshot index -> node, -1
@@ -136,7 +154,16 @@ func NewPlan(d *diff.Result) *Plan {
 		nodeOf[i] = int32(n)
 	}
 	nodes := make([]Node, len(d.Doomed))
+	// mark[w] == stamp: node w is already in the list being built. A
+	// publisher may name 60,000 subscribers: searching the list for each
+	// was quadratic (issue 9).
+	mark := make([]int32, len(d.Doomed))
+	stamp := int32(0)
 	for n, i := range d.Doomed {
+		if n%checkEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		stamp++
 		o := &snap.Objects[i]
 		nodes[n] = Node{Owner: -1, Key: o.Start}
 		if o.Owner >= 0 {
@@ -154,20 +181,27 @@ func NewPlan(d *diff.Result) *Plan {
 				continue
 			}
 			w := nodeOf[j]
-			if w == int32(n) || w == nodes[n].Owner || contains(nodes[n].Subscribers, w) {
+			if w == int32(n) || w == nodes[n].Owner || mark[w] == stamp {
 				continue
 			}
+			mark[w] = stamp
 			nodes[n].Subscribers = append(nodes[n].Subscribers, w)
 		}
 	}
 	ord := Order(nodes)
 	p.nodes = nodes
 	for n, i := range d.Doomed {
+		if n%checkEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		o := &snap.Objects[i]
 		pl := &p.Objects[n]
 		*pl = Planned{Snapshot: i, ID: o.ID, Type: o.TypeString, Class: o.Type().Name, Path: snap.ObjectPath(i), Group: int(ord.Index[n])}
 		if o.Owner >= 0 {
 			pl.Owner = snap.Objects[o.Owner].ID
+		}
+		if o.Start == snap.Start {
+			p.warnRoot(pl)
 		}
 		switch {
 		case nodes[n].Owner >= 0:
@@ -177,18 +211,21 @@ func NewPlan(d *diff.Result) *Plan {
 		default:
 			pl.Reasons = append(pl.Reasons, Reason{Code: ReasonTopLevel})
 		}
-		ignored := ord.Ignored[int32(n)]
-		var seen []int32
+		// Ignored subscribers get stamp+1, the ones listed stamp+2.
+		stamp += 2
+		for _, w := range ord.Ignored[int32(n)] {
+			mark[w] = stamp - 1
+		}
 		for _, dep := range snap.Dependencies(i) {
 			j, ok := snap.Lookup(dep.Subscriber)
-			if !ok || !d.IsDoomed(j) || j == i || contains(seen, j) {
+			if !ok || !d.IsDoomed(j) || j == i || mark[nodeOf[j]] == stamp {
 				continue
 			}
-			seen = append(seen, j)
 			code := ReasonSubscriber
-			if contains(ignored, nodeOf[j]) {
+			if mark[nodeOf[j]] == stamp-1 {
 				code = ReasonCycle
 			}
+			mark[nodeOf[j]] = stamp
 			pl.Reasons = append(pl.Reasons, Reason{Code: code, ID: dep.Subscriber})
 		}
 	}
@@ -211,8 +248,11 @@ func NewPlan(d *diff.Result) *Plan {
 		p.warn(WarnCycle, ids[0], p.Objects[c[0]].Path,
 			"destruction dependencies form a cycle among %s; their dependency order is ignored, ownership is kept", strings.Join(ids, ", "))
 	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	p.diffWarnings()
-	return p
+	return p, nil
 }
 
 func (p *Plan) notifications(ord *Ordering) {
@@ -274,6 +314,22 @@ func (p *Plan) diffWarnings() {
 	}
 }
 
+// warnRoot warns that pl, the snapshot's root object, is doomed: the whole
+// environment is destroyed. That is what deleting an environment
+// (Objects: null) means, and what planning two models of different
+// environments does by mistake: the message says which.
+func (p *Plan) warnRoot(pl *Planned) {
+	in := p.Diff.Incoming
+	for i := range in.Objects {
+		if in.Objects[i].Start == in.Start {
+			p.warn(WarnEnvironmentDestroyed, pl.ID, pl.Path,
+				"the whole environment %s is destroyed: the incoming model's root is %s, another object; are both models of the same environment?", pl.ID, in.Objects[i].ID)
+			return
+		}
+	}
+	p.warn(WarnEnvironmentDestroyed, pl.ID, pl.Path, "the whole environment %s is destroyed: the incoming model has no objects (the environment is deleted)", pl.ID)
+}
+
 func (p *Plan) warn(code, id, path, format string, args ...any) {
 	p.Warnings = append(p.Warnings, Warning{Code: code, ID: id, Path: path, Message: fmt.Sprintf(format, args...)})
 }
@@ -283,13 +339,4 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-func contains(s []int32, v int32) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

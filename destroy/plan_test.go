@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/objgc/objgc/diff"
@@ -147,5 +148,35 @@ func TestPlanWarnings(t *testing.T) {
 	}
 	if len(p.Cycles) != 1 || len(p.Cycles[0]) != 2 {
 		t.Errorf("cycles = %v", p.Cycles)
+	}
+}
+
+// TestPlanEnvironmentDestroyed: dooming the snapshot's root object warns
+// environment_destroyed, naming the incoming root when there is one;
+// dooming anything else does not.
+func TestPlanEnvironmentDestroyed(t *testing.T) {
+	snap := `{"?": {"id": "env1", "type": "E"}, "a": {"?": {"id": "a", "type": "T"}}}`
+	for _, c := range []struct {
+		name, in, want string
+	}{
+		{"other environment", `{"?": {"id": "env2", "type": "E"}}`, "the incoming model's root is env2"},
+		{"deleted", `null`, "the incoming model has no objects"},
+		{"app removed", `{"?": {"id": "env1", "type": "E"}}`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := planJSON(t, snap, c.in)
+			var got []Warning
+			for _, w := range p.Warnings {
+				if w.Code == WarnEnvironmentDestroyed {
+					got = append(got, w)
+				}
+			}
+			switch {
+			case c.want == "" && len(got) != 0:
+				t.Errorf("warnings %+v; want no environment_destroyed", got)
+			case c.want != "" && (len(got) != 1 || got[0].ID != "env1" || !strings.Contains(got[0].Message, c.want)):
+				t.Errorf("warnings %+v; want one for env1 saying %q", got, c.want)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@
 package diff
 
 import (
+	"context"
 	"sort"
 	"sync"
 
@@ -57,6 +58,19 @@ func (r *Result) IsDoomed(i int32) bool { return i >= 0 && int(i) < len(r.doomed
 // Compare computes the Result of snap against incoming. Neither tree is
 // modified.
 func Compare(snap, incoming *snapshot.Tree) *Result {
+	r, _ := CompareContext(context.Background(), snap, incoming)
+	return r
+}
+
+// checkEvery is how many objects or strings the loops handle between two
+// looks at the context: often enough to stop within milliseconds, rarely
+// enough to cost nothing.
+const checkEvery = 1 << 12
+
+// CompareContext is Compare that gives up when ctx is done, within a few
+// thousand objects, and returns ctx.Err() and no Result (a SIGINT during
+// a plan of a large model stops it promptly).
+func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result, error) {
 	r := &Result{Snapshot: snap, Incoming: incoming, doomed: make([]bool, len(snap.Objects))}
 	// Two halves in parallel: a million lookups in the incoming index
 	// are the bulk of the work, and maps are safe for concurrent reads.
@@ -73,6 +87,9 @@ func Compare(snap, incoming *snapshot.Tree) *Result {
 			defer wg.Done()
 			pt := &parts[k]
 			for i := bounds[0]; i < bounds[1]; i++ {
+				if i%checkEvery == 0 && ctx.Err() != nil {
+					return
+				}
 				o := &snap.Objects[i]
 				if !o.HasID || o.First != int32(i) {
 					continue
@@ -97,6 +114,9 @@ func Compare(snap, incoming *snapshot.Tree) *Result {
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	r.Doomed = append(parts[0].doomed, parts[1].doomed...)
 	r.TypeChanges = append(parts[0].changes, parts[1].changes...)
 	byStart := func(objs []snapshot.Object, idx []int32) {
@@ -107,10 +127,16 @@ func Compare(snap, incoming *snapshot.Tree) *Result {
 		return snap.Objects[r.TypeChanges[a].Snapshot].Start < snap.Objects[r.TypeChanges[b].Snapshot].Start
 	})
 	if len(r.Doomed) > 0 {
-		r.findDangling()
+		r.findDangling(ctx)
 	}
-	r.findDropped()
-	return r
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r.findDropped(ctx)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // typeChanged compares class names, and versions and packages where both
@@ -126,9 +152,13 @@ func typeChanged(a, b snapshot.Type) bool {
 	return a.Package != "" && b.Package != "" && a.Package != b.Package
 }
 
-func (r *Result) findDangling() {
+func (r *Result) findDangling(ctx context.Context) {
 	snap, in := r.Snapshot, r.Incoming
+	n := 0
 	in.StringsOfLength(snap.MightBeID, func(sv snapshot.StringValue) bool {
+		if n++; n%checkEvery == 0 && ctx.Err() != nil {
+			return false
+		}
 		j, ok := snap.Lookup(sv.Value)
 		if !ok || !r.doomed[j] {
 			return true
@@ -137,10 +167,21 @@ func (r *Result) findDangling() {
 		if d.Referrer >= 0 {
 			d.ReferrerID = in.Objects[in.Objects[d.Referrer].First].ID
 		}
-		d.Path = in.PathAt(sv.Offset)
 		r.Dangling = append(r.Dangling, d)
 		return true
 	})
+	if ctx.Err() != nil {
+		return
+	}
+	// One pass names every path: a copy holding 60,000 references is read
+	// once, not once for each (issue 9).
+	offs := make([]int, len(r.Dangling))
+	for k := range r.Dangling {
+		offs[k] = r.Dangling[k].Offset
+	}
+	for k, p := range in.PathsAt(offs) {
+		r.Dangling[k].Path = p
+	}
 }
 
 // findDropped finds the destroyed objects of the incoming model that no
@@ -148,7 +189,7 @@ func (r *Result) findDangling() {
 // (Murano writes a destroyed object in full at its first reference) or by a
 // bare reference; a destroyed object held by a kept one is kept; one whose
 // copy holds a live object is kept so that nothing live is lost.
-func (r *Result) findDropped() {
+func (r *Result) findDropped(ctx context.Context) {
 	in := r.Incoming
 	objs := in.Objects
 	var destroyed []int32
@@ -187,17 +228,24 @@ func (r *Result) findDropped() {
 		}
 	}
 	// Live objects nested in destroyed copies keep those copies' objects.
+	// Copies are in closing order (what a copy encloses comes before it),
+	// so one pass carries "holds a live object" up to every enclosing
+	// copy; walking each object's chain of enclosing copies was
+	// quadratic in the nesting depth (issue 9).
+	liveInside := make([]bool, len(objs))
 	for i := range objs {
-		if isDestroyed(int32(i)) {
-			continue
+		if isDestroyed(int32(i)) && liveInside[i] {
+			keep(objs[i].First)
 		}
-		for h := in.Enclosing(int32(i)); h >= 0; h = in.Enclosing(h) {
-			if isDestroyed(h) {
-				keep(objs[h].First)
-			}
+		if h := in.Enclosing(int32(i)); h >= 0 && (liveInside[i] || !isDestroyed(int32(i))) {
+			liveInside[h] = true
 		}
 	}
+	n := 0
 	in.StringsOfLength(in.MightBeID, func(sv snapshot.StringValue) bool {
+		if n++; n%checkEvery == 0 && ctx.Err() != nil {
+			return false
+		}
 		t, ok := in.Lookup(sv.Value)
 		if !ok || !objs[t].Destroyed {
 			return true

@@ -12,6 +12,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path"
@@ -29,12 +30,14 @@ type HTTPDoer interface {
 	Do(*http.Request) (*http.Response, error)
 }
 
-// AddResult is what Add did.
+// AddResult is what Add or Reinstall did.
 type AddResult struct {
-	Entry      Entry    // the package as it is now in the cache
-	Installed  bool     // false: the id was already cached, nothing was unpacked
-	RemovedIDs []string // outdated ids of the same FullName and version removed afterwards
-	KeptIDs    []string // outdated ids left in place because they are in use
+	Source     string   `json:"source"`      // the source as given
+	Entry      Entry    `json:"package"`     // the package as it is now in the cache
+	Installed  bool     `json:"unpacked"`    // false: the id was already cached, nothing was unpacked
+	Replaced   bool     `json:"replaced"`    // Reinstall replaced a cached copy of the same id
+	RemovedIDs []string `json:"removed_ids"` // outdated ids of the same FullName and version removed afterwards
+	KeptIDs    []string `json:"kept_ids"`    // outdated ids left in place because they are in use
 }
 
 // Add puts one package into the cache. src is a zip archive (manifest.yaml
@@ -57,15 +60,42 @@ type AddResult struct {
 // returns; callers that read the package take it again with AcquireUsage
 // or a Session.
 //
+// Files are not fsynced one by one: the staged package is made durable by
+// one syncfs(2) before the rename (see syncStage), so a package is on disk
+// whole or not visible at all.
+//
 // A rejected source leaves nothing in packages/ or tmp/. Rejections are
 // *InvalidPackageError (errors.Is ErrInvalidPackage): not a zip archive or
-// a truncated one, entries with absolute names or "..", links leaving the
-// package, special files, more than MaxUnpackedSize bytes unpacked,
-// manifest.yaml missing or invalid or without FullName, FullName or
-// Version not a safe path component, class files missing or unreadable.
-// A URL that does not answer 200 or whose body stops early is a plain
-// error. Waiting for a lock ends with ctx (errors.Is ErrLocked).
+// a truncated one, entries with absolute names or "..", links that
+// resolve outside the package or cannot be resolved (see tree.checkLinks),
+// entries under a link, special files, more than MaxEntries entries, more
+// than MaxUnpackedSize bytes unpacked, manifest.yaml missing or invalid or
+// without FullName, FullName or Version not a safe path component, class
+// files missing or unreadable. A URL that does not answer 200, times out
+// (ConnectTimeout, HeaderTimeout, IdleTimeout) or whose body stops early
+// is a plain error. Waiting for a lock ends with ctx (errors.Is
+// ErrLocked); when ctx ends, Add stops between entries and the error
+// wraps ctx's error.
 func (c *Cache) Add(ctx context.Context, src string) (AddResult, error) {
+	return c.add(ctx, src, false)
+}
+
+// Reinstall is Add, except that a package whose id is already cached is
+// unpacked again and replaces the cached copy: the way to repair a
+// package that Verify reports as damaged. The replacement follows the
+// removal protocol: the usage lock of the id is taken exclusively without
+// waiting (the error wraps ErrLocked when a plan or apply uses the
+// package; nothing is changed then), then the download lock; the new copy
+// is staged and validated, the damaged one renamed into tmp/, the new one
+// renamed into place, and the damaged one deleted. A reader never sees a
+// mix of the two: it waits for the usage lock, then finds the new copy
+// (a crash between the two renames leaves the package absent, never
+// half-replaced).
+func (c *Cache) Reinstall(ctx context.Context, src string) (AddResult, error) {
+	return c.add(ctx, src, true)
+}
+
+func (c *Cache) add(ctx context.Context, src string, force bool) (AddResult, error) {
 	arc, err := c.fetch(ctx, src)
 	if err != nil {
 		return AddResult{}, err
@@ -80,7 +110,9 @@ func (c *Cache) Add(ctx context.Context, src string) (AddResult, error) {
 	if err != nil {
 		return AddResult{}, &InvalidPackageError{Source: src, Reason: err.Error()}
 	}
-	return c.install(ctx, src, &zr.Reader, m, arc.id)
+	res, err := c.install(ctx, src, &zr.Reader, m, arc.id, force)
+	res.Source = src
+	return res, err
 }
 
 // archiveFile is a source copied into tmp/ while hashing it.
@@ -139,7 +171,7 @@ func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err erro
 			return nil, fmt.Errorf("adding %s: %w", src, err)
 		}
 		if st.IsDir() {
-			if err := zipDir(src, w, limit); err != nil {
+			if err := zipDir(ctx, src, w, limit, c.maxEntries()); err != nil {
 				var ip *InvalidPackageError
 				if errors.As(err, &ip) {
 					return nil, err
@@ -167,16 +199,38 @@ func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err erro
 	return &archiveFile{path: f.Name(), id: hex.EncodeToString(h.Sum(nil)), unlock: unlock}, nil
 }
 
+// httpClient is c.Client, or a client with c's connect and header
+// timeouts.
+func (c *Cache) httpClient() HTTPDoer {
+	if c.Client != nil {
+		return c.Client
+	}
+	connect := orDefault(c.ConnectTimeout, DefaultConnectTimeout)
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = connect
+	t.ResponseHeaderTimeout = orDefault(c.HeaderTimeout, DefaultHeaderTimeout)
+	return &http.Client{Transport: t}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// errIdle ends a download whose body stalled for longer than IdleTimeout.
+var errIdle = errors.New("no data received")
+
 func (c *Cache) download(ctx context.Context, url string, w io.Writer, limit int64) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fmt.Errorf("downloading %s: %w", url, err)
 	}
-	client := c.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := c.httpClient().Do(req)
 	if err != nil {
 		return fmt.Errorf("downloading %s: %w", url, err)
 	}
@@ -184,8 +238,23 @@ func (c *Cache) download(ctx context.Context, url string, w io.Writer, limit int
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("downloading %s: server answered %s", url, resp.Status)
 	}
-	n, err := io.Copy(w, io.LimitReader(resp.Body, limit+1))
+	// The idle timer cancels the request, which ends a Read blocked on a
+	// silent server; every byte received winds it up again.
+	idle := orDefault(c.IdleTimeout, DefaultIdleTimeout)
+	timer := time.AfterFunc(idle, func() { cancel(fmt.Errorf("%w for %v", errIdle, idle)) })
+	defer timer.Stop()
+	body := readerFunc(func(p []byte) (int, error) {
+		n, err := resp.Body.Read(p)
+		if n > 0 {
+			timer.Reset(idle)
+		}
+		return n, err
+	})
+	n, err := io.Copy(w, io.LimitReader(body, limit+1))
 	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
+			err = cause
+		}
 		return fmt.Errorf("downloading %s: body ended after %d bytes: %w", url, n, err)
 	}
 	if n > limit {
@@ -197,16 +266,24 @@ func (c *Cache) download(ctx context.Context, url string, w io.Writer, limit int
 	return nil
 }
 
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
 // zipEpoch is the modification time of every entry of a canonical zip.
 var zipEpoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // zipDir writes the canonical zip of dir to w (see Add). The digests file
 // of a cache entry is left out, so that an entry can be re-added.
-func zipDir(dir string, w io.Writer, limit int64) error {
+func zipDir(ctx context.Context, dir string, w io.Writer, limit int64, maxEntries int) error {
 	zw := zip.NewWriter(w)
 	var total int64
+	entries := 0
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		rel, err := filepath.Rel(dir, p)
@@ -216,6 +293,9 @@ func zipDir(dir string, w io.Writer, limit int64) error {
 		name := filepath.ToSlash(rel)
 		if d.IsDir() || name == digestsFile {
 			return nil
+		}
+		if entries++; entries > maxEntries {
+			return &InvalidPackageError{Source: dir, Reason: fmt.Sprintf("more than the limit of %d entries", maxEntries)}
 		}
 		hdr := &zip.FileHeader{Name: name, Method: zip.Store, Modified: zipEpoch}
 		switch {
@@ -273,8 +353,12 @@ func canonicalMode(m fs.FileMode) fs.FileMode {
 // preflight checks entry names and declared sizes and reads the manifest,
 // before any lock is taken or anything is written.
 func (c *Cache) preflight(zr *zip.Reader) (*Manifest, error) {
+	if n := len(zr.File); n > c.maxEntries() {
+		return nil, fmt.Errorf("archive has %d entries, more than the limit of %d", n, c.maxEntries())
+	}
 	var total uint64
 	var manifest *zip.File
+	nested := "" // the shallowest <folder>/manifest.yaml, for the hint
 	seen := map[string]bool{}
 	for _, f := range zr.File {
 		name, err := cleanZipName(f.Name)
@@ -289,9 +373,19 @@ func (c *Cache) preflight(zr *zip.Reader) (*Manifest, error) {
 		if total > uint64(c.maxUnpacked()) {
 			return nil, fmt.Errorf("archive expands past the limit of %d bytes", c.maxUnpacked())
 		}
-		if name == "manifest.yaml" {
+		switch {
+		case name == "manifest.yaml":
 			manifest = f
+		case path.Base(name) == "manifest.yaml" && (nested == "" || strings.Count(name, "/") < strings.Count(nested, "/")):
+			nested = name
 		}
+	}
+	if manifest == nil && nested != "" {
+		// The common mistake: a zip of the package's folder rather than
+		// of its contents.
+		dir := path.Dir(nested)
+		return nil, fmt.Errorf("no manifest.yaml at the archive root; it is at %s: zip the package folder's contents (cd %s && zip -r ../%s.zip .), not the folder",
+			nested, dir, path.Base(dir))
 	}
 	if manifest == nil {
 		return nil, errors.New("no manifest.yaml at the archive root")
@@ -321,22 +415,37 @@ type digestRecord struct {
 	Links     map[string]string `json:"links,omitempty"` // name -> link target
 }
 
-func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id string) (AddResult, error) {
-	unlockUsage, err := c.AcquireUsage(ctx, id)
+func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id string, force bool) (AddResult, error) {
+	dest := c.entryDir(m.FullName, m.Version, id)
+	res := AddResult{}
+	var unlockUsage func()
+	var err error
+	if force {
+		// Readers of the copy being replaced must be gone, and no new one
+		// may start until the new copy is in place: the removal protocol.
+		unlockUsage, err = tryLockExclusive(c.lockPath(id + ".usage"))
+		if err == nil && unlockUsage == nil {
+			err = fmt.Errorf("package %s %s (%s) is in use by a plan or apply; try again when it is not: %w", m.FullName, m.Version, id, ErrLocked)
+		}
+		if err == nil {
+			c.touchLastUse(id)
+		}
+	} else {
+		unlockUsage, err = c.AcquireUsage(ctx, id)
+	}
 	if err != nil {
 		return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
 	}
 	defer unlockUsage()
-	dest := c.entryDir(m.FullName, m.Version, id)
-	res := AddResult{}
-	if !isDir(dest) {
+	if force || !isDir(dest) {
 		unlockDL, err := lockExclusive(ctx, c.lockPath(id+".download"))
 		if err != nil {
 			return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
 		}
 		defer unlockDL()
-		if !isDir(dest) {
-			if err := c.unpackAndRename(src, zr, m, id, dest); err != nil {
+		if force || !isDir(dest) {
+			res.Replaced = isDir(dest)
+			if err := c.unpackAndRename(ctx, src, zr, m, id, dest); err != nil {
 				return AddResult{}, err
 			}
 			res.Installed = true
@@ -358,7 +467,7 @@ func isDir(p string) bool {
 }
 
 // unpackAndRename runs with the download lock held.
-func (c *Cache) unpackAndRename(src string, zr *zip.Reader, m *Manifest, id, dest string) (err error) {
+func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id, dest string) (err error) {
 	stage, err := os.MkdirTemp(c.tmpDir(), id+".stage.")
 	if err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
@@ -368,8 +477,11 @@ func (c *Cache) unpackAndRename(src string, zr *zip.Reader, m *Manifest, id, des
 			os.RemoveAll(stage)
 		}
 	}()
-	rec, err := c.unpack(zr, stage)
+	rec, err := c.unpack(ctx, zr, stage)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("adding %s: %w", src, ctx.Err())
+		}
 		var ip *InvalidPackageError
 		if errors.As(err, &ip) {
 			return err
@@ -387,8 +499,35 @@ func (c *Cache) unpackAndRename(src string, zr *zip.Reader, m *Manifest, id, des
 	if err := writeDigests(stage, rec); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
-	if err := syncDir(stage); err != nil {
+	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
+	}
+	// Crash safety: everything staged is durable before the rename that
+	// makes the package visible (docs/cache.md).
+	files := make([]string, 0, len(rec.Files)+1)
+	for name := range rec.Files {
+		files = append(files, name)
+	}
+	files = append(files, digestsFile)
+	if err := syncStage(stage, files); err != nil {
+		return fmt.Errorf("adding %s: %w", src, err)
+	}
+	// Reinstall: the damaged copy is moved aside first (the caller holds
+	// the usage lock exclusively), and comes back if the new one cannot
+	// take its place.
+	var old string
+	if isDir(dest) {
+		old = trashName(dest)
+		if err := os.Rename(dest, old); err != nil {
+			return fmt.Errorf("adding %s: %w", src, err)
+		}
+		defer func() {
+			if err != nil {
+				os.Rename(old, dest)
+			} else {
+				os.RemoveAll(old)
+			}
+		}()
 	}
 	// A prune may remove the empty <FullName>/<version>/ parents between
 	// MkdirAll and Rename; try again then.
@@ -432,29 +571,31 @@ func writeDigests(dir string, rec *digestRecord) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
 	return f.Close()
 }
 
 // unpack writes zr's entries under stage: directories and regular files
 // first, links last, so that no file is ever written through a link.
-func (c *Cache) unpack(zr *zip.Reader, stage string) (*digestRecord, error) {
+func (c *Cache) unpack(ctx context.Context, zr *zip.Reader, stage string) (*digestRecord, error) {
 	rec := &digestRecord{Files: map[string]string{}, Links: map[string]string{}}
 	limit := c.maxUnpacked()
 	type link struct{ name, target string }
 	var links []link
+	tr := newTree()
 	for _, f := range zr.File {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		name, err := cleanZipName(f.Name)
 		if err != nil {
 			return nil, err
 		}
 		dst := filepath.Join(stage, filepath.FromSlash(name))
 		mode := f.Mode()
+		tr.addParents(name)
 		switch {
 		case mode.IsDir():
+			tr.dirs[name] = true
 			if err := os.MkdirAll(dst, 0o755); err != nil {
 				return nil, fmt.Errorf("entry %q: %w", f.Name, err)
 			}
@@ -472,10 +613,8 @@ func (c *Cache) unpack(zr *zip.Reader, stage string) (*digestRecord, error) {
 			if t == "" || strings.HasPrefix(t, "/") || strings.Contains(t, `\`) || strings.Contains(t, "\x00") {
 				return nil, fmt.Errorf("link %q points to %q, outside the package", f.Name, t)
 			}
-			if j := path.Join(path.Dir(name), t); !filepath.IsLocal(filepath.FromSlash(j)) {
-				return nil, fmt.Errorf("link %q points to %q, outside the package", f.Name, t)
-			}
 			links = append(links, link{name, t})
+			tr.links[name] = t
 		case mode.IsRegular():
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				return nil, fmt.Errorf("entry %q: %w", f.Name, err)
@@ -486,9 +625,15 @@ func (c *Cache) unpack(zr *zip.Reader, stage string) (*digestRecord, error) {
 			}
 			rec.Size += n
 			rec.Files[name] = sum
+			tr.files[name] = true
 		default:
 			return nil, fmt.Errorf("entry %q is not a regular file, directory or link", f.Name)
 		}
+	}
+	// Links through other links can climb out even when each target looks
+	// local by name: resolve each one, link by link, before creating any.
+	if err := tr.checkLinks(); err != nil {
+		return nil, err
 	}
 	for _, l := range links {
 		dst := filepath.Join(stage, filepath.FromSlash(l.name))
@@ -499,22 +644,6 @@ func (c *Cache) unpack(zr *zip.Reader, stage string) (*digestRecord, error) {
 			return nil, fmt.Errorf("link %q: %w", l.name, err)
 		}
 		rec.Links[l.name] = l.target
-	}
-	// Links through other links can climb out even when each target looks
-	// local: check where each one really leads.
-	realStage, err := filepath.EvalSymlinks(stage)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range links {
-		dst := filepath.Join(stage, filepath.FromSlash(l.name))
-		real, err := filepath.EvalSymlinks(dst)
-		if err != nil {
-			continue // dangling inside the package: harmless
-		}
-		if rel, err := filepath.Rel(realStage, real); err != nil || !filepath.IsLocal(rel) && rel != "." {
-			return nil, fmt.Errorf("link %q points to %q, outside the package", l.name, l.target)
-		}
 	}
 	if len(rec.Links) == 0 {
 		rec.Links = nil
@@ -538,9 +667,6 @@ func extractFile(f *zip.File, dst string, limit int64) (int64, string, error) {
 	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(rc, limit+1))
 	if err == nil && n > limit {
 		err = errors.New("archive expands past the size limit")
-	}
-	if err == nil {
-		err = out.Sync()
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -595,7 +721,7 @@ func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept
 
 // removeEntry removes packages/<fullName>/<version>/<id> if nobody uses
 // it: it takes the usage lock exclusively without waiting (false, nil when
-// that fails), renames the directory into tmp/ and deletes it there.
+// that fails), renames the directory to .trash.* beside it and deletes it there.
 func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
 	trash, ok, err := c.claimEntry(fullName, version, id)
 	if err != nil || !ok {
@@ -608,29 +734,45 @@ func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
 }
 
 // claimEntry takes the usage lock of id exclusively without waiting and,
-// holding it, renames the package directory into tmp/<id>.trash.*/, which
+// holding it, renames the package directory to .trash.* beside it, which
 // it returns for the caller to delete. Once renamed, the package is gone
 // from packages/ and the lock is released. ok is false when the package is
 // in use or already gone.
 func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool, err error) {
-	unlock, err := tryLockExclusive(c.lockPath(id + ".usage"))
+	unlock, err := claimLock(c.lockPath(id + ".usage"))
 	if err != nil {
-		return "", false, err
+		return "", false, fmt.Errorf("locking %s: %w", c.lockPath(id+".usage"), err)
 	}
 	if unlock == nil {
 		return "", false, nil
 	}
 	defer unlock()
 	dir := c.entryDir(fullName, version, id)
-	if !isDir(dir) {
-		return "", false, nil // someone removed it before us
-	}
 	// One rename straight to a fresh name: no directory to create first.
-	var b [8]byte
-	rand.Read(b[:])
-	trash = filepath.Join(c.tmpDir(), id+".trash."+hex.EncodeToString(b[:]))
+	trash = trashName(dir)
 	if err := os.Rename(dir, trash); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", false, nil // someone removed it before us
+		}
 		return "", false, fmt.Errorf("removing %s: %w", dir, err)
 	}
 	return trash, true, nil
+}
+
+// trashPrefix starts the name of a package directory being deleted:
+// <FullName>/<version>/.trash.<random>. It is not an id, so no lookup,
+// listing or verify sees it; a prune removes those left by killed
+// processes.
+const trashPrefix = ".trash."
+
+// trashName is a fresh name beside the package directory dir for it to be
+// renamed to before it is deleted. Beside, not in tmp/: a rename within
+// one directory does not take the file system's rename lock that every
+// rename of a directory to another parent takes (Linux's
+// s_vfs_rename_mutex), so removals in different versions do not queue
+// behind each other, nor on tmp/'s own lock (docs/performance.md).
+func trashName(dir string) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return filepath.Join(filepath.Dir(dir), trashPrefix+hex.EncodeToString(b[:]))
 }

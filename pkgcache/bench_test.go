@@ -98,30 +98,75 @@ func BenchmarkRemoveOutdated10k(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		c := benchCache(b, 10000)
-		var dirs []string
-		for j := 0; j < 10000; j += 2 {
-			fn := fmt.Sprintf("com.example.bench.P%05d", j/2)
-			sum := sha256.Sum256([]byte(fn + "/1.0.0"))
-			dirs = append(dirs, c.entryDir(fn, "1.0.0", hex.EncodeToString(sum[:])))
-		}
 		b.StartTimer()
-		next := make(chan string)
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for d := range next {
-					if err := os.RemoveAll(d); err != nil {
-						b.Error(err)
-					}
-				}
-			}()
-		}
-		for _, d := range dirs {
-			next <- d
-		}
-		close(next)
-		wg.Wait()
+		removeOutdatedFloor(b, c, 10000)
 	}
+}
+
+// removeOutdatedFloor deletes the n/2 version-1.0.0 package directories
+// of a benchCache(n) with os.RemoveAll, 8 at a time.
+func removeOutdatedFloor(b *testing.B, c *Cache, n int) {
+	var dirs []string
+	for j := 0; j < n; j += 2 {
+		fn := fmt.Sprintf("com.example.bench.P%05d", j/2)
+		sum := sha256.Sum256([]byte(fn + "/1.0.0"))
+		dirs = append(dirs, c.entryDir(fn, "1.0.0", hex.EncodeToString(sum[:])))
+	}
+	next := make(chan string)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range next {
+				if err := os.RemoveAll(d); err != nil {
+					b.Error(err)
+				}
+			}
+		}()
+	}
+	for _, d := range dirs {
+		next <- d
+	}
+	close(next)
+	wg.Wait()
+}
+
+// BenchmarkPruneVsFloor10k measures BenchmarkPrune10k and its floor
+// BenchmarkRemoveOutdated10k on two caches built alike, one right after
+// the other (which goes first alternates), so that both see the same
+// disk and the same load. It reports the seconds of each and their ratio
+// (prune/floor, the target is at most 1.3).
+func BenchmarkPruneVsFloor10k(b *testing.B) {
+	var prune, floor time.Duration
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		cp, cf := benchCache(b, 10000), benchCache(b, 10000)
+		runPrune := func() {
+			t := time.Now()
+			res, err := cp.Prune(context.Background(), PruneOptions{Outdated: true})
+			prune += time.Since(t)
+			if err != nil || len(res.Removed) != 5000 {
+				b.Fatalf("prune: removed %d, %v", len(res.Removed), err)
+			}
+		}
+		runFloor := func() {
+			t := time.Now()
+			removeOutdatedFloor(b, cf, 10000)
+			floor += time.Since(t)
+		}
+		if i%2 == 0 {
+			runPrune()
+			syncDisks()
+			runFloor()
+		} else {
+			runFloor()
+			syncDisks()
+			runPrune()
+		}
+		syncDisks()
+	}
+	b.ReportMetric(prune.Seconds()/float64(b.N), "prune-s/op")
+	b.ReportMetric(floor.Seconds()/float64(b.N), "floor-s/op")
+	b.ReportMetric(prune.Seconds()/floor.Seconds(), "prune/floor")
 }

@@ -9,7 +9,8 @@
 //	locks/<id>.download                   download lock (exclusive flock, held while <id> is unpacked)
 //	locks/<id>.lastuse                    last-use marker: its mtime is the last use
 //	locks/prune.lock                      one prune at a time (exclusive flock)
-//	tmp/                                  staging and trash, on the same filesystem as packages/
+//	packages/<FullName>/<version>/.trash.*/  a package being deleted (see trashName)
+//	tmp/                                  downloads and staging, on the same filesystem as packages/
 //
 // Lock order: the usage lock of an id is always taken before its download
 // lock, never the other way round (the race described in the Murano spec).
@@ -36,6 +37,18 @@ import (
 // DefaultMaxUnpackedSize is the default limit, in bytes, on the sum of the
 // sizes of the files an archive expands to (512 MiB).
 const DefaultMaxUnpackedSize int64 = 512 << 20
+
+// Default timeouts of an http(s) download (see Cache).
+const (
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultHeaderTimeout  = 60 * time.Second
+	DefaultIdleTimeout    = 60 * time.Second
+)
+
+// DefaultMaxEntries is the default limit on the number of entries (files,
+// directories and links) of one archive. The largest package of Murano's
+// own library, io.murano, has fewer than 100.
+const DefaultMaxEntries = 10000
 
 // DefaultVersion is the version of a package whose manifest has no Version
 // (Murano's rule).
@@ -92,8 +105,26 @@ type Cache struct {
 	// (and the size of a downloaded archive). Zero means
 	// DefaultMaxUnpackedSize.
 	MaxUnpackedSize int64
-	// Client fetches http(s) sources; nil means http.DefaultClient.
+	// MaxEntries limits the number of entries (files, directories, links)
+	// of one archive, or of a package directory. Zero means
+	// DefaultMaxEntries.
+	MaxEntries int
+	// Client fetches http(s) sources; nil means a client built from
+	// ConnectTimeout and HeaderTimeout, with the proxy of the environment
+	// (HTTPS_PROXY, NO_PROXY), like http.DefaultClient.
 	Client HTTPDoer
+	// ConnectTimeout bounds connecting to the server, TLS handshake
+	// included; zero means DefaultConnectTimeout. Used only when Client
+	// is nil.
+	ConnectTimeout time.Duration
+	// HeaderTimeout bounds the wait for the response headers once the
+	// request is sent; zero means DefaultHeaderTimeout. Used only when
+	// Client is nil.
+	HeaderTimeout time.Duration
+	// IdleTimeout bounds the wait for each next byte of the body: a
+	// download that receives nothing for this long is abandoned; zero
+	// means DefaultIdleTimeout. It applies to every Client.
+	IdleTimeout time.Duration
 	// Now returns the current time; nil means time.Now. Tests set it.
 	Now func() time.Time
 }
@@ -116,6 +147,29 @@ func Open(root string) (*Cache, error) {
 	return &Cache{root: abs}, nil
 }
 
+// ErrNoCache: OpenExisting found no package cache at the directory.
+var ErrNoCache = errors.New("no package cache")
+
+// OpenExisting returns the cache rooted at root, which must already be a
+// package cache (root/packages/ is a directory): commands that only read
+// or clean a cache use it, so that a mistyped directory is an error
+// rather than a new, empty cache. It creates nothing but a missing locks/
+// or tmp/ inside an existing cache. The error wraps ErrNoCache and names
+// the directory.
+func OpenExisting(root string) (*Cache, error) {
+	if root == "" {
+		return nil, errors.New("opening package cache: empty cache directory")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("opening package cache %s: %w", root, err)
+	}
+	if st, err := os.Stat(filepath.Join(abs, "packages")); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("%w at %s (no packages/ directory; objgc cache add creates one)", ErrNoCache, abs)
+	}
+	return Open(abs)
+}
+
 // Root returns the absolute cache directory.
 func (c *Cache) Root() string { return c.root }
 
@@ -131,6 +185,13 @@ func (c *Cache) maxUnpacked() int64 {
 		return c.MaxUnpackedSize
 	}
 	return DefaultMaxUnpackedSize
+}
+
+func (c *Cache) maxEntries() int {
+	if c.MaxEntries > 0 {
+		return c.MaxEntries
+	}
+	return DefaultMaxEntries
 }
 
 func (c *Cache) packagesDir() string { return filepath.Join(c.root, "packages") }

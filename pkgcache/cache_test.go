@@ -3,6 +3,7 @@ package pkgcache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -344,6 +345,9 @@ func TestPrunePolicies(t *testing.T) {
 				var freed int64
 				for _, r := range res.Removed {
 					freed += r.Size
+					if r.Size == 0 || r.Installed.IsZero() {
+						t.Errorf("removed %s %s reported without its record: %+v", r.FullName, r.Version, r.Entry)
+					}
 				}
 				if res.Freed != freed {
 					t.Errorf("freed %d, sum of sizes %d", res.Freed, freed)
@@ -387,6 +391,31 @@ func TestPrunePolicies(t *testing.T) {
 			t.Error("the package in use was removed")
 		}
 	})
+	// --max-size 0 alone, with a package in use: the policy selects it,
+	// cannot remove it, and says so, in a dry run too.
+	for _, dry := range []bool{true, false} {
+		t.Run(fmt.Sprintf("max size with one in use, dry run %v", dry), func(t *testing.T) {
+			c, ents := setup(t)
+			unlock, err := c.AcquireUsage(ctx, ents["io.murano"].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unlock()
+			res, err := c.Prune(ctx, PruneOptions{LimitSize: true, MaxSize: 0, DryRun: dry})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(res.InUse); !reflect.DeepEqual(got, []string{"io.murano/0.0.0 cache over max size"}) {
+				t.Errorf("in use = %q", got)
+			}
+			if res.PolicyMet || len(res.Removed) != 4 {
+				t.Errorf("policy met %v, removed %q", res.PolicyMet, names(res.Removed))
+			}
+			if !isDir(ents["io.murano"].Dir) {
+				t.Error("the package in use was removed")
+			}
+		})
+	}
 	t.Run("second prune", func(t *testing.T) {
 		c, _ := setup(t)
 		unlock, err := tryLockExclusive(c.lockPath("prune.lock"))

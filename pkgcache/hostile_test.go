@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,10 +36,27 @@ func TestAddRejectsHostileArchives(t *testing.T) {
 		{"link through link", zipRaw(t, []zipEntry{manifest, class,
 			{name: "a/b/up", body: "..", mode: fs.ModeSymlink | 0o777},
 			{name: "a/esc", body: "b/up/../..", mode: fs.ModeSymlink | 0o777}}), 0, `outside the package`},
+		// a -> . and b -> a/. make b the package root; from there ".."
+		// leaves it, though every target is local by name.
+		{"chain of links", zipRaw(t, []zipEntry{manifest, class,
+			{name: "a", body: ".", mode: fs.ModeSymlink | 0o777},
+			{name: "b", body: "a/.", mode: fs.ModeSymlink | 0o777},
+			{name: "hooks/C/destroy", body: "../../b/../outside", mode: fs.ModeSymlink | 0o777}}), 0, `leads outside the package`},
+		{"chain of links to the parent", zipRaw(t, []zipEntry{manifest, class,
+			{name: "a", body: ".", mode: fs.ModeSymlink | 0o777},
+			{name: "b", body: "a/.", mode: fs.ModeSymlink | 0o777},
+			{name: "c", body: "b/..", mode: fs.ModeSymlink | 0o777}}), 0, `leads outside the package`},
+		{"link loop", zipRaw(t, []zipEntry{manifest, class,
+			{name: "p", body: "q", mode: fs.ModeSymlink | 0o777},
+			{name: "q", body: "p", mode: fs.ModeSymlink | 0o777}}), 0, `cannot be resolved`},
+		{"entry under a link", zipRaw(t, []zipEntry{manifest, class,
+			{name: "d", body: "Classes", mode: fs.ModeSymlink | 0o777},
+			{name: "d/x", body: "x", mode: fs.ModeSymlink | 0o777}}), 0, `under the link`},
 		{"reserved name", zipRaw(t, []zipEntry{manifest, class, {name: digestsFile, body: "{}"}}), 0, `reserved`},
 		{"too large", zipRaw(t, []zipEntry{manifest, class, {name: "big", body: strings.Repeat("x", 4096)}}), 2048, `limit`},
 		{"no manifest", zipRaw(t, []zipEntry{class}), 0, `no manifest.yaml`},
-		{"manifest in a folder", zipRaw(t, []zipEntry{{name: "pkg/manifest.yaml", body: goodManifest}}), 0, `no manifest.yaml`},
+		{"manifest in a folder", zipRaw(t, []zipEntry{{name: "pkg/manifest.yaml", body: goodManifest}}), 0,
+			`no manifest.yaml at the archive root; it is at pkg/manifest.yaml: zip the package folder's contents (cd pkg && zip -r ../pkg.zip .), not the folder`},
 		{"invalid manifest", zipRaw(t, []zipEntry{{name: "manifest.yaml", body: "FullName: [\n"}}), 0, `not valid YAML`},
 		{"no FullName", zipRaw(t, []zipEntry{{name: "manifest.yaml", body: "Name: x\n"}}), 0, `no FullName`},
 		{"FullName path", zipRaw(t, []zipEntry{{name: "manifest.yaml", body: "FullName: ../../etc\n"}}), 0, `not a safe path component`},
@@ -66,6 +84,24 @@ func TestAddRejectsHostileArchives(t *testing.T) {
 			assertEmpty(t, c)
 		})
 	}
+	t.Run("links inside pass, dangling ones too", func(t *testing.T) {
+		c := openCache(t)
+		data := zipRaw(t, []zipEntry{manifest, class,
+			{name: "scripts/d.sh", body: "#!/bin/sh\n", mode: 0o755},
+			{name: "a", body: ".", mode: fs.ModeSymlink | 0o777},
+			{name: "b", body: "a/.", mode: fs.ModeSymlink | 0o777},
+			{name: "hooks/C/destroy", body: "../../b/scripts/d.sh", mode: fs.ModeSymlink | 0o777},
+			{name: "hooks/C/gone", body: "../../b/missing/../../..", mode: fs.ModeSymlink | 0o777},
+			{name: "hooks/C/file", body: "../../manifest.yaml/../..", mode: fs.ModeSymlink | 0o777}})
+		res, err := c.Add(context.Background(), writeFile(t, t.TempDir(), "ok.zip", data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(res.Entry.Dir, "hooks", "C", "destroy"))
+		if err != nil || string(got) != "#!/bin/sh\n" {
+			t.Errorf("hooks/C/destroy reads %q, %v", got, err)
+		}
+	})
 	t.Run("valid one passes", func(t *testing.T) {
 		c := openCache(t)
 		if _, err := c.Add(context.Background(), writeFile(t, t.TempDir(), "ok.zip", valid)); err != nil {

@@ -29,6 +29,10 @@ type Entry struct {
 	Installed time.Time `json:"installed"` // when it was renamed into place
 	LastUse   time.Time `json:"last_use"`  // mtime of locks/<id>.lastuse (hourly resolution); zero if never used
 	InUse     bool      `json:"in_use"`    // some process holds its usage lock
+
+	// partial: only the names were read (Size, Installed and LastUse are
+	// zero); see list.
+	partial bool
 }
 
 // lastUseOrInstalled is the time the LRU and unused-for policies compare.
@@ -125,14 +129,17 @@ func (c *Cache) scan() ([]entryKey, error) {
 	}
 	var keys []entryKey
 	for _, fn := range names {
-		keys = append(keys, c.scanFullName(fn)...)
+		keys = append(keys, c.scanFullName(fn, nil)...)
 	}
 	return keys, nil
 }
 
 // scanFullName lists packages/<fn>/<version>/<id> names; a directory that
 // vanishes meanwhile (a prune) is skipped.
-func (c *Cache) scanFullName(fn string) []entryKey {
+//
+// The trash directories of removals (see trashName) are appended to trash
+// when it is not nil.
+func (c *Cache) scanFullName(fn string, trash *[]string) []entryKey {
 	var keys []entryKey
 	versions, err := readDirNames(filepath.Join(c.packagesDir(), fn))
 	if err != nil {
@@ -144,8 +151,11 @@ func (c *Cache) scanFullName(fn string) []entryKey {
 			continue
 		}
 		for _, id := range ids {
-			if idRE.MatchString(id) {
+			switch {
+			case idRE.MatchString(id):
 				keys = append(keys, entryKey{fn, v, id})
+			case trash != nil && strings.HasPrefix(id, trashPrefix):
+				*trash = append(*trash, filepath.Join(c.packagesDir(), fn, v, id))
 			}
 		}
 	}
@@ -157,19 +167,27 @@ func (c *Cache) scanFullName(fn string) []entryKey {
 // removed while List runs is left out. List takes no lock that others
 // wait for: InUse is tested with a non-blocking exclusive flock.
 func (c *Cache) List(ctx context.Context) ([]Entry, error) {
-	return c.list(ctx, true)
+	entries, _, err := c.list(ctx, true, false)
+	return entries, err
 }
 
-func (c *Cache) list(ctx context.Context, withInUse bool) ([]Entry, error) {
+// list is List. With partial, a package that is the only id of its
+// version is listed by name alone (Entry.partial), its record and last-use
+// marker not read: prune --outdated needs them only for the packages it
+// removes, and reads them then.
+//
+// It also returns the trash directories it saw (see trashName).
+func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, []string, error) {
 	names, err := readDirNames(c.packagesDir())
 	if err != nil {
-		return nil, fmt.Errorf("listing package cache: %w", err)
+		return nil, nil, fmt.Errorf("listing package cache: %w", err)
 	}
 	// Workers take one FullName at a time: its versions, their ids, and
 	// each package's record, marker and lock. All of it is system calls
 	// on small files and directories, so the workers outnumber the CPUs.
 	workers := min(4*runtime.GOMAXPROCS(0), max(len(names), 1))
 	found := make([][]Entry, workers)
+	trash := make([][]string, workers)
 	var wg sync.WaitGroup
 	next := make(chan string)
 	for w := range workers {
@@ -177,7 +195,13 @@ func (c *Cache) list(ctx context.Context, withInUse bool) ([]Entry, error) {
 		go func() {
 			defer wg.Done()
 			for fn := range next {
-				for _, k := range c.scanFullName(fn) {
+				keys := c.scanFullName(fn, &trash[w])
+				for i, k := range keys {
+					alone := (i == 0 || keys[i-1].version != k.version) && (i == len(keys)-1 || keys[i+1].version != k.version)
+					if partial && alone {
+						found[w] = append(found[w], Entry{FullName: k.fullName, Version: k.version, ID: k.id, Dir: c.entryDir(k.fullName, k.version, k.id), partial: true})
+						continue
+					}
 					if e, err := c.entryInfo(k.fullName, k.version, k.id, withInUse); err == nil {
 						found[w] = append(found[w], e)
 					}
@@ -195,14 +219,18 @@ func (c *Cache) list(ctx context.Context, withInUse bool) ([]Entry, error) {
 	close(next)
 	wg.Wait()
 	if cerr != nil {
-		return nil, cerr
+		return nil, nil, cerr
 	}
 	var out []Entry
 	for _, f := range found {
 		out = append(out, f...)
 	}
+	var trashDirs []string
+	for _, t := range trash {
+		trashDirs = append(trashDirs, t...)
+	}
 	sort.Slice(out, func(i, j int) bool { return entryLess(out[i], out[j]) })
-	return out, nil
+	return out, trashDirs, nil
 }
 
 func entryLess(a, b Entry) bool {
@@ -295,6 +323,14 @@ func (c *Cache) Path(fullName, version string) (string, error) {
 	return e.Dir, nil
 }
 
+// Lookup returns the entry Path describes: the newest cached package
+// fullName at version, or at its highest cached version when version is
+// "", with its Installed time (not Size, LastUse or InUse). It takes no
+// lock. The error wraps ErrNotFound when nothing matches.
+func (c *Cache) Lookup(fullName, version string) (Entry, error) {
+	return c.newest(fullName, version)
+}
+
 // newest picks, without locks, the entry Path describes.
 func (c *Cache) newest(fullName, version string) (Entry, error) {
 	if !safeComponent(fullName, fullNameRE) || (version != "" && !safeComponent(version, versionRE)) {
@@ -372,6 +408,9 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 	res.Problems = append(res.Problems, c.strays()...)
 	h := sha256.New()
 	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
 		unlock, err := lockShared(ctx, c.lockPath(k.id+".usage"))
 		if err != nil {
 			return res, err
@@ -410,6 +449,9 @@ func (c *Cache) strays() []Problem {
 			}
 			ids, _ := os.ReadDir(vp)
 			for _, id := range ids {
+				if strings.HasPrefix(id.Name(), trashPrefix) {
+					continue // being deleted, or left by a killed removal for prune
+				}
 				if !id.IsDir() || !idRE.MatchString(id.Name()) {
 					out = append(out, Problem{Path: filepath.Join(vp, id.Name()), Problem: "not a package directory named by its sha256 id"})
 				}

@@ -65,6 +65,16 @@ func runHelper(role string) error {
 		}
 		fmt.Printf("prunes %d, removed %d packages, skipped %d in use\n", n, removed, skipped)
 		return nil
+	case "holdusage":
+		s := c.NewSession()
+		if _, err := s.Package(ctx, sources[0], ""); err != nil {
+			return err
+		}
+		fmt.Println("locked")
+		var b [1]byte
+		os.Stdin.Read(b[:]) // until the test closes our stdin
+		s.Close()
+		return nil
 	case "holdprune":
 		unlock, err := tryLockExclusive(c.lockPath("prune.lock"))
 		if err != nil || unlock == nil {
@@ -291,5 +301,72 @@ func TestSecondPruneProcess(t *testing.T) {
 	res, err := c.Prune(context.Background(), PruneOptions{Outdated: true})
 	if err != nil || len(res.Removed) != 1 {
 		t.Errorf("prune after the other one ended: %+v, %v", res, err)
+	}
+}
+
+// TestReinstallRepairs: a damaged package is not repaired by Add (its id
+// is cached), is left alone by Reinstall while another process uses it,
+// and is replaced by Reinstall once that process is done.
+func TestReinstallRepairs(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "cache")
+	c, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := writeFile(t, t.TempDir(), "mysql.zip", zipPackage(t, testPkg("com.example.databases.MySql"), nil))
+	res, err := c.Add(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	class := filepath.Join(res.Entry.Dir, "Classes", "MySql.yaml")
+	if err := os.WriteFile(class, []byte("Name: damaged\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	damaged := func() int {
+		v, err := c.Verify(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(v.Problems)
+	}
+	if damaged() == 0 {
+		t.Fatal("verify does not see the damage")
+	}
+	if res, err := c.Add(ctx, src); err != nil || res.Installed || damaged() == 0 {
+		t.Fatalf("Add: %+v, %v; want already cached, still damaged", res, err)
+	}
+
+	cmd := helperCmd(t, "holdusage", root, "PKGCACHE_SOURCES=com.example.databases.MySql")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var b [7]byte
+	if _, err := stdout.Read(b[:]); err != nil || string(b[:]) != "locked\n" {
+		t.Fatalf("helper said %q, %v", b, err)
+	}
+	before := dirNames(t, root)
+	if _, err := c.Reinstall(ctx, src); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("Reinstall while in use: %v, want ErrLocked", err)
+	}
+	if after := dirNames(t, root); strings.Join(before, "\n") != strings.Join(after, "\n") || damaged() == 0 {
+		t.Errorf("the refused reinstall changed the cache")
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	res, err = c.Reinstall(ctx, src)
+	if err != nil || !res.Installed || !res.Replaced {
+		t.Fatalf("Reinstall: %+v, %v", res, err)
+	}
+	if n := damaged(); n != 0 {
+		t.Errorf("%d problems after the reinstall", n)
+	}
+	if n := dirNames(t, filepath.Join(root, "tmp")); len(n) != 0 {
+		t.Errorf("tmp/ holds %v", n)
 	}
 }

@@ -37,3 +37,6 @@ func readHead(path string, n int) ([]byte, error) {
 	}
 	return buf[:got], nil
 }
+
+// claimLock is tryLockExclusive; see probe_unix.go.
+func claimLock(path string) (func(), error) { return tryLockExclusive(path) }

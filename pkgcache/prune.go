@@ -45,9 +45,14 @@ type PruneResult struct {
 	DryRun  bool      `json:"dry_run"`
 	Removed []Removal `json:"removed"` // removed, or would be with DryRun
 	InUse   []Removal `json:"in_use"`  // selected but skipped: their usage lock is held
-	Freed   int64     `json:"freed"`   // bytes of Removed
-	// Leftovers counts staging and trash entries of killed processes
-	// removed from tmp/ (not with DryRun).
+	// PolicyMet is false when InUse is not empty: a package the policies
+	// selected is still there (with MaxSize, the cache may still be over
+	// the limit). Run the prune again once those packages are free.
+	PolicyMet bool  `json:"policy_met"`
+	Freed     int64 `json:"freed"` // bytes of Removed
+	// Leftovers counts what killed processes left and Prune removed
+	// (not with DryRun): .trash.* directories beside packages, staging
+	// directories and downloads in tmp/.
 	Leftovers int `json:"tmp_leftovers"`
 }
 
@@ -56,10 +61,13 @@ type PruneResult struct {
 // ErrPruneRunning, having touched nothing, when another holds it. It
 // returns ErrNoPolicy when opts selects nothing. A selected package whose
 // usage lock cannot be taken exclusively without waiting is in use: it is
-// skipped and reported in InUse. Removal renames the package directory into
-// tmp/ and then deletes it, so packages/ never holds a half-deleted package.
-// Empty <FullName>/<version>/ directories are removed too, and so are the
-// leftovers of killed adds and removals in tmp/.
+// skipped and reported in InUse, and PolicyMet is false. When ctx ends,
+// Prune claims no further package, finishes deleting those it claimed
+// (whole packages only) and returns ctx's error with what it did so far.
+// Removal renames the package directory to .trash.* beside it and then
+// deletes it, so no reader ever sees a half-deleted package. Empty
+// <FullName>/<version>/ directories are removed too, and so are the
+// leftovers of killed adds and removals.
 func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
 	res := PruneResult{DryRun: opts.DryRun}
 	if !opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize {
@@ -76,7 +84,9 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 
 	// In-use flags are needed to count in-use packages against MaxSize and
 	// to report a dry run; a real removal learns it from the lock itself.
-	entries, err := c.list(ctx, opts.LimitSize || opts.DryRun)
+	// --outdated alone needs the records of the packages it removes only.
+	partial := opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize && !opts.DryRun
+	entries, trash, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial)
 	if err != nil {
 		return res, fmt.Errorf("pruning: %w", err)
 	}
@@ -158,95 +168,174 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			mark(i, "cache over max size")
 			total -= entries[i].Size
 		}
+		// Still over: the packages in use are what stands between the
+		// cache and its limit. Select them too, least recently used
+		// first, so that they are reported (InUse) and the caller learns
+		// that the policy is not met, rather than a silent success.
+		var busy []int
+		for i, e := range entries {
+			if _, gone := reason[e.ID]; !gone && e.InUse {
+				busy = append(busy, i)
+			}
+		}
+		sort.SliceStable(busy, func(a, b int) bool {
+			return entries[busy[a]].lastUseOrInstalled().Before(entries[busy[b]].lastUseOrInstalled())
+		})
+		for _, i := range busy {
+			if total <= opts.MaxSize {
+				break
+			}
+			mark(i, "cache over max size")
+			total -= entries[i].Size
+		}
 	}
 
-	// Claimed packages are deleted while the next ones are claimed: on
-	// most disks deleting is the slow part (docs/performance.md).
-	trash := newDeleter()
-	defer trash.wait()
-	for k, i := range order {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		if opts.Progress != nil && k > 0 && !opts.DryRun {
-			opts.Progress(k, len(order))
-		}
-		e := entries[i]
-		r := Removal{Entry: e, Reason: reason[e.ID]}
-		if opts.DryRun {
+	if opts.DryRun {
+		for _, i := range order {
+			e := entries[i]
+			r := Removal{Entry: e, Reason: reason[e.ID]}
 			if e.InUse {
 				res.InUse = append(res.InUse, r)
 			} else {
 				res.Removed = append(res.Removed, r)
 				res.Freed += e.Size
 			}
-			continue
 		}
-		dir, ok, err := c.claimEntry(e.FullName, e.Version, e.ID)
-		if err != nil {
-			return res, fmt.Errorf("pruning: %w", err)
-		}
-		if !ok {
-			if isDir(e.Dir) {
-				r.InUse = true
-				res.InUse = append(res.InUse, r)
-			}
-			continue
-		}
-		r.InUse = false
-		trash.add(dir, filepath.Join(c.packagesDir(), e.FullName, e.Version))
-		res.Removed = append(res.Removed, r)
-		res.Freed += e.Size
+		res.PolicyMet = len(res.InUse) == 0
+		return res, ctx.Err()
 	}
-	if !opts.DryRun {
-		if opts.Progress != nil && len(order) > 0 {
-			opts.Progress(len(order), len(order))
+
+	outs, err := c.claimAndDelete(ctx, entries, order, opts.Progress)
+	for _, o := range outs {
+		e := o.entry
+		r := Removal{Entry: e, Reason: reason[e.ID]}
+		switch {
+		case o.removed:
+			r.InUse = false
+			res.Removed = append(res.Removed, r)
+			res.Freed += e.Size
+		case o.inUse:
+			r.InUse = true
+			res.InUse = append(res.InUse, r)
 		}
-		trash.wait()
-		res.Leftovers = c.cleanTmp(now)
 	}
+	res.PolicyMet = len(res.InUse) == 0
+	if err != nil {
+		return res, err
+	}
+	res.Leftovers = c.cleanTmp(now) + removeTrash(trash)
 	return res, nil
 }
 
-// deleter deletes claimed packages in the background, deleteWorkers at
-// a time (the gain flattens beyond that on ext4, measured), each followed
-// by its version and FullName directories when they are left empty.
-type deleter struct {
-	next chan [2]string // trash, version directory
-	wg   sync.WaitGroup
-	once sync.Once
+// claimOutcome is what became of one selected package.
+type claimOutcome struct {
+	entry   Entry // the package, its record read if list had not
+	removed bool  // claimed, and deleted by the time claimAndDelete returns
+	inUse   bool  // its usage lock is held: it stays
+	err     error // claiming it failed
 }
 
+// deleteWorkers is how many packages are claimed and deleted at a time;
+// the gain flattens beyond 8 on ext4 (docs/performance.md).
 const deleteWorkers = 8
 
-func newDeleter() *deleter {
-	d := &deleter{next: make(chan [2]string, 64)}
-	for range deleteWorkers {
-		d.wg.Add(1)
+// claimAndDelete claims the packages entries[order[k]] (claimEntry) and
+// deletes each one claimed, with its version and FullName directories
+// when they are left empty, deleteWorkers at a time: each worker claims a
+// package and deletes it, so that the claims (lock, rename) of some
+// overlap the deletion of others, which on most disks is the slow part.
+// progress, when not nil, is called from the caller's goroutine after
+// each claim (done of total), and once with done == total before the last
+// deletions are waited for. When ctx ends no further package is claimed;
+// those claimed are still deleted, and the outcomes of the packages never
+// tried are zero. The error is ctx's, or the first claim error in order.
+func (c *Cache) claimAndDelete(ctx context.Context, entries []Entry, order []int, progress func(done, total int)) ([]claimOutcome, error) {
+	outs := make([]claimOutcome, len(order))
+	type claimed struct {
+		k int
+		o claimOutcome
+	}
+	jobs := make(chan int)
+	results := make(chan claimed, len(order))
+	var wg sync.WaitGroup
+	for range min(deleteWorkers, len(order)) {
+		wg.Add(1)
 		go func() {
-			defer d.wg.Done()
-			for job := range d.next {
-				os.RemoveAll(job[0])
-				// os.Remove fails on a directory that is not empty:
-				// that is the check. An adder that loses this race
-				// retries MkdirAll.
-				if os.Remove(job[1]) == nil {
-					os.Remove(filepath.Dir(job[1]))
+			defer wg.Done()
+			for k := range jobs {
+				e := entries[order[k]]
+				if e.partial {
+					if full, err := c.entryInfo(e.FullName, e.Version, e.ID, false); err == nil {
+						e = full
+					}
+				}
+				trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID)
+				results <- claimed{k, claimOutcome{entry: e, removed: ok, inUse: err == nil && !ok && isDir(e.Dir), err: err}}
+				if ok {
+					os.RemoveAll(trash)
+					// os.Remove fails on a directory that is not empty:
+					// that is the check. An adder that loses this race
+					// retries MkdirAll.
+					versionDir := filepath.Join(c.packagesDir(), e.FullName, e.Version)
+					if os.Remove(versionDir) == nil {
+						os.Remove(filepath.Dir(versionDir))
+					}
 				}
 			}
 		}()
 	}
-	return d
+	sent, got := 0, 0
+	done, stopped := ctx.Done(), false
+	for got < sent || !stopped && sent < len(order) {
+		var send chan int
+		if !stopped && sent < len(order) {
+			send = jobs
+		}
+		select {
+		case send <- sent:
+			sent++
+		case r := <-results:
+			outs[r.k] = r.o
+			got++
+			if progress != nil && got < len(order) {
+				progress(got, len(order))
+			}
+		case <-done: // claim no more; collect what was sent
+			stopped, done = true, nil
+		}
+	}
+	close(jobs)
+	if progress != nil && len(order) > 0 && got == len(order) {
+		progress(got, len(order))
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return outs, err
+	}
+	for _, o := range outs {
+		if o.err != nil {
+			return outs, fmt.Errorf("pruning: %w", o.err)
+		}
+	}
+	return outs, nil
 }
 
-// add queues trash for deletion, then versionDir if it is left empty.
-func (d *deleter) add(trash, versionDir string) { d.next <- [2]string{trash, versionDir} }
-
-// wait returns once every queued directory is deleted; add may not be
-// called after it.
-func (d *deleter) wait() {
-	d.once.Do(func() { close(d.next) })
-	d.wg.Wait()
+// removeTrash deletes the trash directories a listing saw: packages whose
+// removal a killed process left unfinished. A removal still running
+// deletes the same files at the same time, which is harmless. It returns
+// how many it removed.
+func removeTrash(dirs []string) int {
+	n := 0
+	for _, d := range dirs {
+		if os.RemoveAll(d) == nil {
+			n++
+		}
+		versionDir := filepath.Dir(d)
+		if os.Remove(versionDir) == nil {
+			os.Remove(filepath.Dir(versionDir))
+		}
+	}
+	return n
 }
 
 // cleanTmp removes what killed processes left in tmp/: a staging directory

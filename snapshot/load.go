@@ -287,6 +287,17 @@ func emptyTree(doc *Document, path string) *Tree {
 	return t
 }
 
+// isSavedPlan reports whether a root object with keys is a JSON plan (its
+// "format_version" and "groups", docs/plan-format.md) rather than a model.
+func isSavedPlan(keys []keySpan) bool {
+	var version, groups bool
+	for _, k := range keys {
+		version = version || k.key == "format_version"
+		groups = groups || k.key == "groups"
+	}
+	return version && groups
+}
+
 // LoadModel reads a model file in Murano's own form, an envelope
 // {"Objects": incoming|null, "ObjectsCopy": snapshot|null, "Attributes":
 // [...]} or an engine task {"model": envelope}, and returns the snapshot
@@ -297,6 +308,9 @@ func LoadModel(doc *Document) (snap, incoming *Tree, err error) {
 	p, err := parse(doc)
 	if err != nil {
 		return nil, nil, err
+	}
+	if p.form == formBare && isSavedPlan(p.idx.rootKeys) {
+		return nil, nil, &ModelError{File: doc.Name, Path: "$", Msg: "this is a plan saved by objgc plan --out, not a model: to carry it out, run objgc apply " + doc.Name}
 	}
 	if p.form == formBare {
 		return nil, nil, &ModelError{File: doc.Name, Path: "$", Msg: `expected a Murano envelope {"Objects": ..., "ObjectsCopy": ...} or an engine task {"model": ...}; for two bare object trees use --snapshot and --graph`}

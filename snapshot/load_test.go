@@ -864,7 +864,7 @@ func TestBadInput(t *testing.T) {
 		{"bad literal in a header", `{"Objects": {"?": {"id": nil}}}`, `m.json:1:26: invalid JSON at $.Objects["?"].id: unexpected 'n'; expected null`, true, 1, 26},
 		{"bad destroyed literal", `{"Objects": {"?": {"destroyed": tru}}}`, `m.json:1:33: invalid JSON at $.Objects["?"].destroyed: unexpected 't'; expected true`, true, 1, 33},
 		{"not JSON at all", `<html>`, `m.json:1:1: invalid JSON at $: unexpected '<'; expected a value`, true, 1, 1},
-		{"a BOM", "\ufeff{}", `m.json:1:1: invalid JSON at $: unexpected byte 0xef; expected a value`, true, 1, 1},
+		{"a BOM", "\ufeff{}", `m.json:1:1: invalid JSON at $: the file starts with a UTF-8 byte-order mark (bytes EF BB BF); remove it: JSON text must not begin with one (RFC 8259 section 8.1) and Murano's engine refuses it`, true, 1, 1},
 		{"multi-byte column", "{\"é\": x}", `m.json:1:8: invalid JSON at $["é"]: unexpected 'x'; expected a value`, true, 1, 8},
 	}
 	for _, tt := range tests {

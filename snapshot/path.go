@@ -12,30 +12,58 @@ import (
 // $.applications[0]["?"].id. Keys that are not identifiers are quoted.
 // Very deep paths keep their first and last segments.
 func renderPath(data []byte, segs []int32) string {
-	var b strings.Builder
-	b.WriteString("$")
-	const keep = 12
-	for i, seg := range segs {
-		if len(segs) > 2*keep && i == keep {
-			b.WriteString("...")
+	return renderPath2(data, segs, nil)
+}
+
+// pathKeep is how many segments a very deep path keeps at each end: a
+// path of more than 2*pathKeep segments is written with "..." in the
+// middle, so that a path is never longer than a few hundred bytes however
+// deep its value (the reader allows MaxDepth levels, and a model may hold
+// a reference at that depth 60,000 times).
+const pathKeep = 12
+
+// renderPath2 is renderPath of the segments a followed by b.
+func renderPath2(data []byte, a, b []int32) string {
+	return renderCut(data, a, b, len(a)+len(b))
+}
+
+// renderCut renders the segments a followed by b as the start of a path of
+// total segments: when total > 2*pathKeep, the segments from pathKeep to
+// total-pathKeep are written as "...".
+func renderCut(data []byte, a, b []int32, total int) string {
+	var sb strings.Builder
+	sb.WriteString("$")
+	n := len(a) + len(b)
+	for i := 0; i < n; i++ {
+		if total > 2*pathKeep && i == pathKeep {
+			sb.WriteString("...")
+			i = total - pathKeep
+			if i >= n {
+				break
+			}
 		}
-		if len(segs) > 2*keep && i >= keep && i < len(segs)-keep {
-			continue
+		if i < len(a) {
+			writeSeg(&sb, data, a[i])
+		} else {
+			writeSeg(&sb, data, b[i-len(a)])
 		}
-		if seg == 0 {
-			// A key's quote is never at offset 0 (it sits inside an
-			// object): 0 marks an object whose next key is not read yet.
-			continue
-		}
-		if seg < 0 {
-			b.WriteByte('[')
-			b.WriteString(strconv.Itoa(int(-seg - 1)))
-			b.WriteByte(']')
-			continue
-		}
-		writeKey(&b, keyAt(data, int(seg)))
 	}
-	return b.String()
+	return sb.String()
+}
+
+// writeSeg writes one segment: [3] for -(3+1), .key or ["key"] for the
+// offset of a key's opening quote, nothing for 0 (a key's quote is never
+// at offset 0, it sits inside an object: 0 marks an object whose next key
+// is not read yet).
+func writeSeg(sb *strings.Builder, data []byte, seg int32) {
+	switch {
+	case seg < 0:
+		sb.WriteByte('[')
+		sb.WriteString(strconv.Itoa(int(-seg - 1)))
+		sb.WriteByte(']')
+	case seg > 0:
+		writeKey(sb, keyAt(data, int(seg)))
+	}
 }
 
 // keyAt decodes the key whose opening quote is at off.
@@ -77,46 +105,157 @@ func writeKey(b *strings.Builder, k string) {
 	b.WriteByte(']')
 }
 
-// descend returns the path suffix, relative to the value data[from:to],
-// of the value starting at off. The input is already validated.
-func descend(data []byte, from, to, off int) string {
-	var b strings.Builder
+// pathWalker names the JSON paths of many values inside one copy (or
+// inside a tree outside its copies) in one pass over the copy's own bytes:
+// the copies nested in it are jumped over by their known spans, so that
+// every byte of a tree is read at most once however many references it
+// holds (issue 9: rescanning the enclosing object for each reference was
+// quadratic). The input is already validated; on anything else the paths
+// mean nothing but the walk still ends.
+type pathWalker struct {
+	t    *Tree
+	data []byte
+	base []int32 // the segments of the value at from, from the document root
+	root string  // or, outside every copy, the path of the tree's root
+	// segs holds one segment per open array or object below from: its
+	// current member, as in Tree.segs (-(index+1), a key's offset, or 0
+	// before an object's first key).
+	segs []int32
+	arr  []bool // whether each open container is an array
+	// prefix caches the path without its last segment for a value in the
+	// innermost container; it changes only when a container opens or
+	// closes, so 60,000 items of one array render it once.
+	prefix   string
+	prefixOK bool
+}
+
+// walk visits data[from:to], a copy (or the tree's span when it is not in
+// any copy), and calls emit(k, path) for each targets[k], which must be
+// ascending offsets of value starts in its own bytes (not inside a nested
+// copy). Targets it cannot place get the path of the deepest container
+// reached.
+func (w *pathWalker) walk(from, to int, targets []int, emit func(k int, path string)) {
+	data := w.data
+	w.segs, w.arr = w.segs[:0], w.arr[:0]
+	w.prefixOK = false
+	k := 0
 	pos := from
-	for pos < to && pos != off {
+	for k < len(targets) {
+		// pos is at (or before white space before) a value.
+		pos = jsonskip.WS(data, pos)
+		if pos >= to {
+			break
+		}
+		for k < len(targets) && targets[k] <= pos {
+			if targets[k] == pos {
+				emit(k, w.here())
+			} else {
+				emit(k, w.top())
+			}
+			k++
+		}
+		if k == len(targets) {
+			return
+		}
 		switch data[pos] {
 		case '{':
-			pos = jsonskip.WS(data, pos+1)
-			for pos < to && data[pos] == '"' {
-				kend := jsonskip.String(data, pos)
-				key := keyAt(data, pos)
-				vstart := jsonskip.WS(data, jsonskip.WS(data, kend)+1)
-				vend := jsonskip.Value(data, vstart)
-				if off >= vstart && off < vend {
-					writeKey(&b, key)
-					pos = vstart
+			if pos != from {
+				if j := w.t.ObjectAt(pos); j >= 0 && w.t.Objects[j].Start == pos {
+					pos = w.t.Objects[j].End // a nested copy: none of ours inside
 					break
 				}
-				pos = jsonskip.WS(data, vend)
-				if pos < to && data[pos] == ',' {
-					pos = jsonskip.WS(data, pos+1)
-				}
 			}
+			pos = jsonskip.WS(data, pos+1)
+			if pos < to && data[pos] == '}' {
+				pos++
+				break
+			}
+			w.segs, w.arr = append(w.segs, 0), append(w.arr, false)
+			w.prefixOK = false
+			pos = w.member(pos)
+			continue
 		case '[':
 			pos = jsonskip.WS(data, pos+1)
-			for i := 0; pos < to && data[pos] != ']'; i++ {
-				vend := jsonskip.Value(data, pos)
-				if off >= pos && off < vend {
-					b.WriteString("[" + strconv.Itoa(i) + "]")
-					break
-				}
-				pos = jsonskip.WS(data, vend)
-				if pos < to && data[pos] == ',' {
-					pos = jsonskip.WS(data, pos+1)
-				}
+			if pos < to && data[pos] == ']' {
+				pos++
+				break
 			}
+			w.segs, w.arr = append(w.segs, -1), append(w.arr, true)
+			w.prefixOK = false
+			continue
 		default:
-			return b.String()
+			pos = jsonskip.Value(data, pos)
+		}
+		// After a value: close containers until one has a next member.
+		for len(w.segs) > 0 {
+			pos = jsonskip.WS(data, pos)
+			if pos >= to {
+				break
+			}
+			top := len(w.segs) - 1
+			if data[pos] == ',' {
+				pos = jsonskip.WS(data, pos+1)
+				if w.arr[top] {
+					w.segs[top]--
+				} else {
+					pos = w.member(pos)
+				}
+				break
+			}
+			pos++ // '}' or ']'
+			w.segs, w.arr = w.segs[:top], w.arr[:top]
+			w.prefixOK = false
+		}
+		if len(w.segs) == 0 {
+			break
 		}
 	}
+	for ; k < len(targets); k++ {
+		emit(k, w.top())
+	}
+}
+
+// member records the key at pos as the innermost object's current member
+// and returns the offset of its value.
+func (w *pathWalker) member(pos int) int {
+	w.segs[len(w.segs)-1] = int32(pos)
+	pos = jsonskip.WS(w.data, jsonskip.String(w.data, pos))
+	return pos + 1 // the ':'
+}
+
+// here returns the path of the current member of the innermost open
+// container (of the value at from when none is open): renderPath2 of base
+// and segs, with all but the last segment cached.
+func (w *pathWalker) here() string {
+	n := len(w.segs)
+	if n == 0 {
+		return w.cut(nil, len(w.base))
+	}
+	if !w.prefixOK {
+		w.prefix = w.cut(w.segs[:n-1], w.total())
+		w.prefixOK = true
+	}
+	var b strings.Builder
+	b.Grow(len(w.prefix) + 16)
+	b.WriteString(w.prefix)
+	writeSeg(&b, w.data, w.segs[n-1])
 	return b.String()
+}
+
+// top returns the path of the innermost open container.
+func (w *pathWalker) top() string {
+	segs := w.segs[:max(len(w.segs)-1, 0)]
+	return w.cut(segs, w.total()-(len(w.segs)-len(segs)))
+}
+
+// total is the number of segments of the path of a value in the innermost
+// container (from the tree's root outside every copy).
+func (w *pathWalker) total() int { return len(w.base) + len(w.segs) }
+
+// cut renders base and then segs as the start of a path of total segments.
+func (w *pathWalker) cut(segs []int32, total int) string {
+	if w.root != "" {
+		return w.root + renderCut(w.data, nil, segs, total)[1:]
+	}
+	return renderCut(w.data, w.base, segs, total)
 }

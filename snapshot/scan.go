@@ -1,7 +1,9 @@
 package snapshot
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 	"unicode/utf8"
@@ -90,19 +92,59 @@ func scan(file string, data []byte) (*flatIndex, error) {
 	adviseHuge(s.idx.objects)
 	adviseHuge(s.idx.strs)
 	adviseHuge(s.idx.segs)
+	if bytes.HasPrefix(data, utf8BOM) {
+		return nil, s.syntax("the file starts with a UTF-8 byte-order mark (bytes EF BB BF); remove it: JSON text must not begin with one (RFC 8259 section 8.1) and Murano's engine refuses it")
+	}
 	s.ws()
 	if s.pos >= len(s.data) {
 		return nil, s.syntax("the input is empty; expected a JSON object or array")
 	}
 	s.idx.rootKind = s.data[s.pos]
-	if err := s.value(); err != nil {
+	err := s.value()
+	if err == nil {
+		s.ws()
+		if s.pos < len(s.data) {
+			err = s.syntax(fmt.Sprintf("unexpected %s after the top-level value", s.describe()))
+		}
+	}
+	if err != nil {
+		var se *SyntaxError
+		if errors.As(err, &se) && looksLikeYAML(data) {
+			se.Msg += "; this looks like YAML: objgc reads JSON (convert it, e.g. yq -o=json FILE)"
+		}
 		return nil, err
 	}
-	s.ws()
-	if s.pos < len(s.data) {
-		return nil, s.syntax(fmt.Sprintf("unexpected %s after the top-level value", s.describe()))
-	}
 	return &s.idx, nil
+}
+
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// looksLikeYAML reports whether data, which is not JSON, begins as YAML
+// does: a "---" document marker, a "%YAML" directive, a comment, a list
+// item "- ", or a first line "key: value" or "key:" whose key is not
+// JSON (a JSON document begins with '{' or '[').
+func looksLikeYAML(data []byte) bool {
+	rest := data
+	for len(rest) > 0 {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		t := bytes.TrimSpace(line)
+		if len(t) == 0 {
+			continue
+		}
+		switch {
+		case t[0] == '{' || t[0] == '[':
+			return false
+		case bytes.HasPrefix(t, []byte("---")), bytes.HasPrefix(t, []byte("%YAML")), t[0] == '#', bytes.HasPrefix(t, []byte("- ")), bytes.Equal(t, []byte("-")):
+			return true
+		}
+		return bytes.HasSuffix(t, []byte(":")) || bytes.Contains(t, []byte(": "))
+	}
+	return false
 }
 
 // grow returns s with room for n more elements, doubling its capacity:

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -212,17 +213,61 @@ func (t *Tree) Depth(i int32) int {
 }
 
 // PathAt returns the JSON path of the value that starts at offset off
-// inside the tree.
+// inside the tree. For many values use PathsAt: each call reads the
+// enclosing copy again.
 func (t *Tree) PathAt(off int) string {
-	obj := t.ObjectAt(off)
-	base, from, to := t.Path, t.Start, t.End
-	if obj >= 0 {
-		base, from, to = t.ObjectPath(obj), t.Objects[obj].Start, t.Objects[obj].End
-		if off == from {
-			return base
-		}
+	return t.PathsAt([]int{off})[0]
+}
+
+// PathsAt returns the JSON path of each value starting at offs[k] inside
+// the tree (any order), e.g. $.applications[0].instance.ports[1]. The
+// path of a copy is its ObjectPath; a value inside it adds the keys and
+// indexes below the copy. The cost is one pass over the own bytes of the
+// copies that hold the offsets (their nested copies are jumped over), plus
+// O(log n) per offset and per plain object passed: linear in the tree's
+// size however many offsets share a copy.
+func (t *Tree) PathsAt(offs []int) []string {
+	paths := make([]string, len(offs))
+	if len(offs) == 0 {
+		return paths
 	}
-	return base + descend(t.Doc.Data, from, to, off)
+	// Group the offsets by their innermost copy, each group ascending.
+	type target struct {
+		obj int32
+		off int
+		k   int
+	}
+	ts := make([]target, len(offs))
+	for k, off := range offs {
+		ts[k] = target{t.ObjectAt(off), off, k}
+	}
+	slices.SortFunc(ts, func(a, b target) int {
+		if a.obj != b.obj {
+			return cmp.Compare(a.obj, b.obj)
+		}
+		return cmp.Compare(a.off, b.off)
+	})
+	w := &pathWalker{t: t, data: t.Doc.Data}
+	var group []int
+	for lo := 0; lo < len(ts); {
+		hi := lo
+		group = group[:0]
+		for ; hi < len(ts) && ts[hi].obj == ts[lo].obj; hi++ {
+			group = append(group, ts[hi].off)
+		}
+		from, to := t.Start, t.End
+		if obj := ts[lo].obj; obj >= 0 {
+			from, to = t.Objects[obj].Start, t.Objects[obj].End
+			o := &t.Objects[obj]
+			w.base, w.root = t.segs[o.segLo:o.segHi], ""
+		} else {
+			w.base, w.root = nil, t.Path
+		}
+		done := ts[lo:hi]
+		w.walk(from, to, group, func(k int, path string) { paths[done[k].k] = path })
+		lo = hi
+	}
+	return paths
 }
 
 // finish builds the id index, resolves first copies and owners, merges the
@@ -296,18 +341,57 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 	}
 	sortByStart(objs, t.IDless)
 	sortByStart(objs, dups)
+	// Each first copy compared with its later copies is decoded once
+	// (60,000 copies of one object must not decode it 60,000 times).
+	decoded := map[int32]any{}
 	for _, c := range dups {
 		f := objs[c].First
 		d := Duplicate{First: f, Copy: c}
-		d.Differs = !sameJSON(t.Doc.Data[objs[f].Start:objs[f].End], t.Doc.Data[objs[c].Start:objs[c].End])
+		d.Differs = !t.sameAsFirst(decoded, f, c)
 		t.Duplicates = append(t.Duplicates, d)
-		t.setDependencies(f, mergeDependencies(slices.Clone(t.Dependencies(f)), t.Dependencies(c)))
+	}
+	// The records of an object with copies: its own and then each later
+	// copy's in document order, merged once per object (merging copy by
+	// copy grew the arena by the whole list for each copy: quadratic).
+	copies := slices.Clone(dups)
+	slices.SortStableFunc(copies, func(a, b int32) int { return cmp.Compare(objs[a].First, objs[b].First) })
+	for lo := 0; lo < len(copies); {
+		f := objs[copies[lo]].First
+		lists := [][]Dependency{t.Dependencies(f)}
+		hi := lo
+		for ; hi < len(copies) && objs[copies[hi]].First == f; hi++ {
+			lists = append(lists, t.Dependencies(copies[hi]))
+		}
+		t.setDependencies(f, mergeDependencies(nil, lists...))
+		lo = hi
 	}
 	for i := range objs {
 		if o := &objs[i]; o.First == int32(i) && o.depHi-o.depLo > 1 && hasRepeats(t.Dependencies(int32(i))) {
 			t.setDependencies(int32(i), mergeDependencies(nil, t.Dependencies(int32(i))))
 		}
 	}
+}
+
+// sameAsFirst reports whether copy c holds the same JSON value as first
+// copy f, ignoring white space and key order, decoding f at most once through decoded.
+func (t *Tree) sameAsFirst(decoded map[int32]any, f, c int32) bool {
+	a := t.Doc.Data[t.Objects[f].Start:t.Objects[f].End]
+	b := t.Doc.Data[t.Objects[c].Start:t.Objects[c].End]
+	if bytes.Equal(a, b) {
+		return true
+	}
+	va, ok := decoded[f]
+	if !ok {
+		if json.Unmarshal(a, &va) != nil {
+			va = nil
+		}
+		decoded[f] = va
+	}
+	var vb any
+	if va == nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 func sortByStart(objs []Object, idx []int32) {
@@ -324,6 +408,16 @@ func (t *Tree) setDependencies(i int32, d []Dependency) {
 
 // hasRepeats reports whether a record appears twice in d.
 func hasRepeats(d []Dependency) bool {
+	if len(d) > smallDeps {
+		seen := make(map[Dependency]struct{}, len(d))
+		for _, x := range d {
+			if _, ok := seen[x]; ok {
+				return true
+			}
+			seen[x] = struct{}{}
+		}
+		return false
+	}
 	for i := range d {
 		for j := i + 1; j < len(d); j++ {
 			if d[i] == d[j] {
@@ -334,32 +428,45 @@ func hasRepeats(d []Dependency) bool {
 	return false
 }
 
-// mergeDependencies appends to dst the records of add that dst lacks: a
-// subscriber that subscribes several times with one handler is notified
-// once (Murano's spec: "A may establish more than 1 destruction dependency
-// on B and still be notified just once").
-func mergeDependencies(dst, add []Dependency) []Dependency {
-next:
-	for _, d := range add {
-		for _, e := range dst {
-			if e == d {
-				continue next
+// smallDeps is the length up to which record lists are compared pairwise;
+// longer ones (a header may hold 60,000 records) go through a set.
+const smallDeps = 16
+
+// mergeDependencies appends to dst the records of each list that dst
+// lacks, in order: a subscriber that subscribes several times with one
+// handler is notified once (Murano's spec: "A may establish more than 1
+// destruction dependency on B and still be notified just once"). The cost
+// is linear in the records.
+func mergeDependencies(dst []Dependency, lists ...[]Dependency) []Dependency {
+	n := len(dst)
+	for _, l := range lists {
+		n += len(l)
+	}
+	if n <= smallDeps {
+		for _, l := range lists {
+		next:
+			for _, d := range l {
+				for _, e := range dst {
+					if e == d {
+						continue next
+					}
+				}
+				dst = append(dst, d)
 			}
 		}
-		dst = append(dst, d)
+		return dst
+	}
+	seen := make(map[Dependency]struct{}, n)
+	for _, e := range dst {
+		seen[e] = struct{}{}
+	}
+	for _, l := range lists {
+		for _, d := range l {
+			if _, ok := seen[d]; !ok {
+				seen[d] = struct{}{}
+				dst = append(dst, d)
+			}
+		}
 	}
 	return dst
-}
-
-// sameJSON reports whether a and b hold the same JSON value, ignoring
-// white space and key order.
-func sameJSON(a, b []byte) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	var va, vb any
-	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
-		return false
-	}
-	return reflect.DeepEqual(va, vb)
 }

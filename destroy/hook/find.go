@@ -237,8 +237,47 @@ func stat(src Source, class, handler string) (Found, bool) {
 		return f, false
 	case fi.Mode().Perm()&0o111 == 0:
 		f.Err = fmt.Errorf("%s: %w (mode %v)", path, ErrNotExecutable, fi.Mode().Perm())
+	default:
+		f.Err = outsidePackage(src, path)
 	}
 	return f, true
+}
+
+// ErrOutsidePackage is reported (in [Found.Err]) for a package's hook
+// whose path, links resolved, leads outside the package directory.
+var ErrOutsidePackage = errors.New("leads outside its package")
+
+// outsidePackage checks that a hook found in a package's hooks folder
+// (path lies, by name, inside src.PackageDir) resolves, every link
+// followed, to a file inside src.PackageDir too: a link must not make a
+// hook that looks local run a file elsewhere. The package cache rejects
+// such links when a package is added; this second check holds even for a
+// package directory changed behind the cache's back. It returns nil for a
+// Source without PackageDir or a path outside it by name, and an error
+// wrapping ErrOutsidePackage, or the error of resolving the links.
+func outsidePackage(src Source, path string) error {
+	if src.PackageDir == "" {
+		return nil
+	}
+	pkg, err := filepath.Abs(src.PackageDir)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(pkg, path); err != nil || !filepath.IsLocal(rel) {
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	root, err := filepath.EvalSymlinks(pkg)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s: %w %s (it is %s)", path, ErrOutsidePackage, src.PackageDir, real)
+	}
+	return nil
 }
 
 // isComponent reports whether s is usable as one path component.

@@ -3,6 +3,7 @@
 package hook
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -169,5 +170,70 @@ func TestFindSourcesPackage(t *testing.T) {
 	if !ok || first.Class != "Base" || first.Source != PackageSource(pkgCore) ||
 		first.Path != filepath.Join(pkgCore, "hooks", "Base", "notify", "onGone") || first.WorkDir() != pkgCore {
 		t.Errorf("FindHandlerSources = %+v, %v", first, ok)
+	}
+}
+
+// A package's hook that resolves outside the package (a link, or a link
+// in the path to it) is found, so that running it fails, with
+// ErrOutsidePackage; one that resolves to a file inside runs.
+func TestFindSourcesPackageLinkOutside(t *testing.T) {
+	root := t.TempDir()
+	pkg := filepath.Join(root, "pkg")
+	writeHook(t, root, "outside/destroy", "exit 0\n")
+	writeHook(t, root, "pkg/scripts/destroy", "exit 0\n")
+	for _, l := range []struct{ name, target string }{
+		{"pkg/hooks/Out/destroy", "../../../outside/destroy"},
+		{"pkg/hooks/Dir", "../../outside"},
+		{"pkg/hooks/In/destroy", "../../scripts/destroy"},
+	} {
+		p := filepath.Join(root, l.name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(l.target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sources := Sources(nil, map[string]string{"Out": pkg, "Dir": pkg, "In": pkg})
+	found := FindSources([]string{"Out", "Dir", "In"}, sources)
+	if len(found) != 3 {
+		t.Fatalf("FindSources = %q, want 3 hooks", render(root, found))
+	}
+	for _, f := range found[:2] {
+		if !errors.Is(f.Err, ErrOutsidePackage) {
+			t.Errorf("%s: Err = %v, want ErrOutsidePackage", f.Path, f.Err)
+		}
+	}
+	if found[2].Err != nil {
+		t.Errorf("%s: Err = %v, want nil", found[2].Path, found[2].Err)
+	}
+	// The same links in a hooks dir (no PackageDir) are the user's own.
+	plain := FindSources([]string{"Out"}, Sources([]string{filepath.Join(pkg, "hooks")}, nil))
+	if len(plain) != 1 || plain[0].Err != nil {
+		t.Errorf("hooks dir: %q", render(root, plain))
+	}
+}
+
+// Run refuses a package's hook that resolves outside the package, even
+// when the caller did not look at Found.Err: the file is never executed.
+func TestRunPackageHookOutside(t *testing.T) {
+	root := t.TempDir()
+	marker := filepath.Join(root, "ran")
+	writeHook(t, root, "outside/destroy", "touch '"+marker+"'\n")
+	pkg := filepath.Join(root, "pkg")
+	link := filepath.Join(pkg, "hooks", "C", "destroy")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../../outside/destroy", link); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), Invocation{Hook: link, ObjectID: "x", PackageDir: pkg})
+	var he *HookError
+	if !errors.As(err, &he) || !errors.Is(err, ErrOutsidePackage) {
+		t.Fatalf("Run = %v, want a *HookError wrapping ErrOutsidePackage", err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the hook outside the package ran (stat %s: %v)", marker, err)
 	}
 }

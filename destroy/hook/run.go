@@ -207,6 +207,9 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	case fi.Mode().Perm()&0o111 == 0:
 		return fail(&HookError{Reason: "not executable", Err: ErrNotExecutable})
 	}
+	if err := outsidePackage(Source{PackageDir: inv.PackageDir}, path); err != nil {
+		return fail(&HookError{Reason: "leads outside its package", Err: err})
+	}
 
 	runCtx, cancel := context.WithTimeout(ctx, inv.Timeout)
 	defer cancel()
