@@ -266,13 +266,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err := stage("render"); err != nil {
 		return err
 	}
-	var doc *destroy.PlanFile
-	if err := untilDone(ctx, func() error {
-		doc = newPlanDocument(in, p, opts.OnDangling, hooks)
-		return nil
-	}); err != nil {
-		return err
-	}
+	doc := newPlanJSON(in, p, opts.OnDangling, hooks)
 	if opts.Out != "" {
 		if err := writePlanFile(opts.Out, doc); err != nil {
 			return err
@@ -284,7 +278,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err := untilDone(ctx, func() error {
 		switch opts.Format {
 		case "json":
-			return writeJSON(streams.Out, doc)
+			return doc.write(streams.Out)
 		case "dot":
 			return writeDot(streams.Out, p)
 		case "markdown":
@@ -292,7 +286,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 			for _, d := range in.Docs() {
 				names = append(names, d.Name)
 			}
-			return writePlanMarkdown(streams.Out, doc, names)
+			return writePlanMarkdown(streams.Out, doc.document(), names)
 		default:
 			return writePlanText(streams.Out, newPalette(streams, opts.NoColor), in, p, opts.OnDangling, hooks)
 		}

@@ -26,12 +26,14 @@ import (
 // (destroy.PlanFormatVersion).
 const PlanFormatVersion = destroy.PlanFormatVersion
 
-// planHooks are the hooks a plan would run, and where it looked.
+// planHooks are the hooks a plan would run, and where it looked. What
+// depends on a doomed object's type only (its class hierarchy, package and
+// destroy hooks: HookFinder looks them up by type) is kept once a type, in
+// kinds; an object keeps the index of its type: 4 bytes an object however
+// many hooks its classes have.
 type planHooks struct {
-	classes  [][]string       // by index into Plan.Objects: the class hierarchy
-	pkg      []string         // by index into Plan.Objects: FullName/version of the defining package, "" if not cached
-	types    []snapshot.Type  // by index into Plan.Objects: the type its hooks are looked up by
-	destroy  [][]hook.Found   // by index into Plan.Objects
+	kind     []int32          // by index into Plan.Objects: index into kinds
+	kinds    []*typeHooks     // one for each distinct type of a doomed object
 	subTypes []*snapshot.Type // by index into Plan.Notifications: the subscriber's type; nil: not found
 	notify   []*hook.Found    // by index into Plan.Notifications; nil: none
 	// oldNotify are, by index into Plan.Notifications when it has no
@@ -44,16 +46,25 @@ type planHooks struct {
 	packages  []destroy.PlanPackage // the cached packages read
 }
 
+// typeHooks is what a plan knows of one type of doomed object.
+type typeHooks struct {
+	typ     snapshot.Type      // the type its hooks are looked up by
+	classes []string           // the class hierarchy; nil when not looked up
+	pkg     string             // FullName/version of the defining package, "" if not cached
+	destroy []hook.Found       // its destroy hooks
+	planned []destroy.PlanHook // destroy as the JSON plan lists them (with sha256); nil until needed
+}
+
+// of returns what is known of the type of Plan.Objects[i].
+func (h *planHooks) of(i int) *typeHooks { return h.kinds[h.kind[i]] }
+
 // findPlanHooks looks up every hook the plan would run (DESIGN.md section
 // 4): the destroy hooks of each doomed object's class hierarchy, the
 // handler hook of each notification's subscriber. session, when not nil,
 // is f.Packages: the packages it read are recorded.
 func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, cacheDir string) *planHooks {
 	h := &planHooks{
-		classes:   make([][]string, len(p.Objects)),
-		pkg:       make([]string, len(p.Objects)),
-		types:     make([]snapshot.Type, len(p.Objects)),
-		destroy:   make([][]hook.Found, len(p.Objects)),
+		kind:      make([]int32, len(p.Objects)),
 		subTypes:  make([]*snapshot.Type, len(p.Notifications)),
 		notify:    make([]*hook.Found, len(p.Notifications)),
 		oldNotify: make([][]string, len(p.Notifications)),
@@ -63,8 +74,16 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 		packages:  []destroy.PlanPackage{},
 	}
 	snap := p.Diff.Snapshot
+	index := map[snapshot.Type]int32{}
 	for i := range p.Objects {
-		h.types[i] = snap.Objects[p.Objects[i].Snapshot].Type()
+		t := snap.Objects[p.Objects[i].Snapshot].Type()
+		k, ok := index[t]
+		if !ok {
+			k = int32(len(h.kinds))
+			index[t] = k
+			h.kinds = append(h.kinds, &typeHooks{typ: t})
+		}
+		h.kind[i] = k
 	}
 	for i, n := range p.Notifications {
 		if t, ok := subscriberType(p, n); ok {
@@ -74,13 +93,13 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 	if len(f.Dirs) == 0 && f.Packages == nil {
 		return h
 	}
-	for i := range p.Objects {
+	for _, k := range h.kinds {
 		if ctx.Err() != nil {
 			return h // interrupted: the caller writes nothing
 		}
-		c := f.Hierarchy(ctx, h.types[i])
-		h.classes[i], h.pkg[i] = c.Names, c.Package
-		h.destroy[i] = f.DestroyHooks(ctx, h.types[i])
+		c := f.Hierarchy(ctx, k.typ)
+		k.classes, k.pkg = c.Names, c.Package
+		k.destroy = f.DestroyHooks(ctx, k.typ)
 	}
 	for i, n := range p.Notifications {
 		if ctx.Err() != nil {
@@ -104,7 +123,7 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 func (h *planHooks) warnCannotRun(p *destroy.Plan) {
 	for i := range p.Objects {
 		o := &p.Objects[i]
-		for _, f := range h.destroy[i] {
+		for _, f := range h.of(i).destroy {
 			if f.Err != nil {
 				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: o.ID, Path: o.Path,
 					Message: fmt.Sprintf("destroy hook %s of %s cannot run (%s): apply would fail the object", f.Path, o.ID, hookErrText(f))})
@@ -130,8 +149,8 @@ func hookErrText(f hook.Found) string {
 // withoutDestroyHook counts the doomed objects that have no destroy hook.
 func (h *planHooks) withoutDestroyHook() int {
 	n := 0
-	for _, d := range h.destroy {
-		if len(d) == 0 {
+	for _, k := range h.kind {
+		if len(h.kinds[k].destroy) == 0 {
 			n++
 		}
 	}
@@ -149,25 +168,22 @@ func subscriberType(p *destroy.Plan, n destroy.Notification) (snapshot.Type, boo
 	return snapshot.Type{}, false
 }
 
-func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *planHooks) *destroy.PlanFile {
-	d := &destroy.PlanFile{
-		FormatVersion: PlanFormatVersion,
-		OnDangling:    onDangling,
-		Groups:        []destroy.PlanGroup{},
-		Notifications: []destroy.PlanNotification{},
-		Cycles:        [][]string{},
-		Dropped:       []destroy.PlanDropped{},
-		Warnings:      p.Warnings,
-		HooksDirs:     hooks.dirs,
-		CacheDir:      hooks.cacheDir,
-		Packages:      hooks.packages,
-	}
-	if d.Warnings == nil {
-		d.Warnings = []destroy.Warning{}
-	}
-	if d.HooksDirs == nil {
-		d.HooksDirs = []string{}
-	}
+// planJSON is the JSON plan (destroy.PlanFile, docs/plan-format.md) of a
+// plan: write streams it, element by element, so that its memory is that
+// of one object whatever the number of objects; document builds it whole.
+// Both give the same bytes as encoding/json on the whole PlanFile.
+type planJSON struct {
+	in         *inputs
+	p          *destroy.Plan
+	onDangling string
+	hooks      *planHooks
+}
+
+func newPlanJSON(in *inputs, p *destroy.Plan, onDangling string, hooks *planHooks) *planJSON {
+	return &planJSON{in: in, p: p, onDangling: onDangling, hooks: hooks}
+}
+
+func (pj *planJSON) inputs() []destroy.PlanInput {
 	input := func(role string, doc *snapshot.Document) destroy.PlanInput {
 		path := doc.Name
 		if path != stdinName {
@@ -175,74 +191,252 @@ func newPlanDocument(in *inputs, p *destroy.Plan, onDangling string, hooks *plan
 		}
 		return destroy.PlanInput{Role: role, Path: path, SHA256: doc.SHA256()}
 	}
-	if in.Model != nil {
-		d.Inputs = []destroy.PlanInput{input("model", in.Model)}
-	} else {
-		d.Inputs = []destroy.PlanInput{input("snapshot", in.SnapshotFile), input("graph", in.GraphFile)}
+	if pj.in.Model != nil {
+		return []destroy.PlanInput{input("model", pj.in.Model)}
 	}
-	for _, g := range p.Groups {
-		pg := destroy.PlanGroup{Index: g.Index, Objects: make([]destroy.PlanObject, 0, len(g.Objects))}
-		for _, i := range g.Objects {
-			o := &p.Objects[i]
-			po := destroy.PlanObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: destroy.NewPlanType(hooks.types[i]), Classes: hooks.classes[i], Hooks: []destroy.PlanHook{}}
-			if po.Classes == nil {
-				po.Classes = []string{}
-				if o.Class != "" {
-					po.Classes = []string{o.Class}
-				}
-			}
-			if pkg := hooks.pkg[i]; pkg != "" {
-				po.Package = &pkg
-			}
-			if o.Owner != "" {
-				owner := o.Owner
-				po.Owner = &owner
-			}
-			for _, f := range hooks.destroy[i] {
-				po.Hooks = append(po.Hooks, hooks.sums.Hook(f))
-			}
-			pg.Objects = append(pg.Objects, po)
+	return []destroy.PlanInput{input("snapshot", pj.in.SnapshotFile), input("graph", pj.in.GraphFile)}
+}
+
+func (pj *planJSON) hooksDirs() []string {
+	if pj.hooks.dirs == nil {
+		return []string{}
+	}
+	return pj.hooks.dirs
+}
+
+// object returns Plan.Objects[i] as the plan lists it.
+func (pj *planJSON) object(i int) destroy.PlanObject {
+	o := &pj.p.Objects[i]
+	k := pj.hooks.of(i)
+	if k.planned == nil {
+		k.planned = make([]destroy.PlanHook, 0, len(k.destroy))
+		for _, f := range k.destroy {
+			k.planned = append(k.planned, pj.hooks.sums.Hook(f))
 		}
-		d.Groups = append(d.Groups, pg)
 	}
-	for i, n := range p.Notifications {
-		pn := destroy.PlanNotification{Group: n.Group, Publisher: p.Objects[n.Publisher].ID, Subscriber: n.Subscriber, Handler: n.Handler,
-			OldPlaces: hooks.oldNotify[i]}
-		if t := hooks.subTypes[i]; t != nil {
-			pt := destroy.NewPlanType(*t)
-			pn.SubscriberTypeRef = &pt
+	po := destroy.PlanObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: destroy.NewPlanType(k.typ), Classes: k.classes, Hooks: k.planned}
+	if po.Classes == nil {
+		po.Classes = []string{}
+		if o.Class != "" {
+			po.Classes = []string{o.Class}
 		}
-		if f := hooks.notify[i]; f != nil {
-			h := hooks.sums.Hook(*f)
-			pn.Hook = &h
-		}
-		d.Notifications = append(d.Notifications, pn)
 	}
-	for _, c := range p.Cycles {
-		ids := make([]string, len(c))
-		for k, i := range c {
-			ids[k] = p.Objects[i].ID
-		}
-		d.Cycles = append(d.Cycles, ids)
+	if k.pkg != "" {
+		pkg := k.pkg
+		po.Package = &pkg
 	}
-	inc := p.Diff.Incoming
-	for _, i := range p.Diff.Dropped {
-		o := &inc.Objects[i]
-		d.Dropped = append(d.Dropped, destroy.PlanDropped{ID: o.ID, Type: o.TypeString, Path: inc.ObjectPath(i)})
+	if o.Owner != "" {
+		owner := o.Owner
+		po.Owner = &owner
 	}
-	d.Summary = destroy.PlanSummary{
+	return po
+}
+
+func (pj *planJSON) notification(i int) destroy.PlanNotification {
+	n := pj.p.Notifications[i]
+	pn := destroy.PlanNotification{Group: n.Group, Publisher: pj.p.Objects[n.Publisher].ID, Subscriber: n.Subscriber, Handler: n.Handler,
+		OldPlaces: pj.hooks.oldNotify[i]}
+	if t := pj.hooks.subTypes[i]; t != nil {
+		pt := destroy.NewPlanType(*t)
+		pn.SubscriberTypeRef = &pt
+	}
+	if f := pj.hooks.notify[i]; f != nil {
+		h := pj.hooks.sums.Hook(*f)
+		pn.Hook = &h
+	}
+	return pn
+}
+
+func (pj *planJSON) cycle(i int) []string {
+	c := pj.p.Cycles[i]
+	ids := make([]string, len(c))
+	for k, j := range c {
+		ids[k] = pj.p.Objects[j].ID
+	}
+	return ids
+}
+
+func (pj *planJSON) dropped(i int) destroy.PlanDropped {
+	inc := pj.p.Diff.Incoming
+	j := pj.p.Diff.Dropped[i]
+	o := &inc.Objects[j]
+	return destroy.PlanDropped{ID: o.ID, Type: o.TypeString, Path: inc.ObjectPath(j)}
+}
+
+func (pj *planJSON) summary() destroy.PlanSummary {
+	p := pj.p
+	return destroy.PlanSummary{
 		SnapshotObjects:    p.Diff.Snapshot.Len(),
-		IncomingObjects:    inc.Len(),
+		IncomingObjects:    p.Diff.Incoming.Len(),
 		Destroy:            len(p.Objects),
 		Groups:             len(p.Groups),
 		Notifications:      len(p.Notifications),
 		DanglingReferences: len(p.Diff.Dangling),
 		Dropped:            len(p.Diff.Dropped),
 		Warnings:           len(p.Warnings),
-		WithoutDestroyHook: hooks.withoutDestroyHook(),
-		ApplyRefuses:       onDangling == "error" && len(p.Diff.Dangling) > 0,
+		WithoutDestroyHook: pj.hooks.withoutDestroyHook(),
+		ApplyRefuses:       pj.onDangling == "error" && len(p.Diff.Dangling) > 0,
+	}
+}
+
+// document builds the whole PlanFile, for a reader that needs it at once;
+// write streams the same.
+func (pj *planJSON) document() *destroy.PlanFile {
+	p := pj.p
+	d := &destroy.PlanFile{
+		FormatVersion: PlanFormatVersion,
+		Inputs:        pj.inputs(),
+		OnDangling:    pj.onDangling,
+		HooksDirs:     pj.hooksDirs(),
+		CacheDir:      pj.hooks.cacheDir,
+		Packages:      pj.hooks.packages,
+		Groups:        make([]destroy.PlanGroup, 0, len(p.Groups)),
+		Notifications: make([]destroy.PlanNotification, 0, len(p.Notifications)),
+		Cycles:        make([][]string, 0, len(p.Cycles)),
+		Dropped:       make([]destroy.PlanDropped, 0, len(p.Diff.Dropped)),
+		Warnings:      p.Warnings,
+		Summary:       pj.summary(),
+	}
+	if d.Warnings == nil {
+		d.Warnings = []destroy.Warning{}
+	}
+	for _, g := range p.Groups {
+		pg := destroy.PlanGroup{Index: g.Index, Objects: make([]destroy.PlanObject, 0, len(g.Objects))}
+		for _, i := range g.Objects {
+			pg.Objects = append(pg.Objects, pj.object(i))
+		}
+		d.Groups = append(d.Groups, pg)
+	}
+	for i := range p.Notifications {
+		d.Notifications = append(d.Notifications, pj.notification(i))
+	}
+	for i := range p.Cycles {
+		d.Cycles = append(d.Cycles, pj.cycle(i))
+	}
+	for i := range p.Diff.Dropped {
+		d.Dropped = append(d.Dropped, pj.dropped(i))
 	}
 	return d
+}
+
+// write streams the JSON plan to w: the bytes writeJSON(w, pj.document())
+// writes (indented by two spaces, unprintable runes as \u escapes), one
+// element of the groups, objects, notifications, cycles, dropped and
+// warnings arrays at a time through a buffer of 64 KiB. Its memory is
+// that of the largest element, not of the plan.
+func (pj *planJSON) write(w io.Writer) error {
+	p := pj.p
+	s := newJSONStream(w)
+	s.raw("{\n")
+	s.field("format_version", PlanFormatVersion)
+	s.field("inputs", pj.inputs())
+	s.field("on_dangling", pj.onDangling)
+	s.field("hooks_dirs", pj.hooksDirs())
+	s.field("cache_dir", pj.hooks.cacheDir)
+	s.field("packages", pj.hooks.packages)
+	s.key("groups")
+	s.array("  ", len(p.Groups), func(prefix string, k int) {
+		g := p.Groups[k]
+		s.raw("{\n" + prefix + "  \"index\": " + strconv.Itoa(g.Index) + ",\n" + prefix + "  \"objects\": ")
+		s.array(prefix+"  ", len(g.Objects), func(prefix string, j int) { s.value(prefix, pj.object(g.Objects[j])) })
+		s.raw("\n" + prefix + "}")
+	})
+	s.raw(",\n")
+	s.key("notifications")
+	s.array("  ", len(p.Notifications), func(prefix string, i int) { s.value(prefix, pj.notification(i)) })
+	s.raw(",\n")
+	s.key("cycles")
+	s.array("  ", len(p.Cycles), func(prefix string, i int) { s.value(prefix, pj.cycle(i)) })
+	s.raw(",\n")
+	s.key("dropped")
+	s.array("  ", len(p.Diff.Dropped), func(prefix string, i int) { s.value(prefix, pj.dropped(i)) })
+	s.raw(",\n")
+	s.key("warnings")
+	s.array("  ", len(p.Warnings), func(prefix string, i int) { s.value(prefix, p.Warnings[i]) })
+	s.raw(",\n")
+	s.key("summary")
+	s.value("  ", pj.summary())
+	s.raw("\n}\n")
+	return s.flush()
+}
+
+// jsonStream writes indented JSON piece by piece: fixed keys and
+// punctuation as they are, each value through encoding/json (indented by
+// two spaces after a prefix, HTML characters not escaped) and
+// termsafe.JSON, as writeJSON does for a whole value. The first error
+// stops it; flush returns it.
+type jsonStream struct {
+	w   *bufio.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+	err error
+}
+
+func newJSONStream(w io.Writer) *jsonStream {
+	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10)}
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false)
+	return s
+}
+
+func (s *jsonStream) raw(t string) {
+	if s.err == nil {
+		_, s.err = s.w.WriteString(t)
+	}
+}
+
+// key writes a key of the root object (keys are fixed ASCII names).
+func (s *jsonStream) key(k string) { s.raw("  \"" + k + "\": ") }
+
+// field writes a key of the root object, its value and a comma.
+func (s *jsonStream) field(k string, v any) {
+	s.key(k)
+	s.value("  ", v)
+	s.raw(",\n")
+}
+
+// value writes v as encoding/json indents it at prefix.
+func (s *jsonStream) value(prefix string, v any) {
+	if s.err != nil {
+		return
+	}
+	s.buf.Reset()
+	s.enc.SetIndent(prefix, "  ")
+	if s.err = s.enc.Encode(v); s.err != nil {
+		return
+	}
+	b := bytes.TrimSuffix(s.buf.Bytes(), []byte("\n"))
+	_, s.err = s.w.Write(termsafe.JSON(b))
+}
+
+// array writes an array of n elements whose brackets sit at prefix; elem
+// writes element i, its first line already indented, at the prefix it is
+// given. Empty, it is [] as encoding/json writes it.
+func (s *jsonStream) array(prefix string, n int, elem func(prefix string, i int)) {
+	if n == 0 {
+		s.raw("[]")
+		return
+	}
+	s.raw("[\n")
+	inner := prefix + "  "
+	for i := range n {
+		if i > 0 {
+			s.raw(",\n")
+		}
+		s.raw(inner)
+		if s.err != nil {
+			return
+		}
+		elem(inner, i)
+	}
+	s.raw("\n" + prefix + "]")
+}
+
+func (s *jsonStream) flush() error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.w.Flush()
 }
 
 // writeJSON writes v as indented JSON in which unprintable runes are \u
@@ -260,10 +454,10 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// writePlanFile saves the JSON plan atomically: a temporary file in the same
-// folder, fsync, rename, fsync of the folder.
-func writePlanFile(path string, doc *destroy.PlanFile) error {
-	return writeFileAtomic(path, 0o644, func(w io.Writer) error { return writeJSON(w, doc) })
+// writePlanFile saves the JSON plan atomically, streamed (planJSON.write):
+// a temporary file in the same folder, fsync, rename, fsync of the folder.
+func writePlanFile(path string, pj *planJSON) error {
+	return writeFileAtomic(path, 0o644, pj.write)
 }
 
 // writeFileAtomic writes path atomically (atomicfile.Write).
@@ -321,10 +515,10 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 				reasons[k] = term(r.Text())
 			}
 			fmt.Fprintf(bw, "      %s\n", strings.Join(reasons, "; "))
-			if cs := hooks.classes[i]; len(cs) > 1 {
-				fmt.Fprintf(bw, "      classes: %s (package %s)\n", term(strings.Join(cs, " < ")), term(hooks.pkg[i]))
+			if cs := hooks.of(i).classes; len(cs) > 1 {
+				fmt.Fprintf(bw, "      classes: %s (package %s)\n", term(strings.Join(cs, " < ")), term(hooks.of(i).pkg))
 			}
-			switch hs := hooks.destroy[i]; {
+			switch hs := hooks.of(i).destroy; {
 			case len(hs) > 0:
 				for _, h := range hs {
 					fmt.Fprintf(bw, "      hook destroy: %s%s\n", term(h.Path), hookProblem(h))

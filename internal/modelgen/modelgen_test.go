@@ -505,3 +505,35 @@ func TestHostileShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestTiny checks the tiny-objects envelope: valid JSON, n objects in
+// ObjectsCopy's apps and none in Objects', about 44 bytes an object.
+func TestTiny(t *testing.T) {
+	for _, n := range []int{0, 1, 1000} {
+		var b bytes.Buffer
+		if err := Tiny(&b, n); err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Objects, ObjectsCopy struct {
+				Apps []struct {
+					H struct{ ID, Type string } `json:"?"`
+				} `json:"apps"`
+			}
+		}
+		if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+			t.Fatalf("n=%d: %v\n%s", n, err, b.String())
+		}
+		if len(m.Objects.Apps) != 0 || len(m.ObjectsCopy.Apps) != n {
+			t.Fatalf("n=%d: %d incoming apps, %d snapshot apps", n, len(m.Objects.Apps), len(m.ObjectsCopy.Apps))
+		}
+		if n == 1000 {
+			if per := b.Len() / n; per < 40 || per > 50 {
+				t.Fatalf("%d bytes an object", per)
+			}
+			if got := m.ObjectsCopy.Apps[999].H.ID; got != "d000000999" {
+				t.Fatalf("last id %q", got)
+			}
+		}
+	}
+}

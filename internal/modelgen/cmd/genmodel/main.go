@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/objgc/objgc/internal/modelgen"
@@ -21,6 +22,7 @@ func main() {
 	flag.BoolVar(&cfg.Indent, "indent", true, "pretty-print like the real models (false: compact)")
 	flag.IntVar(&cfg.DanglingRefs, "dangling", 0, "references to removed apps left in the incoming model")
 	out := flag.String("out", "", "output directory, created if needed (required)")
+	tiny := flag.Int("tiny", 0, "instead: write OUT/model.json, an envelope with this many tiny doomed objects (modelgen.Tiny)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: genmodel [flags]\n\nWrites OUT/snapshot.json and OUT/incoming.json.\n\n")
 		flag.PrintDefaults()
@@ -31,6 +33,14 @@ func main() {
 		os.Exit(2)
 	}
 	start := time.Now()
+	if *tiny > 0 {
+		if err := writeTiny(*out, *tiny); err != nil {
+			fmt.Fprintln(os.Stderr, "genmodel:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %d tiny doomed objects, generated in %v\n", filepath.Join(*out, "model.json"), *tiny, time.Since(start).Round(time.Millisecond))
+		return
+	}
 	snap, inc, st, err := modelgen.WriteFiles(*out, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genmodel:", err)
@@ -41,4 +51,19 @@ func main() {
 	fmt.Printf("%s: %d objects, %d apps removed (%d doomed objects), %d dangling references, %d bytes\n",
 		inc, st.IncomingObjects, st.AppsRemoved, st.DoomedObjects, st.DanglingRefs, st.IncomingBytes)
 	fmt.Printf("generated in %v\n", el.Round(time.Millisecond))
+}
+
+func writeTiny(dir string, n int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "model.json"))
+	if err != nil {
+		return err
+	}
+	if err := modelgen.Tiny(f, n); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
