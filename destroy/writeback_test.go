@@ -15,7 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/objgc/objgc/destroy/hook"
+	jsonpatch "github.com/evanphx/json-patch/v5"
+
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -318,7 +319,9 @@ func TestWriteBackPatch(t *testing.T) {
 	if !bytes.Equal(span(snap), span(in)) {
 		t.Error("ObjectsCopy differs from Objects")
 	}
-	merged, err := hook.MergePatch(objectBytes(p.Diff.Incoming, idRegionsEnv), patch)
+	// The patch holds no array, where the library alone departs from
+	// RFC 7386 (see internal/jsonedit's oracleMergePatch).
+	merged, err := jsonpatch.MergePatch(objectBytes(p.Diff.Incoming, idRegionsEnv), patch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +447,7 @@ func assertSameJSON(t *testing.T, got, want []byte) {
 
 func TestApplyPatch(t *testing.T) {
 	tests := []struct {
-		target, patch, want string // want "" : compare with hook.MergePatch only
+		target, patch, want string
 	}{
 		{`{"a": 1, "b": 2}`, `{"a": 3}`, `{"a": 3, "b": 2}`},
 		{`{"a": 1, "b": 2}`, `{"a": null}`, `{"b": 2}`},
@@ -473,14 +476,6 @@ func TestApplyPatch(t *testing.T) {
 		if string(got) != tt.want {
 			t.Errorf("%s + %s =\n%s\nwant\n%s", tt.target, tt.patch, got, tt.want)
 		}
-		if strings.Count(tt.target, `"a"`) > 1 {
-			continue // duplicate keys: no reference
-		}
-		ref, err := hook.MergePatch([]byte(tt.target), []byte(tt.patch))
-		if err != nil {
-			t.Fatal(err)
-		}
-		assertSameJSON(t, got, ref)
 	}
 	for _, bad := range []string{`{"?": 1}`, `{"x": {"?": null}}`, `[1]`, `1`} {
 		if _, err := applyPatch([]byte(`{"x": {"?": {"id": "1"}}}`), []byte(bad)); err == nil {
