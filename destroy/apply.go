@@ -108,7 +108,7 @@ type ApplyResult struct {
 }
 
 // Destroyed reports, per plan object, whether it is destroyed (for
-// WriteBack).
+// BuildWriteBack).
 func (r *ApplyResult) Destroyed() []bool {
 	out := make([]bool, len(r.Objects))
 	for i, o := range r.Objects {

@@ -716,12 +716,6 @@ func (j *Journal) HookStarted(k HookKey) error {
 	return err
 }
 
-// HookEnded writes a hook run's result (EndHook without the Seq).
-func (j *Journal) HookEnded(k HookKey, res HookResult) error {
-	_, err := j.EndHook(k, res)
-	return err
-}
-
 // EndHook writes a hook run's result and returns its Seq. res.Exit < 0
 // records no exit status. The flusher fsyncs it soon, together with the
 // end records of the other hooks that ended meanwhile; a step that

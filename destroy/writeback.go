@@ -14,7 +14,7 @@ import (
 )
 
 // Outcome says what happened to each doomed object of a plan in an apply
-// run: the input of WriteBack.
+// run: the input of BuildWriteBack.
 type Outcome struct {
 	// Destroyed holds, per Plan.Objects, whether the object is destroyed:
 	// every destroy hook succeeded, or --force marked a failed object
@@ -32,61 +32,9 @@ type Outcome struct {
 // still in the model, else on the root.
 const RetainedKey = "objgcRetained"
 
-// WriteBack writes to w the model `objgc apply` writes back (DESIGN.md
-// section 5, docs/writeback.md), as the envelope
-//
-//	{
-//	  "Objects": <objects>,
-//	  "ObjectsCopy": <objects copy>,
-//	  "Attributes": <attributes>
-//	}
-//
-// followed by a newline: two spaces before each key, the values' bytes as
-// built below, unindented.
-//
-//   - Objects is the incoming model's bytes with the handlers' patches
-//     applied to their subscribers, the objects of p.Diff.Dropped removed,
-//     and every destroyed object that is still referenced written once, in
-//     full (its snapshot bytes, "destroyed": true in its header), at its
-//     first reference in document order; its other references stay bare
-//     ids.
-//   - ObjectsCopy is Objects plus every doomed object that is not
-//     destroyed, put back at its snapshot place (same owner, same property
-//     path below it) or, when that place is gone, in the RetainedKey array
-//     of its nearest owner still present (else of the root).
-//   - Attributes is attributes (Murano's rows [objectId, key, value]) less
-//     the rows of destroyed objects; missing or null: [].
-//
-// out.Destroyed must have one entry per p.Objects. A patch must be a JSON
-// object and may not set the "?" header at any level where it merges into
-// an existing object. Patches for a subscriber that is doomed are not
-// applied: the subscriber leaves the model. Unless onDanglingKeep
-// (--on-dangling=keep), a dangling reference in the incoming model is an
-// error, since apply refuses to run on such a model. Nothing is written
-// to w when an error is returned.
-func WriteBack(w io.Writer, p *Plan, out Outcome, attributes json.RawMessage, onDanglingKeep bool) error {
-	m, err := BuildWriteBack(p, out, attributes, onDanglingKeep)
-	if err != nil {
-		return err
-	}
-	if _, err := m.WriteTo(w); err != nil {
-		return fmt.Errorf("writing the model: %w", err)
-	}
-	return nil
-}
-
-// WrittenModel is the three values of the envelope WriteBack writes.
+// WrittenModel is the three values of the envelope BuildWriteBack builds.
 type WrittenModel struct {
 	Objects, ObjectsCopy, Attributes []byte
-}
-
-// Envelope returns the envelope document, in the layout WriteBack
-// documents.
-func (m *WrittenModel) Envelope() []byte {
-	var b bytes.Buffer
-	b.Grow(len(m.Objects) + len(m.ObjectsCopy) + len(m.Attributes) + 64)
-	m.WriteTo(&b)
-	return b.Bytes()
 }
 
 // WriteTo writes the envelope to w, without copying the values.
@@ -121,7 +69,38 @@ func (m *WrittenModel) WriteNested(w io.Writer, indent string) (int64, error) {
 	return n, nil
 }
 
-// BuildWriteBack computes the values WriteBack writes; see WriteBack.
+// BuildWriteBack builds the model `objgc apply` writes back (DESIGN.md
+// section 5, docs/writeback.md); WrittenModel.WriteTo writes it as the
+// envelope
+//
+//	{
+//	  "Objects": <objects>,
+//	  "ObjectsCopy": <objects copy>,
+//	  "Attributes": <attributes>
+//	}
+//
+// followed by a newline: two spaces before each key, the values' bytes as
+// built below, unindented.
+//
+//   - Objects is the incoming model's bytes with the handlers' patches
+//     applied to their subscribers, the objects of p.Diff.Dropped removed,
+//     and every destroyed object that is still referenced written once, in
+//     full (its snapshot bytes, "destroyed": true in its header), at its
+//     first reference in document order; its other references stay bare
+//     ids.
+//   - ObjectsCopy is Objects plus every doomed object that is not
+//     destroyed, put back at its snapshot place (same owner, same property
+//     path below it) or, when that place is gone, in the RetainedKey array
+//     of its nearest owner still present (else of the root).
+//   - Attributes is attributes (Murano's rows [objectId, key, value]) less
+//     the rows of destroyed objects; missing or null: [].
+//
+// out.Destroyed must have one entry per p.Objects. A patch must be a JSON
+// object and may not set the "?" header at any level where it merges into
+// an existing object. Patches for a subscriber that is doomed are not
+// applied: the subscriber leaves the model. Unless onDanglingKeep
+// (--on-dangling=keep), a dangling reference in the incoming model is an
+// error, since apply refuses to run on such a model.
 func BuildWriteBack(p *Plan, out Outcome, attributes json.RawMessage, onDanglingKeep bool) (*WrittenModel, error) {
 	if len(out.Destroyed) != len(p.Objects) {
 		return nil, fmt.Errorf("write-back: %d destroyed flags for %d doomed objects", len(out.Destroyed), len(p.Objects))
