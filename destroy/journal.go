@@ -16,6 +16,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/objgc/objgc/internal/atomicfile"
 )
 
 // JournalVersion is the "journal" value of the header line this code
@@ -297,38 +299,19 @@ func createJournal(path string, inputs []JournalInput, notes []string) (_ *Journ
 	if err != nil {
 		return nil, nil, err
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.WriteOpen(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(append(line, '\n'))
+		return err
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating journal: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(append(line, '\n')); err != nil {
-		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return nil, nil, fmt.Errorf("creating journal: %w", err)
-	}
-	if err = syncDir(dir); err != nil {
-		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
 	}
 	// The descriptor refers to the renamed file, its offset is after the
 	// header, and this process is the only writer (it holds the lock):
 	// records go on from there. Opening the path again could open
 	// whatever was put there since.
 	j := newJournal(path)
-	j.start(tmp)
+	j.start(f)
 	return j, &Resume{
 		Started: now.Truncate(time.Second),
 		PID:     os.Getpid(),
@@ -831,7 +814,7 @@ func (j *Journal) Remove() error {
 	if err := os.Remove(j.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing journal: %w", err)
 	}
-	if err := syncDir(filepath.Dir(j.path)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(j.path)); err != nil {
 		return fmt.Errorf("removing journal %s: %w", j.path, err)
 	}
 	return cerr
@@ -852,18 +835,6 @@ func (e *ReplayError) Error() string {
 }
 
 func (e *ReplayError) Unwrap() error { return e.Err }
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
 
 func sameInputs(a, b []JournalInput) bool {
 	return slices.EqualFunc(a, b, func(x, y JournalInput) bool { return x.SHA256 == y.SHA256 })
