@@ -24,11 +24,50 @@ import (
 // writes and reads.
 const JournalVersion = 1
 
+// Phase is the "phase" of a hook record: whether it starts or ends a
+// hook run.
+type Phase string
+
 // Hook record phases.
 const (
-	PhaseStart = "start"
-	PhaseEnd   = "end"
+	PhaseStart Phase = "start"
+	PhaseEnd   Phase = "end"
 )
+
+// RecordKind is the kind of a journal Record. The JSON lines carry no
+// kind: it follows from the fields a record sets (Record.Kind), so that
+// journals written before there was a RecordKind read the same.
+type RecordKind int
+
+// Record kinds.
+const (
+	KindState      RecordKind = iota + 1 // a state change: From, To
+	KindHook                             // a hook record: Hook, Phase
+	KindCommitting                       // a committing record: Committing
+	KindCommitted                        // a commit record: Committed
+)
+
+// Kind returns the kind of r from the fields it sets, and an error for a
+// record that sets the fields of no kind or of more than one.
+func (r *Record) Kind() (RecordKind, error) {
+	var kinds []RecordKind
+	if r.To != "" || r.From != "" {
+		kinds = append(kinds, KindState)
+	}
+	if r.Hook != "" || r.Phase != "" {
+		kinds = append(kinds, KindHook)
+	}
+	if r.Committing != nil {
+		kinds = append(kinds, KindCommitting)
+	}
+	if r.Committed != nil {
+		kinds = append(kinds, KindCommitted)
+	}
+	if len(kinds) != 1 {
+		return 0, errors.New("a record is one of a state change, a hook record, a committing record and a commit record")
+	}
+	return kinds[0], nil
+}
 
 // ErrJournalInputs is wrapped by OpenJournal's error when the journal
 // belongs to a run on other inputs. The journal is left alone.
@@ -52,7 +91,8 @@ type journalHeader struct {
 	PID     int            `json:"pid"`
 }
 
-// Record is one line of the journal after the header. It is one of:
+// Record is one line of the journal after the header. It is one of
+// (Kind tells which from the fields it sets):
 //
 //   - a state change: ID, From, To (From may be left empty in Append: the
 //     journal fills in the object's last recorded state);
@@ -80,7 +120,7 @@ type Record struct {
 	Subscriber string          `json:"subscriber,omitempty"`
 	From       State           `json:"from,omitempty"`
 	To         State           `json:"to,omitempty"`
-	Phase      string          `json:"phase,omitempty"`
+	Phase      Phase           `json:"phase,omitempty"`
 	Exit       *int            `json:"exit,omitempty"`
 	OK         *bool           `json:"ok,omitempty"`
 	Patch      json.RawMessage `json:"patch,omitempty"`
@@ -411,31 +451,19 @@ func strictUnmarshal(line []byte, v any) error {
 // reading an existing journal: a hook that started without an end may
 // start again (the resumed run restarted it).
 func (j *Journal) check(rec *Record, replay bool) error {
-	kinds := 0
-	if rec.To != "" || rec.From != "" {
-		kinds++
-	}
-	if rec.Hook != "" || rec.Phase != "" {
-		kinds++
-	}
-	if rec.Committed != nil {
-		kinds++
-	}
-	if rec.Committing != nil {
-		kinds++
-	}
-	if kinds != 1 {
-		return errors.New("a record is one of a state change, a hook record, a committing record and a commit record")
+	kind, err := rec.Kind()
+	if err != nil {
+		return err
 	}
 	if j.committed {
 		return errors.New("record after the commit record")
 	}
-	switch {
-	case rec.Committed != nil || rec.Committing != nil:
+	switch kind {
+	case KindCommitting, KindCommitted:
 		if rec.ID != "" || rec.Event != "" || rec.Subscriber != "" || rec.Exit != nil || rec.OK != nil || rec.Patch != nil {
 			return errors.New("commit record with other fields")
 		}
-		if rec.Committing != nil {
+		if kind == KindCommitting {
 			if len(rec.Committing) == 0 {
 				return errors.New("committing record without outputs")
 			}
@@ -446,7 +474,7 @@ func (j *Journal) check(rec *Record, replay bool) error {
 			}
 		}
 		return nil
-	case rec.Hook == "" && rec.Phase == "":
+	case KindState:
 		if rec.ID == "" {
 			return errors.New("state change without an object id")
 		}
@@ -508,12 +536,13 @@ func (j *Journal) check(rec *Record, replay bool) error {
 // apply updates the journal's state with a checked record.
 func (j *Journal) apply(rec *Record) {
 	j.seq = rec.Seq
+	kind, _ := rec.Kind() // checked
 	switch {
-	case rec.Committed != nil:
+	case kind == KindCommitted:
 		j.committed = true
-	case rec.Committing != nil:
+	case kind == KindCommitting:
 		j.committing = rec.Committing
-	case rec.Hook == "":
+	case kind == KindState:
 		j.states[rec.ID] = rec.To
 	case rec.Phase == PhaseStart:
 		delete(j.done, rec.key()) // a retry after a failure
