@@ -11,7 +11,7 @@ import (
 
 // WriteBack writes the model BuildWriteBack builds to w; nothing is
 // written when an error is returned.
-func WriteBack(w io.Writer, p *Plan, out Outcome, attributes json.RawMessage, onDanglingKeep bool) error {
+func WriteBack(w io.Writer, p *Plan, out Effects, attributes json.RawMessage, onDanglingKeep bool) error {
 	m, err := BuildWriteBack(p, out, attributes, onDanglingKeep)
 	if err != nil {
 		return err

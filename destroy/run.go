@@ -239,7 +239,7 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 				rep.Unchanged = true
 				return rep, nil
 			}
-			written, err := BuildWriteBack(p, Outcome{}, envelopeAttributes(in), opts.OnDanglingKeep)
+			written, err := BuildWriteBack(p, Effects{}, envelopeAttributes(in), opts.OnDanglingKeep)
 			if err != nil {
 				return nil, err
 			}
@@ -285,7 +285,7 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	}
 	rep.Result = result
 
-	outcome := Outcome{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
+	outcome := Effects{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
 	written, err := BuildWriteBack(p, outcome, envelopeAttributes(in), opts.OnDanglingKeep)
 	if err != nil {
 		return nil, err

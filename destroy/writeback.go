@@ -13,9 +13,9 @@ import (
 	"github.com/objgc/objgc/snapshot"
 )
 
-// Outcome says what happened to each doomed object of a plan in an apply
-// run: the input of BuildWriteBack.
-type Outcome struct {
+// Effects says what an apply run did to the doomed objects of a plan:
+// the input of BuildWriteBack.
+type Effects struct {
 	// Destroyed holds, per Plan.Objects, whether the object is destroyed:
 	// every destroy hook succeeded, or --force marked a failed object
 	// destroyed. False means failed, blocked or not reached: the object
@@ -101,7 +101,7 @@ func (m *WrittenModel) WriteNested(w io.Writer, indent string) (int64, error) {
 // applied: the subscriber leaves the model. Unless onDanglingKeep
 // (--on-dangling=keep), a dangling reference in the incoming model is an
 // error, since apply refuses to run on such a model.
-func BuildWriteBack(p *Plan, out Outcome, attributes json.RawMessage, onDanglingKeep bool) (*WrittenModel, error) {
+func BuildWriteBack(p *Plan, out Effects, attributes json.RawMessage, onDanglingKeep bool) (*WrittenModel, error) {
 	if len(out.Destroyed) != len(p.Objects) {
 		return nil, fmt.Errorf("write-back: %d destroyed flags for %d doomed objects", len(out.Destroyed), len(p.Objects))
 	}
