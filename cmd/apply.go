@@ -488,12 +488,12 @@ type applyReport struct {
 }
 
 type applyReportObject struct {
-	ID        string  `json:"id"`
-	Type      string  `json:"type"`
-	Group     int     `json:"group"`
-	State     string  `json:"state"`
-	BlockedBy *string `json:"blocked_by,omitempty"`
-	Error     string  `json:"error,omitempty"`
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	Group     int             `json:"group"`
+	State     destroy.Outcome `json:"state"`
+	BlockedBy *string         `json:"blocked_by,omitempty"`
+	Error     string          `json:"error,omitempty"`
 	// Forced: a destroy hook failed and --force counted the object
 	// destroyed anyway; Error says what failed.
 	Forced bool             `json:"forced,omitempty"`

@@ -83,7 +83,7 @@ func writePlanMarkdown(w io.Writer, doc *destroy.PlanFile, names []string) error
 		fmt.Fprintln(bw, "| code | message |")
 		fmt.Fprintln(bw, "| --- | --- |")
 		for _, wn := range doc.Warnings {
-			fmt.Fprintf(bw, "| %s | %s |\n", mdCode(wn.Code), mdText(wn.Message))
+			fmt.Fprintf(bw, "| %s | %s |\n", mdCode(string(wn.Code)), mdText(wn.Message))
 		}
 	}
 	switch {

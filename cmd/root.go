@@ -25,8 +25,10 @@ type BuildInfo struct {
 }
 
 // Main runs objgc with the process's arguments and standard streams and
-// returns the exit status. It is the only function that touches os.Args,
-// os.Stdin, os.Stdout and os.Stderr.
+// returns the exit status. It is the only function that touches
+// os.Stdin, os.Stdout and os.Stderr; everything below it gets them as IO.
+// It reads os.Args for the arguments, and destroy's target lock also
+// records os.Args as the holder's command line.
 func Main(build BuildInfo) int {
 	// The first SIGINT or SIGTERM asks for a drain (apply starts no new
 	// hook, lets running ones finish and writes back); the second cancels

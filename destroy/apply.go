@@ -62,12 +62,16 @@ type Progress struct {
 	Group, Groups int
 }
 
+// Outcome is what became of a doomed object in an apply run. The codes
+// are stable: the JSON report and JUnit output carry them.
+type Outcome string
+
 // Outcome codes of an object after Apply.
 const (
-	OutcomeDestroyed = "destroyed" // every destroy hook succeeded, or --force
-	OutcomeFailed    = "failed"    // a destroy hook failed
-	OutcomeBlocked   = "blocked"   // must come after a failed object
-	OutcomePending   = "pending"   // not reached: interrupted or --fail-fast
+	OutcomeDestroyed Outcome = "destroyed" // every destroy hook succeeded, or --force
+	OutcomeFailed    Outcome = "failed"    // a destroy hook failed
+	OutcomeBlocked   Outcome = "blocked"   // must come after a failed object
+	OutcomePending   Outcome = "pending"   // not reached: interrupted or --fail-fast
 )
 
 // HookRun is one hook run (or one recorded in the journal by an earlier
@@ -85,7 +89,7 @@ type HookRun struct {
 
 // ObjectResult is what Apply did with one doomed object.
 type ObjectResult struct {
-	Outcome string
+	Outcome Outcome
 	// BlockedBy is the failed object (index into Plan.Objects) that
 	// blocks this one, -1 when not blocked.
 	BlockedBy int
@@ -108,7 +112,7 @@ type ApplyResult struct {
 }
 
 // Destroyed reports, per plan object, whether it is destroyed (for
-// WriteBack).
+// BuildWriteBack).
 func (r *ApplyResult) Destroyed() []bool {
 	out := make([]bool, len(r.Objects))
 	for i, o := range r.Objects {
@@ -118,7 +122,7 @@ func (r *ApplyResult) Destroyed() []bool {
 }
 
 // Count returns how many objects have outcome.
-func (r *ApplyResult) Count(outcome string) int {
+func (r *ApplyResult) Count(outcome Outcome) int {
 	n := 0
 	for _, o := range r.Objects {
 		if o.Outcome == outcome {

@@ -67,8 +67,8 @@ echo "end $OBJGC_OBJECT_ID" >> "$TRACE"
 	return p, r, out
 }
 
-func outcomes(p *Plan, r *ApplyResult) map[string]string {
-	out := map[string]string{}
+func outcomes(p *Plan, r *ApplyResult) map[string]Outcome {
+	out := map[string]Outcome{}
 	for i, o := range r.Objects {
 		out[p.Objects[i].ID] = o.Outcome
 	}

@@ -16,17 +16,58 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/objgc/objgc/internal/atomicfile"
 )
 
 // JournalVersion is the "journal" value of the header line this code
 // writes and reads.
 const JournalVersion = 1
 
+// Phase is the "phase" of a hook record: whether it starts or ends a
+// hook run.
+type Phase string
+
 // Hook record phases.
 const (
-	PhaseStart = "start"
-	PhaseEnd   = "end"
+	PhaseStart Phase = "start"
+	PhaseEnd   Phase = "end"
 )
+
+// RecordKind is the kind of a journal Record. The JSON lines carry no
+// kind: it follows from the fields a record sets (Record.Kind), so that
+// journals written before there was a RecordKind read the same.
+type RecordKind int
+
+// Record kinds.
+const (
+	KindState      RecordKind = iota + 1 // a state change: From, To
+	KindHook                             // a hook record: Hook, Phase
+	KindCommitting                       // a committing record: Committing
+	KindCommitted                        // a commit record: Committed
+)
+
+// Kind returns the kind of r from the fields it sets, and an error for a
+// record that sets the fields of no kind or of more than one.
+func (r *Record) Kind() (RecordKind, error) {
+	var kinds []RecordKind
+	if r.To != "" || r.From != "" {
+		kinds = append(kinds, KindState)
+	}
+	if r.Hook != "" || r.Phase != "" {
+		kinds = append(kinds, KindHook)
+	}
+	if r.Committing != nil {
+		kinds = append(kinds, KindCommitting)
+	}
+	if r.Committed != nil {
+		kinds = append(kinds, KindCommitted)
+	}
+	if len(kinds) != 1 {
+		return 0, errors.New("a record is one of a state change, a hook record, a committing record and a commit record")
+	}
+	return kinds[0], nil
+}
 
 // ErrJournalInputs is wrapped by OpenJournal's error when the journal
 // belongs to a run on other inputs. The journal is left alone.
@@ -50,7 +91,8 @@ type journalHeader struct {
 	PID     int            `json:"pid"`
 }
 
-// Record is one line of the journal after the header. It is one of:
+// Record is one line of the journal after the header. It is one of
+// (Kind tells which from the fields it sets):
 //
 //   - a state change: ID, From, To (From may be left empty in Append: the
 //     journal fills in the object's last recorded state);
@@ -78,7 +120,7 @@ type Record struct {
 	Subscriber string          `json:"subscriber,omitempty"`
 	From       State           `json:"from,omitempty"`
 	To         State           `json:"to,omitempty"`
-	Phase      string          `json:"phase,omitempty"`
+	Phase      Phase           `json:"phase,omitempty"`
 	Exit       *int            `json:"exit,omitempty"`
 	OK         *bool           `json:"ok,omitempty"`
 	Patch      json.RawMessage `json:"patch,omitempty"`
@@ -297,38 +339,19 @@ func createJournal(path string, inputs []JournalInput, notes []string) (_ *Journ
 	if err != nil {
 		return nil, nil, err
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.WriteOpen(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(append(line, '\n'))
+		return err
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating journal: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(append(line, '\n')); err != nil {
-		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return nil, nil, fmt.Errorf("creating journal: %w", err)
-	}
-	if err = syncDir(dir); err != nil {
-		return nil, nil, fmt.Errorf("creating journal %s: %w", path, err)
 	}
 	// The descriptor refers to the renamed file, its offset is after the
 	// header, and this process is the only writer (it holds the lock):
 	// records go on from there. Opening the path again could open
 	// whatever was put there since.
 	j := newJournal(path)
-	j.start(tmp)
+	j.start(f)
 	return j, &Resume{
 		Started: now.Truncate(time.Second),
 		PID:     os.Getpid(),
@@ -428,31 +451,19 @@ func strictUnmarshal(line []byte, v any) error {
 // reading an existing journal: a hook that started without an end may
 // start again (the resumed run restarted it).
 func (j *Journal) check(rec *Record, replay bool) error {
-	kinds := 0
-	if rec.To != "" || rec.From != "" {
-		kinds++
-	}
-	if rec.Hook != "" || rec.Phase != "" {
-		kinds++
-	}
-	if rec.Committed != nil {
-		kinds++
-	}
-	if rec.Committing != nil {
-		kinds++
-	}
-	if kinds != 1 {
-		return errors.New("a record is one of a state change, a hook record, a committing record and a commit record")
+	kind, err := rec.Kind()
+	if err != nil {
+		return err
 	}
 	if j.committed {
 		return errors.New("record after the commit record")
 	}
-	switch {
-	case rec.Committed != nil || rec.Committing != nil:
+	switch kind {
+	case KindCommitting, KindCommitted:
 		if rec.ID != "" || rec.Event != "" || rec.Subscriber != "" || rec.Exit != nil || rec.OK != nil || rec.Patch != nil {
 			return errors.New("commit record with other fields")
 		}
-		if rec.Committing != nil {
+		if kind == KindCommitting {
 			if len(rec.Committing) == 0 {
 				return errors.New("committing record without outputs")
 			}
@@ -463,7 +474,7 @@ func (j *Journal) check(rec *Record, replay bool) error {
 			}
 		}
 		return nil
-	case rec.Hook == "" && rec.Phase == "":
+	case KindState:
 		if rec.ID == "" {
 			return errors.New("state change without an object id")
 		}
@@ -525,12 +536,13 @@ func (j *Journal) check(rec *Record, replay bool) error {
 // apply updates the journal's state with a checked record.
 func (j *Journal) apply(rec *Record) {
 	j.seq = rec.Seq
+	kind, _ := rec.Kind() // checked
 	switch {
-	case rec.Committed != nil:
+	case kind == KindCommitted:
 		j.committed = true
-	case rec.Committing != nil:
+	case kind == KindCommitting:
 		j.committing = rec.Committing
-	case rec.Hook == "":
+	case kind == KindState:
 		j.states[rec.ID] = rec.To
 	case rec.Phase == PhaseStart:
 		delete(j.done, rec.key()) // a retry after a failure
@@ -716,12 +728,6 @@ func (j *Journal) HookStarted(k HookKey) error {
 	return err
 }
 
-// HookEnded writes a hook run's result (EndHook without the Seq).
-func (j *Journal) HookEnded(k HookKey, res HookResult) error {
-	_, err := j.EndHook(k, res)
-	return err
-}
-
 // EndHook writes a hook run's result and returns its Seq. res.Exit < 0
 // records no exit status. The flusher fsyncs it soon, together with the
 // end records of the other hooks that ended meanwhile; a step that
@@ -837,7 +843,7 @@ func (j *Journal) Remove() error {
 	if err := os.Remove(j.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing journal: %w", err)
 	}
-	if err := syncDir(filepath.Dir(j.path)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(j.path)); err != nil {
 		return fmt.Errorf("removing journal %s: %w", j.path, err)
 	}
 	return cerr
@@ -858,18 +864,6 @@ func (e *ReplayError) Error() string {
 }
 
 func (e *ReplayError) Unwrap() error { return e.Err }
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
 
 func sameInputs(a, b []JournalInput) bool {
 	return slices.EqualFunc(a, b, func(x, y JournalInput) bool { return x.SHA256 == y.SHA256 })

@@ -35,12 +35,6 @@ const (
 	StateFailed State = "failed"
 )
 
-// States returns every lifecycle state, in lifecycle order.
-func States() []State {
-	return []State{StateAlive, StateDoomed, StateNotified, StateDestroying,
-		StateDestroyed, StateRemoved, StateFailed}
-}
-
 // transitions is the table of DESIGN.md section 5:
 //
 //	alive -> doomed -> notified -> destroying -> destroyed -> removed

@@ -194,7 +194,7 @@ func TestApplyNotifyPatchChecked(t *testing.T) {
 			}
 			// The write-back takes what was accepted.
 			var b strings.Builder
-			if err := WriteBack(&b, p, Outcome{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
+			if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
 				t.Fatalf("write-back: %v", err)
 			}
 			if !strings.Contains(b.String(), `"vm": {"?": {"id": "vm", "type": "VM"}`) {
@@ -250,7 +250,7 @@ func TestApplyNotifyPatchResumedChecked(t *testing.T) {
 		t.Errorf("trace %q: a hook the journal holds as done ran again", got)
 	}
 	var b strings.Builder
-	if err := WriteBack(&b, p, Outcome{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
+	if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
 		t.Fatalf("write-back: %v", err)
 	}
 }
@@ -271,7 +271,7 @@ printf '{"patch": {"cfg": "x-%s", "last": "x-%s", "%s": true}}' "$OBJGC_OBJECT_I
 		}
 	}
 	var b strings.Builder
-	if err := WriteBack(&b, p, Outcome{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
+	if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
 		t.Fatalf("write-back: %v", err)
 	}
 	last := p.Objects[p.Notifications[len(p.Notifications)-1].Publisher].ID
@@ -293,7 +293,7 @@ func TestWriteBackRefusesObjectPatches(t *testing.T) {
 		{`{"cfg": [{"?": {"id": "x"}}]}`, `it adds an object (a "?" header) at $.cfg[0]`},
 	} {
 		var b strings.Builder
-		err := WriteBack(&b, p, Outcome{Destroyed: destroyed, Patches: map[string][]json.RawMessage{"sub": {json.RawMessage(tc.patch)}}}, nil, false)
+		err := WriteBack(&b, p, Effects{Destroyed: destroyed, Patches: map[string][]json.RawMessage{"sub": {json.RawMessage(tc.patch)}}}, nil, false)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("patch %s: err %v, want %q", tc.patch, err, tc.want)
 		}

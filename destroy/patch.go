@@ -1,12 +1,14 @@
 package destroy
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 
-	"github.com/objgc/objgc/internal/jsonskip"
+	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -50,34 +52,72 @@ func CheckPatch(subscriber, patch []byte, depth int) ([]byte, error) {
 	return out, nil
 }
 
+// applyPatch applies the RFC 7386 merge patch to the object obj (valid
+// JSON), changing only the bytes of the members the patch sets or
+// removes. New values are written in the style of their neighbours.
+func applyPatch(obj, patch []byte) ([]byte, error) {
+	patch = bytes.TrimSpace(patch)
+	if !json.Valid(patch) {
+		return nil, errors.New("the patch is not valid JSON")
+	}
+	if patch[0] != '{' {
+		return nil, errors.New("the patch is not a JSON object: it would replace the whole object and its header")
+	}
+	return jsonedit.MergePatch(obj, patch, "$", patchGuard{})
+}
+
+// patchGuard refuses what a hook's patch may not do (see CheckPatch): set
+// a "?" key, remove or replace a value holding an object.
+type patchGuard struct{}
+
+func (patchGuard) Key(key, path string) error {
+	if key == "?" {
+		return fmt.Errorf(`it sets the header "?" at %s; a patch may change properties only`, path)
+	}
+	return nil
+}
+
+func (patchGuard) Replace(data []byte, vs int, path string, remove bool) error {
+	if id, where, ok := objectIn(data, vs, path); ok {
+		verb := "replaces"
+		if remove {
+			verb = "removes"
+		}
+		return fmt.Errorf("it %s object %s at %s; a patch may change properties only", verb, id, where)
+	}
+	return nil
+}
+
+func (patchGuard) Set(v []byte, path string) error { return headerFree(v, 0, path) }
+
 // objectIn reports the first object (a JSON object whose "?" value is a
 // JSON object) in the valid JSON value starting at data[vs], itself
 // included, with its id and JSON path; path is the value's.
 func objectIn(data []byte, vs int, path string) (id, where string, ok bool) {
 	switch data[vs] {
 	case '{':
-		ms, _ := members(data, vs)
-		if h, ok := keyIn(data, ms, "?"); ok && data[h.vs] == '{' {
+		ms, _ := jsonedit.Members(data, vs)
+		if h, ok := jsonedit.KeyIn(data, ms, "?"); ok && data[h.VS] == '{' {
 			id := "(no id)"
-			hms, _ := members(data, h.vs)
-			if m, ok := keyIn(data, hms, "id"); ok {
-				id = string(data[m.vs:m.ve])
-				if s, err := decodeString(data[m.vs:m.ve]); err == nil {
+			hms, _ := jsonedit.Members(data, h.VS)
+			if m, ok := jsonedit.KeyIn(data, hms, "id"); ok {
+				id = string(data[m.VS:m.VE])
+				if s, err := jsonedit.DecodeString(data[m.VS:m.VE]); err == nil {
 					id = s
 				}
 			}
 			return id, path, true
 		}
 		for _, m := range ms {
-			k, _ := decodeString(data[m.start:m.keyEnd])
-			if id, where, ok := objectIn(data, m.vs, childPath(path, k)); ok {
+			k, _ := jsonedit.DecodeString(data[m.Start:m.KeyEnd])
+			if id, where, ok := objectIn(data, m.VS, jsonedit.ChildPath(path, k)); ok {
 				return id, where, true
 			}
 		}
 	case '[':
-		ms, _ := members(data, vs)
+		ms, _ := jsonedit.Members(data, vs)
 		for i, m := range ms {
-			if id, where, ok := objectIn(data, m.vs, path+"["+strconv.Itoa(i)+"]"); ok {
+			if id, where, ok := objectIn(data, m.VS, path+"["+strconv.Itoa(i)+"]"); ok {
 				return id, where, true
 			}
 		}
@@ -90,23 +130,23 @@ func objectIn(data []byte, vs int, path string) (id, where string, ok bool) {
 func headerFree(v []byte, vs int, path string) error {
 	switch v[vs] {
 	case '{':
-		ms, _ := members(v, vs)
+		ms, _ := jsonedit.Members(v, vs)
 		for _, m := range ms {
-			k, _ := decodeString(v[m.start:m.keyEnd])
+			k, _ := jsonedit.DecodeString(v[m.Start:m.KeyEnd])
 			if k == "?" {
-				if v[m.vs] == '{' {
+				if v[m.VS] == '{' {
 					return fmt.Errorf(`it adds an object (a "?" header) at %s; a patch may change properties only`, path)
 				}
 				return fmt.Errorf(`it sets the header key "?" at %s; a patch may change properties only`, path)
 			}
-			if err := headerFree(v, m.vs, childPath(path, k)); err != nil {
+			if err := headerFree(v, m.VS, jsonedit.ChildPath(path, k)); err != nil {
 				return err
 			}
 		}
 	case '[':
-		ms, _ := members(v, vs)
+		ms, _ := jsonedit.Members(v, vs)
 		for i, m := range ms {
-			if err := headerFree(v, m.vs, path+"["+strconv.Itoa(i)+"]"); err != nil {
+			if err := headerFree(v, m.VS, path+"["+strconv.Itoa(i)+"]"); err != nil {
 				return err
 			}
 		}
@@ -121,7 +161,7 @@ func nesting(b []byte) int {
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
-			i = jsonskip.String(b, i) - 1
+			i = jsonedit.String(b, i) - 1
 		case '{', '[':
 			depth++
 			deepest = max(deepest, depth)

@@ -9,39 +9,47 @@ import (
 	"github.com/objgc/objgc/snapshot"
 )
 
-// Reason codes say why an object sits in its group (DESIGN.md section 6).
+// ReasonCode says why an object sits in its group (DESIGN.md section 6).
+// The codes are stable: scripts may match them.
+type ReasonCode string
+
+// Reason codes.
 const (
-	ReasonOwnedBy       = "owned_by"       // its owner, doomed too, is destroyed after it
-	ReasonSubscriber    = "subscriber"     // ID subscribes to its destruction and is destroyed after it
-	ReasonCycle         = "cycle"          // ID's dependency on it was ignored to break a cycle
-	ReasonOwnerSurvives = "owner_survives" // its owner ID stays in the model
-	ReasonTopLevel      = "top_level"      // it has no owner
+	ReasonOwnedBy       ReasonCode = "owned_by"       // its owner, doomed too, is destroyed after it
+	ReasonSubscriber    ReasonCode = "subscriber"     // ID subscribes to its destruction and is destroyed after it
+	ReasonCycle         ReasonCode = "cycle"          // ID's dependency on it was ignored to break a cycle
+	ReasonOwnerSurvives ReasonCode = "owner_survives" // its owner ID stays in the model
+	ReasonTopLevel      ReasonCode = "top_level"      // it has no owner
 )
 
-// Warning codes are stable: scripts may match them.
+// WarnCode names the kind of a plan warning. The codes are stable:
+// scripts may match them.
+type WarnCode string
+
+// Warning codes.
 const (
-	WarnDangling          = "dangling_reference"
-	WarnCycle             = "cycle"
-	WarnIDless            = "idless_object"
-	WarnDuplicateDiffers  = "duplicate_differs"
-	WarnTypeChanged       = "type_changed"
-	WarnSubscriberMissing = "subscriber_missing"
+	WarnDangling          WarnCode = "dangling_reference"
+	WarnCycle             WarnCode = "cycle"
+	WarnIDless            WarnCode = "idless_object"
+	WarnDuplicateDiffers  WarnCode = "duplicate_differs"
+	WarnTypeChanged       WarnCode = "type_changed"
+	WarnSubscriberMissing WarnCode = "subscriber_missing"
 	// WarnEnvironmentDestroyed: the snapshot's root object (the
 	// environment) is doomed, so the whole deployment is destroyed.
-	WarnEnvironmentDestroyed = "environment_destroyed"
+	WarnEnvironmentDestroyed WarnCode = "environment_destroyed"
 	// WarnHookCannotRun: a hook file exists but cannot run, e.g. it is not
 	// executable (added by whoever looks hooks up: the CLI's plan).
-	WarnHookCannotRun = "hook_cannot_run"
+	WarnHookCannotRun WarnCode = "hook_cannot_run"
 	// WarnPackageMissing: types name a package that the package cache in
 	// use does not hold (PackageWarnings).
-	WarnPackageMissing = "package_missing"
+	WarnPackageMissing WarnCode = "package_missing"
 )
 
 // Reason is one reason for an object's place.
 type Reason struct {
-	Code    string `json:"code"`
-	ID      string `json:"id,omitempty"`
-	Handler string `json:"handler,omitempty"`
+	Code    ReasonCode `json:"code"`
+	ID      string     `json:"id,omitempty"`
+	Handler string     `json:"handler,omitempty"`
 }
 
 // Text renders r for people.
@@ -58,7 +66,7 @@ func (r Reason) Text() string {
 	case ReasonTopLevel:
 		return "it has no owner"
 	}
-	return r.Code
+	return string(r.Code)
 }
 
 // Planned is one doomed object of the plan.
@@ -94,10 +102,10 @@ type Notification struct {
 
 // Warning is something a user should look at; it does not stop the plan.
 type Warning struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	ID      string `json:"id,omitempty"`
-	Path    string `json:"path,omitempty"`
+	Code    WarnCode `json:"code"`
+	Message string   `json:"message"`
+	ID      string   `json:"id,omitempty"`
+	Path    string   `json:"path,omitempty"`
 }
 
 // Plan is the ordered destruction of the doomed objects of a Diff.
@@ -333,7 +341,7 @@ func (p *Plan) warnRoot(pl *Planned) {
 	p.warn(WarnEnvironmentDestroyed, pl.ID, pl.Path, "the whole environment %s is destroyed: the incoming model has no objects (the environment is deleted)", pl.ID)
 }
 
-func (p *Plan) warn(code, id, path, format string, args ...any) {
+func (p *Plan) warn(code WarnCode, id, path, format string, args ...any) {
 	p.Warnings = append(p.Warnings, Warning{Code: code, ID: id, Path: path, Message: fmt.Sprintf(format, args...)})
 }
 

@@ -138,11 +138,11 @@ func TestPlanWarnings(t *testing.T) {
 	}`
 	in := `{"?": {"id": "env", "type": "E"}, "c": {"?": {"id": "c", "type": "New"}}, "ref": "a"}`
 	p := planJSON(t, snap, in)
-	codes := map[string]int{}
+	codes := map[WarnCode]int{}
 	for _, w := range p.Warnings {
 		codes[w.Code]++
 	}
-	want := map[string]int{WarnCycle: 1, WarnSubscriberMissing: 1, WarnIDless: 1, WarnTypeChanged: 1, WarnDangling: 1}
+	want := map[WarnCode]int{WarnCycle: 1, WarnSubscriberMissing: 1, WarnIDless: 1, WarnTypeChanged: 1, WarnDangling: 1}
 	if !reflect.DeepEqual(codes, want) {
 		t.Errorf("warning codes = %v, want %v\n%+v", codes, want, p.Warnings)
 	}

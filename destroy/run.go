@@ -244,7 +244,7 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 				rep.Unchanged = true
 				return rep, nil
 			}
-			written, err := BuildWriteBack(p, Outcome{}, envelopeAttributes(in), opts.OnDanglingKeep)
+			written, err := BuildWriteBack(p, Effects{}, envelopeAttributes(in), opts.OnDanglingKeep)
 			if err != nil {
 				return nil, err
 			}
@@ -290,7 +290,7 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	}
 	rep.Result = result
 
-	outcome := Outcome{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
+	outcome := Effects{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
 	written, err := BuildWriteBack(p, outcome, envelopeAttributes(in), opts.OnDanglingKeep)
 	if err != nil {
 		return nil, err

@@ -90,7 +90,7 @@ func runOptions(model, hooks string, f *fakeHooks) RunOptions {
 func outcomesOf(rep *Report) string {
 	var out []string
 	for i, o := range rep.Result.Objects {
-		out = append(out, rep.Plan.Objects[i].ID+"="+o.Outcome)
+		out = append(out, rep.Plan.Objects[i].ID+"="+string(o.Outcome))
 	}
 	slices.Sort(out)
 	return strings.Join(out, " ")

@@ -15,7 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/objgc/objgc/destroy/hook"
+	jsonpatch "github.com/evanphx/json-patch/v5"
+
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -75,7 +76,7 @@ func destroyedExcept(p *Plan, ids ...string) []bool {
 
 // writeBackOK runs WriteBack and checks what every output must satisfy: it
 // is valid JSON, loads as a model, and is the envelope of BuildWriteBack.
-func writeBackOK(t *testing.T, p *Plan, out Outcome, attrs json.RawMessage, keep bool) (env []byte, snap, in *snapshot.Tree) {
+func writeBackOK(t *testing.T, p *Plan, out Effects, attrs json.RawMessage, keep bool) (env []byte, snap, in *snapshot.Tree) {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteBack(&b, p, out, attrs, keep); err != nil {
@@ -144,7 +145,7 @@ func TestWriteBackAllDestroyed(t *testing.T) {
 			data := readPair(t, name)
 			p := planData(t, name, data)
 			keep := len(p.Diff.Dangling) > 0
-			env, snap, in := writeBackOK(t, p, Outcome{Destroyed: destroyedExcept(p)}, nil, keep)
+			env, snap, in := writeBackOK(t, p, Effects{Destroyed: destroyedExcept(p)}, nil, keep)
 			if !bytes.Equal(span(snap), span(in)) {
 				t.Errorf("ObjectsCopy differs from Objects")
 			}
@@ -175,11 +176,11 @@ func TestWriteBackDanglingKeep(t *testing.T) {
 	if len(p.Diff.Dangling) != 2 {
 		t.Fatalf("dangling references: %+v", p.Diff.Dangling)
 	}
-	if err := WriteBack(new(bytes.Buffer), p, Outcome{Destroyed: destroyedExcept(p)}, nil, false); err == nil ||
+	if err := WriteBack(new(bytes.Buffer), p, Effects{Destroyed: destroyedExcept(p)}, nil, false); err == nil ||
 		!strings.Contains(err.Error(), idMySQL) || !strings.Contains(err.Error(), "on-dangling=keep") {
 		t.Errorf("without keep: err = %v, want one naming %s and --on-dangling=keep", err, idMySQL)
 	}
-	env, snap, in := writeBackOK(t, p, Outcome{Destroyed: destroyedExcept(p)}, nil, true)
+	env, snap, in := writeBackOK(t, p, Effects{Destroyed: destroyedExcept(p)}, nil, true)
 	golden(t, "dangling-reference-keep.json", env)
 	for _, tr := range []*snapshot.Tree{in, snap} {
 		i, ok := tr.Lookup(idMySQL)
@@ -229,7 +230,7 @@ func TestWriteBackFailedAndBlocked(t *testing.T) {
 	data := readPair(t, "app-removed.json")
 	p := planData(t, "app-removed.json", data)
 	// The instance's destroy hook failed; MySql, its owner, is blocked.
-	out := Outcome{Destroyed: destroyedExcept(p, idMySQLInstance, idMySQL)}
+	out := Effects{Destroyed: destroyedExcept(p, idMySQLInstance, idMySQL)}
 	env, snap, in := writeBackOK(t, p, out, nil, false)
 	golden(t, "app-removed-failed.json", env)
 	if !bytes.Equal(span(in), span(p.Diff.Incoming)) {
@@ -254,7 +255,7 @@ func TestWriteBackFailedAndBlocked(t *testing.T) {
 	// Only the instance failed (PetClinic does not depend on MySql): MySql
 	// is destroyed, the instance is put back in it... which is gone, so
 	// it goes to the environment's retained array.
-	out = Outcome{Destroyed: destroyedExcept(p, idMySQLInstance)}
+	out = Effects{Destroyed: destroyedExcept(p, idMySQLInstance)}
 	env, snap, in = writeBackOK(t, p, out, nil, false)
 	golden(t, "app-removed-orphan.json", env)
 	j, ok := snap.Lookup(idMySQLInstance)
@@ -271,7 +272,7 @@ func TestWriteBackBlockedInsideKeptDestroyed(t *testing.T) {
 	// holds MySql without the instance, ObjectsCopy puts it back in it.
 	data := readPair(t, "dangling-reference.json")
 	p := planData(t, "dangling-reference.json", data)
-	env, snap, in := writeBackOK(t, p, Outcome{Destroyed: destroyedExcept(p, idMySQLInstance)}, nil, true)
+	env, snap, in := writeBackOK(t, p, Effects{Destroyed: destroyedExcept(p, idMySQLInstance)}, nil, true)
 	golden(t, "dangling-reference-instance-failed.json", env)
 	if _, ok := in.Lookup(idMySQLInstance); ok {
 		t.Error("the failed instance is in Objects")
@@ -289,7 +290,7 @@ func TestWriteBackEnvironmentDeletedFailed(t *testing.T) {
 	data := readPair(t, "environment-deleted.json")
 	p := planData(t, "environment-deleted.json", data)
 	root := p.Diff.Snapshot.Objects[len(p.Diff.Snapshot.Objects)-1].ID
-	_, snap, in := writeBackOK(t, p, Outcome{Destroyed: destroyedExcept(p, root)}, nil, false)
+	_, snap, in := writeBackOK(t, p, Effects{Destroyed: destroyedExcept(p, root)}, nil, false)
 	if !in.Null {
 		t.Error("Objects is not null")
 	}
@@ -302,7 +303,7 @@ func TestWriteBackPatch(t *testing.T) {
 	data := readPair(t, "region-removed-handlers.json")
 	p := planData(t, "region-removed-handlers.json", data)
 	patch := json.RawMessage(`{"name": "x", "regionName": null}`)
-	out := Outcome{Destroyed: destroyedExcept(p), Patches: map[string][]json.RawMessage{
+	out := Effects{Destroyed: destroyedExcept(p), Patches: map[string][]json.RawMessage{
 		idRegionsEnv: {patch},
 		idRegionTwo:  {json.RawMessage(`{"name": "doomed"}`)}, // doomed: not applied
 	}}
@@ -318,14 +319,16 @@ func TestWriteBackPatch(t *testing.T) {
 	if !bytes.Equal(span(snap), span(in)) {
 		t.Error("ObjectsCopy differs from Objects")
 	}
-	merged, err := hook.MergePatch(objectBytes(p.Diff.Incoming, idRegionsEnv), patch)
+	// The patch holds no array, where the library alone departs from
+	// RFC 7386 (see internal/jsonedit's oracleMergePatch).
+	merged, err := jsonpatch.MergePatch(objectBytes(p.Diff.Incoming, idRegionsEnv), patch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	assertSameJSON(t, objectBytes(in, idRegionsEnv), merged)
 
 	for _, bad := range []string{`{"?": {"id": "x"}}`, `{"defaultNetworks": {"environment": {"?": null}}}`, `"x"`, `null`, `{`} {
-		out := Outcome{Destroyed: destroyedExcept(p), Patches: map[string][]json.RawMessage{idRegionsEnv: {json.RawMessage(bad)}}}
+		out := Effects{Destroyed: destroyedExcept(p), Patches: map[string][]json.RawMessage{idRegionsEnv: {json.RawMessage(bad)}}}
 		err := WriteBack(new(bytes.Buffer), p, out, nil, false)
 		if err == nil || !strings.Contains(err.Error(), idRegionsEnv) {
 			t.Errorf("patch %s: err = %v, want an error naming the subscriber", bad, err)
@@ -340,7 +343,7 @@ func TestWriteBackPatch(t *testing.T) {
 func TestWriteBackPatchReReferences(t *testing.T) {
 	data := readPair(t, "region-removed-handlers.json")
 	p := planData(t, "region-removed-handlers.json", data)
-	out := Outcome{Destroyed: destroyedExcept(p), Patches: map[string][]json.RawMessage{
+	out := Effects{Destroyed: destroyedExcept(p), Patches: map[string][]json.RawMessage{
 		idRegionsEnv: {json.RawMessage(`{"lostRegion": "` + idRegionTwo + `"}`), json.RawMessage(`{"alsoLost": ["` + idRegionTwo + `"]}`)},
 	}}
 	env, snap, in := writeBackOK(t, p, out, nil, false)
@@ -376,7 +379,7 @@ func TestWriteBackAttributes(t *testing.T) {
     ["` + idPetClinic + `", "x", null],
     ["` + idMySQLInstance + `", "y", "z"]
   ]`)
-	out := Outcome{Destroyed: destroyedExcept(p, idMySQLInstance, idMySQL)}
+	out := Effects{Destroyed: destroyedExcept(p, idMySQLInstance, idMySQL)}
 	env, _, _ := writeBackOK(t, p, out, attrs, false)
 	var got struct{ Attributes json.RawMessage }
 	if err := json.Unmarshal(env, &got); err != nil {
@@ -415,7 +418,7 @@ func TestWriteBackDropped(t *testing.T) {
 		t.Fatalf("dropped %v, doomed %d; want MySql, its instance and gone-2 dropped", p2.Diff.Dropped, len(p2.Objects))
 	}
 	attrs := `[["` + idMySQL + `", "a", 1], ["x"], ["gone-2", "b", 2]]`
-	out, snap, in := writeBackOK(t, p2, Outcome{}, json.RawMessage(attrs), false)
+	out, snap, in := writeBackOK(t, p2, Effects{}, json.RawMessage(attrs), false)
 	golden(t, "dropped.json", out)
 	if want := `{"env": ` + env + `, "more": [1, 2]}`; string(span(in)) != want {
 		t.Errorf("Objects:\n%s\nwant\n%s", span(in), want)
@@ -444,7 +447,7 @@ func assertSameJSON(t *testing.T, got, want []byte) {
 
 func TestApplyPatch(t *testing.T) {
 	tests := []struct {
-		target, patch, want string // want "" : compare with hook.MergePatch only
+		target, patch, want string
 	}{
 		{`{"a": 1, "b": 2}`, `{"a": 3}`, `{"a": 3, "b": 2}`},
 		{`{"a": 1, "b": 2}`, `{"a": null}`, `{"b": 2}`},
@@ -473,14 +476,6 @@ func TestApplyPatch(t *testing.T) {
 		if string(got) != tt.want {
 			t.Errorf("%s + %s =\n%s\nwant\n%s", tt.target, tt.patch, got, tt.want)
 		}
-		if strings.Count(tt.target, `"a"`) > 1 {
-			continue // duplicate keys: no reference
-		}
-		ref, err := hook.MergePatch([]byte(tt.target), []byte(tt.patch))
-		if err != nil {
-			t.Fatal(err)
-		}
-		assertSameJSON(t, got, ref)
 	}
 	for _, bad := range []string{`{"?": 1}`, `{"x": {"?": null}}`, `[1]`, `1`} {
 		if _, err := applyPatch([]byte(`{"x": {"?": {"id": "1"}}}`), []byte(bad)); err == nil {
@@ -522,7 +517,7 @@ func TestWriteBackRandomOutcomes(t *testing.T) {
 			runs = 64
 		}
 		for run := 0; run < runs; run++ {
-			out := Outcome{Destroyed: make([]bool, len(p.Objects))}
+			out := Effects{Destroyed: make([]bool, len(p.Objects))}
 			for i := range out.Destroyed {
 				if len(p.Objects) <= 6 {
 					out.Destroyed[i] = run&(1<<i) != 0 // every vector
@@ -537,7 +532,7 @@ func TestWriteBackRandomOutcomes(t *testing.T) {
 	}
 }
 
-func checkOutcome(t *testing.T, p *Plan, out Outcome, keep bool) {
+func checkOutcome(t *testing.T, p *Plan, out Effects, keep bool) {
 	_, snap, in := writeBackOK(t, p, out, nil, keep)
 	inc := p.Diff.Incoming
 	var retained []string
@@ -598,7 +593,7 @@ func BenchmarkWriteBack100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	p := planBytes(b, snapData, incomingData)
-	out := Outcome{Destroyed: make([]bool, len(p.Objects))}
+	out := Effects{Destroyed: make([]bool, len(p.Objects))}
 	for i := range out.Destroyed {
 		out.Destroyed[i] = i%3 != 0
 	}
@@ -681,7 +676,7 @@ func TestWriteBackPlaces(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := planJSON(t, tt.snap, tt.in)
-			out := Outcome{Destroyed: make([]bool, len(p.Objects))}
+			out := Effects{Destroyed: make([]bool, len(p.Objects))}
 			for i, o := range p.Objects {
 				out.Destroyed[i] = slices.Contains(tt.destroyed, o.ID)
 			}
@@ -714,7 +709,7 @@ func TestWriteBackPlaces(t *testing.T) {
 
 func TestWriteBackBadOutcome(t *testing.T) {
 	p := planData(t, "app-removed.json", readPair(t, "app-removed.json"))
-	err := WriteBack(new(bytes.Buffer), p, Outcome{Destroyed: []bool{true}}, nil, false)
+	err := WriteBack(new(bytes.Buffer), p, Effects{Destroyed: []bool{true}}, nil, false)
 	if err == nil || !strings.Contains(err.Error(), "1 destroyed flags for 3 doomed objects") {
 		t.Errorf("err = %v", err)
 	}

@@ -73,7 +73,10 @@ const checkEvery = 1 << 12
 func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result, error) {
 	r := &Result{Snapshot: snap, Incoming: incoming, doomed: make([]bool, len(snap.Objects))}
 	// Two halves in parallel: a million lookups in the incoming index
-	// are the bulk of the work, and maps are safe for concurrent reads.
+	// are the bulk of the work. Tree.Lookup and Object.Type only read the
+	// trees (the id index is a slice probed in place, nothing is cached),
+	// so the halves share them; each writes only its own part and its own
+	// indexes of r.doomed.
 	type part struct {
 		doomed  []int32
 		changes []TypeChange

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/objgc/objgc/internal/jsonskip"
+	"github.com/objgc/objgc/internal/jsonedit"
 )
 
 // Document is one input held in memory.
@@ -190,7 +190,7 @@ func parse(doc *Document) (*parsed, error) {
 	switch {
 	case o || oc:
 		p.form, p.envelope = formEnvelope, idx.rootKeys
-		p.env = &Envelope{Span: Span{jsonskip.WS(doc.Data, 0), rootEnd(doc.Data)}}
+		p.env = &Envelope{Span: Span{jsonedit.WS(doc.Data, 0), rootEnd(doc.Data)}}
 	case at:
 		return nil, &ModelError{File: doc.Name, Path: "$", Msg: `an envelope needs "Objects" or "ObjectsCopy" (either may be null); found only "Attributes"`}
 	default:
@@ -229,7 +229,7 @@ func rootEnd(data []byte) int {
 
 // isRoot reports whether off is the offset of the document's root value.
 func isRoot(data []byte, off int) bool {
-	return jsonskip.WS(data, 0) == off
+	return jsonedit.WS(data, 0) == off
 }
 
 func (p *parsed) key(k string) (keySpan, bool) {
@@ -267,7 +267,7 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 }
 
 func (p *parsed) bare() (*Tree, error) {
-	start := jsonskip.WS(p.doc.Data, 0)
+	start := jsonedit.WS(p.doc.Data, 0)
 	return p.tree("$", start, len(p.doc.Data))
 }
 

@@ -1,11 +1,10 @@
 package snapshot
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
-	"github.com/objgc/objgc/internal/jsonskip"
+	"github.com/objgc/objgc/internal/jsonedit"
 )
 
 // renderPath turns path segments into a JSON path such as
@@ -62,7 +61,7 @@ func writeSeg(sb *strings.Builder, data []byte, seg int32) {
 		sb.WriteString(strconv.Itoa(int(-seg - 1)))
 		sb.WriteByte(']')
 	case seg > 0:
-		writeKey(sb, keyAt(data, int(seg)))
+		jsonedit.WriteKey(sb, keyAt(data, int(seg)))
 	}
 }
 
@@ -83,26 +82,6 @@ func keyAt(data []byte, off int) string {
 		return unescape(raw)
 	}
 	return string(raw[1 : len(raw)-1])
-}
-
-func writeKey(b *strings.Builder, k string) {
-	ident := k != ""
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			ident = false
-			break
-		}
-	}
-	if ident {
-		b.WriteByte('.')
-		b.WriteString(k)
-		return
-	}
-	q, _ := json.Marshal(k)
-	b.WriteByte('[')
-	b.Write(q)
-	b.WriteByte(']')
 }
 
 // pathWalker names the JSON paths of many values inside one copy (or
@@ -142,7 +121,7 @@ func (w *pathWalker) walk(from, to int, targets []int, emit func(k int, path str
 	pos := from
 	for k < len(targets) {
 		// pos is at (or before white space before) a value.
-		pos = jsonskip.WS(data, pos)
+		pos = jsonedit.WS(data, pos)
 		if pos >= to {
 			break
 		}
@@ -165,7 +144,7 @@ func (w *pathWalker) walk(from, to int, targets []int, emit func(k int, path str
 					break
 				}
 			}
-			pos = jsonskip.WS(data, pos+1)
+			pos = jsonedit.WS(data, pos+1)
 			if pos < to && data[pos] == '}' {
 				pos++
 				break
@@ -175,7 +154,7 @@ func (w *pathWalker) walk(from, to int, targets []int, emit func(k int, path str
 			pos = w.member(pos)
 			continue
 		case '[':
-			pos = jsonskip.WS(data, pos+1)
+			pos = jsonedit.WS(data, pos+1)
 			if pos < to && data[pos] == ']' {
 				pos++
 				break
@@ -184,17 +163,17 @@ func (w *pathWalker) walk(from, to int, targets []int, emit func(k int, path str
 			w.prefixOK = false
 			continue
 		default:
-			pos = jsonskip.Value(data, pos)
+			pos = jsonedit.Value(data, pos)
 		}
 		// After a value: close containers until one has a next member.
 		for len(w.segs) > 0 {
-			pos = jsonskip.WS(data, pos)
+			pos = jsonedit.WS(data, pos)
 			if pos >= to {
 				break
 			}
 			top := len(w.segs) - 1
 			if data[pos] == ',' {
-				pos = jsonskip.WS(data, pos+1)
+				pos = jsonedit.WS(data, pos+1)
 				if w.arr[top] {
 					w.segs[top]--
 				} else {
@@ -219,7 +198,7 @@ func (w *pathWalker) walk(from, to int, targets []int, emit func(k int, path str
 // and returns the offset of its value.
 func (w *pathWalker) member(pos int) int {
 	w.segs[len(w.segs)-1] = int32(pos)
-	pos = jsonskip.WS(w.data, jsonskip.String(w.data, pos))
+	pos = jsonedit.WS(w.data, jsonedit.String(w.data, pos))
 	return pos + 1 // the ':'
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/objgc/objgc/internal/jsonskip"
+	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/internal/modelgen"
 )
 
@@ -30,33 +30,33 @@ func descendPath(t *Tree, off int) string {
 	for pos < to && pos != off {
 		switch data[pos] {
 		case '{':
-			pos = jsonskip.WS(data, pos+1)
+			pos = jsonedit.WS(data, pos+1)
 			for pos < to && data[pos] == '"' {
-				kend := jsonskip.String(data, pos)
+				kend := jsonedit.String(data, pos)
 				key := keyAt(data, pos)
-				vstart := jsonskip.WS(data, jsonskip.WS(data, kend)+1)
-				vend := jsonskip.Value(data, vstart)
+				vstart := jsonedit.WS(data, jsonedit.WS(data, kend)+1)
+				vend := jsonedit.Value(data, vstart)
 				if off >= vstart && off < vend {
-					writeKey(&b, key)
+					jsonedit.WriteKey(&b, key)
 					pos = vstart
 					break
 				}
-				pos = jsonskip.WS(data, vend)
+				pos = jsonedit.WS(data, vend)
 				if pos < to && data[pos] == ',' {
-					pos = jsonskip.WS(data, pos+1)
+					pos = jsonedit.WS(data, pos+1)
 				}
 			}
 		case '[':
-			pos = jsonskip.WS(data, pos+1)
+			pos = jsonedit.WS(data, pos+1)
 			for i := 0; pos < to && data[pos] != ']'; i++ {
-				vend := jsonskip.Value(data, pos)
+				vend := jsonedit.Value(data, pos)
 				if off >= pos && off < vend {
 					b.WriteString("[" + strconv.Itoa(i) + "]")
 					break
 				}
-				pos = jsonskip.WS(data, vend)
+				pos = jsonedit.WS(data, vend)
 				if pos < to && data[pos] == ',' {
-					pos = jsonskip.WS(data, pos+1)
+					pos = jsonedit.WS(data, pos+1)
 				}
 			}
 		default:

@@ -21,25 +21,25 @@ var ErrNotExecutable = errors.New("not executable")
 // own so that no handler name can select a destroy hook.
 //
 // A Source with PackageDir set is a package's hooks folder: Dir is then
-// normally <PackageDir>/hooks (see [PackageSource]) and a hook found there
+// normally <PackageDir>/hooks (see packageSource) and a hook found there
 // runs with PackageDir as its working directory and OBJGC_PACKAGE_DIR.
 type Source struct {
 	Dir        string
 	PackageDir string
 }
 
-// PackageSource returns the Source for the hooks shipped by the package
+// packageSource returns the Source for the hooks shipped by the package
 // unpacked in dir: <dir>/hooks/<C>/destroy and <dir>/hooks/<C>/notify/<H>
 // (DESIGN 4).
-func PackageSource(dir string) Source {
+func packageSource(dir string) Source {
 	return Source{Dir: filepath.Join(dir, "hooks"), PackageDir: dir}
 }
 
-// DirSources returns one Source per hooks dir (--hooks-dir, config
+// dirSources returns one Source per hooks dir (--hooks-dir, config
 // hooks.dirs, OBJGC_HOOKS_DIR), in the given order. Empty entries, as an
 // OBJGC_HOOKS_DIR of "a::b" yields, are skipped: they do not mean the
 // current directory.
-func DirSources(dirs []string) []Source {
+func dirSources(dirs []string) []Source {
 	var s []Source
 	for _, d := range dirs {
 		if d != "" {
@@ -57,18 +57,18 @@ type SourceFunc func(class string) []Source
 // in order, then the package that defines C when packageDirs maps C to the
 // package's unpacked directory in the package cache. packageDirs may be nil.
 func Sources(dirs []string, packageDirs map[string]string) SourceFunc {
-	base := DirSources(dirs)
+	base := dirSources(dirs)
 	return func(class string) []Source {
 		s := base[:len(base):len(base)]
 		if p := packageDirs[class]; p != "" {
-			s = append(s, PackageSource(p))
+			s = append(s, packageSource(p))
 		}
 		return s
 	}
 }
 
-// Found is one hook file found by [Find], [FindHandler] and their
-// Sources forms.
+// Found is one hook file found by [FindSources] or
+// [FindHandlerSources].
 type Found struct {
 	// Path is the hook's cleaned absolute path.
 	Path string
@@ -101,23 +101,6 @@ func (f Found) WorkDir() string {
 // NotifyDir is the folder of a class's folder that holds its handler
 // hooks: <dir>/<C>/notify/<H>.
 const NotifyDir = "notify"
-
-// Find returns the destroy hooks of an object whose class hierarchy is
-// classes (the object's class, then its ancestors in breadth-first order,
-// as the caller resolved them), looking in the hooks dirs in order: for
-// each class in turn, <dir>/<class>/destroy in each dir. See [FindSources]
-// for the rules; Find(dirs, classes) is FindSources(classes,
-// Sources(dirs, nil)).
-func Find(dirs []string, classes []string) []Found {
-	return FindSources(classes, Sources(dirs, nil))
-}
-
-// FindHandler returns the hook of handler for a subscriber whose class
-// hierarchy is classes: the first <dir>/<class>/notify/<handler>, and
-// false when there is none. See [FindHandlerSources].
-func FindHandler(dirs []string, classes []string, handler string) (Found, bool) {
-	return FindHandlerSources(classes, handler, Sources(dirs, nil))
-}
 
 // FindSources returns every destroy hook, for each class of classes in
 // order and, within a class, each source of sources(class) in order:

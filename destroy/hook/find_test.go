@@ -167,7 +167,7 @@ func TestFindSourcesPackage(t *testing.T) {
 	// <package>/hooks/<class>/notify/<handler>.
 	writeHook(t, root, "pkg-core/hooks/Base/notify/onGone", "exit 0\n")
 	first, ok := FindHandlerSources([]string{"Derived", "Base"}, "onGone", Sources(nil, map[string]string{"Base": pkgCore}))
-	if !ok || first.Class != "Base" || first.Source != PackageSource(pkgCore) ||
+	if !ok || first.Class != "Base" || first.Source != packageSource(pkgCore) ||
 		first.Path != filepath.Join(pkgCore, "hooks", "Base", "notify", "onGone") || first.WorkDir() != pkgCore {
 		t.Errorf("FindHandlerSources = %+v, %v", first, ok)
 	}

@@ -136,8 +136,9 @@ type Result struct {
 	// whitespace, nil when stdout was empty.
 	Output json.RawMessage
 	// Patch is the "patch" member of Output: an RFC 7386 JSON Merge
-	// Patch (a JSON object) for the subscriber, see [MergePatch]. Only
-	// notifications have one; nil when absent or null.
+	// Patch (a JSON object) for the subscriber, which destroy.CheckPatch
+	// checks and applies. Only notifications have one; nil when absent or
+	// null.
 	Patch json.RawMessage
 	// ExitCode is the exit status, -1 when the hook did not exit
 	// normally.

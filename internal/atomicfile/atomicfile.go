@@ -1,18 +1,32 @@
 // Package atomicfile replaces files atomically: readers see the old or the
 // new content, never a mix (STYLE.md "Atomic writes": a temporary file in
 // the same folder, write, chmod, fsync, close, rename, fsync the folder).
+//
+// Every atomic write of objgc goes through writeFile, and every fsync of
+// a folder through SyncDir, so there is one policy for both: the
+// temporary file is named .<name>.tmp-* next to the target and removed on
+// any failure; the new content is fsynced before the rename; after the
+// rename the folder is fsynced and an error doing so is returned (the
+// rename may not survive a crash of the machine), except EINVAL, which
+// file systems that cannot fsync a folder return (the rename is then as
+// durable as they make it), and except on Windows, where a folder is not
+// fsynced (FlushFileBuffers refuses a folder opened for reading; NTFS
+// journals the rename itself).
 package atomicfile
 
 import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 )
 
 // Write writes path through a temporary file in its folder so
@@ -29,23 +43,38 @@ func Write(path string, mode os.FileMode, write func(io.Writer) error) error {
 // nil, with the sha256 (lower-case hex) of the new content once it is
 // fsynced and before it is renamed into place; an error from it leaves
 // path as it was.
-func WriteCommitted(path string, mode os.FileMode, write func(io.Writer) error, beforeRename func(sum string) error) (err error) {
+func WriteCommitted(path string, mode os.FileMode, write func(io.Writer) error, beforeRename func(sum string) error) error {
+	_, err := writeFile(path, mode, write, beforeRename, false)
+	return err
+}
+
+// WriteOpen is Write that returns the new file, open for reading and
+// writing with its offset at the end of the content, once it is in place
+// and its folder fsynced: the caller appends to the file it wrote, not to
+// whatever may be at path by the time it opens it again.
+func WriteOpen(path string, mode os.FileMode, write func(io.Writer) error) (*os.File, error) {
+	return writeFile(path, mode, write, nil, true)
+}
+
+// writeFile is the one atomic write: WriteCommitted, returning the file
+// open when keep is set.
+func writeFile(path string, mode os.FileMode, write func(io.Writer) error, beforeRename func(sum string) error, keep bool) (kept *os.File, err error) {
 	shown := path
 	if lst, err := os.Lstat(path); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
 		if path, err = filepath.EvalSymlinks(path); err != nil {
-			return fmt.Errorf("writing %s: %w", shown, err)
+			return nil, fmt.Errorf("writing %s: %w", shown, err)
 		}
 	}
 	if st, err := os.Stat(path); err == nil {
 		if !st.Mode().IsRegular() {
-			return fmt.Errorf("writing %s: not a regular file (%s)", shown, Kind(st.Mode()))
+			return nil, fmt.Errorf("writing %s: not a regular file (%s)", shown, Kind(st.Mode()))
 		}
 		mode = st.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -61,33 +90,58 @@ func WriteCommitted(path string, mode os.FileMode, write func(io.Writer) error, 
 	}
 	bw := bufio.NewWriterSize(out, 1<<20)
 	if err = write(bw); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = f.Chmod(mode); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	if !keep {
+		if err = f.Close(); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", path, err)
+		}
 	}
 	if beforeRename != nil {
 		if err = beforeRename(hex.EncodeToString(sum.Sum(nil))); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	if err = SyncDir(dir); err != nil {
+		return nil, fmt.Errorf("writing %s: fsync of its folder: %w", path, err)
 	}
-	return nil
+	if keep {
+		return f, nil
+	}
+	return nil, nil
+}
+
+// SyncDir fsyncs the folder dir, so that the renames and removals done in
+// it survive a crash of the machine; see the package doc for the errors it
+// ignores.
+func SyncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, syscall.EINVAL) {
+		return nil
+	}
+	return err
 }
 
 // Kind names the type of a file that is not a regular one.

@@ -1,9 +1,14 @@
-// Package jsonskip moves over the parts of a JSON document that the
-// snapshot reader has already validated: white space, a string, a whole
-// value. It is for going back into validated bytes (to name a JSON path,
-// to rewrite a member in place); it checks nothing, and on input that is
-// not valid JSON its offsets mean nothing.
-package jsonskip
+// Package jsonedit reads and edits JSON documents that the snapshot
+// reader has already validated, keeping every byte it does not change.
+//
+// WS, String and Value move over the parts of such a document: white
+// space, a string, a whole value. Members lists an object's members or an
+// array's elements, Rewriter writes a document with edits at chosen
+// offsets, MergePatch applies an RFC 7386 merge patch in place, and
+// WriteKey and ChildPath render JSON paths ($.a["b c"][0]). Nothing here
+// checks its input: on bytes that are not valid JSON the offsets mean
+// nothing.
+package jsonedit
 
 // WS returns the offset of the first byte at or after pos that is not
 // JSON white space (space, tab, line feed, carriage return), or len(data).

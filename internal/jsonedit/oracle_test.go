@@ -1,4 +1,4 @@
-package hook
+package jsonedit
 
 import (
 	"bytes"
@@ -8,11 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 )
 
-// MergePatch applies patch, an RFC 7386 JSON Merge Patch, to doc and
+// oracleMergePatch applies patch, an RFC 7386 JSON Merge Patch, to doc and
 // returns the patched document: members of a patch object replace those of
 // the target, a null member removes one, nested objects merge recursively
 // (a target that is not an object counts as {}), and any other patch value
@@ -21,11 +22,15 @@ import (
 // of doc keep their order and new members follow in the patch's order.
 //
 // The merge itself is github.com/evanphx/json-patch/v5's. Around it,
-// MergePatch restores RFC 7386 where that library departs from it: it
+// oracleMergePatch restores RFC 7386 where that library departs from it: it
 // drops null members of objects inside a patch array when the target
 // member is not an object, rejects a target that is null, and escapes
 // <, > and & in every string.
-func MergePatch(doc, patch []byte) ([]byte, error) {
+//
+// It is the reference MergePatch is checked against: a second, independent
+// implementation of the RFC, test-only since production keeps the bytes
+// of the target that MergePatch does.
+func oracleMergePatch(doc, patch []byte) ([]byte, error) {
 	if !json.Valid(doc) {
 		return nil, errors.New("applying merge patch: target is not valid JSON")
 	}
@@ -171,26 +176,71 @@ func unescapeHTML(b []byte) []byte {
 	return out
 }
 
-// Document is the JSON document a hook reads on stdin (DESIGN 4).
-type Document struct {
-	// Event is "destroy" or "notify", as OBJGC_EVENT.
-	Event string `json:"event"`
-	// Object is the doomed object as in the snapshot, owned objects
-	// inline.
-	Object json.RawMessage `json:"object"`
-	// OwnerID is the id of the object's owner; null for a top-level
-	// object.
-	OwnerID *string `json:"owner_id"`
-	// Subscriber is the subscriber whose handler runs, as in the incoming
-	// model; notifications only.
-	Subscriber json.RawMessage `json:"subscriber,omitempty"`
+// TestOracle checks the oracle itself on every example of RFC 7386.
+func TestOracle(t *testing.T) {
+	for _, tc := range []struct{ doc, patch, want string }{
+		// RFC 7386 Appendix A, every example.
+		{`{"a":"b"}`, `{"a":"c"}`, `{"a":"c"}`},
+		{`{"a":"b"}`, `{"b":"c"}`, `{"a":"b","b":"c"}`},
+		{`{"a":"b"}`, `{"a":null}`, `{}`},
+		{`{"a":"b","b":"c"}`, `{"a":null}`, `{"b":"c"}`},
+		{`{"a":["b"]}`, `{"a":"c"}`, `{"a":"c"}`},
+		{`{"a":"c"}`, `{"a":["b"]}`, `{"a":["b"]}`},
+		{`{"a": {"b": "c"}}`, `{"a": {"b": "d", "c": null}}`, `{"a":{"b":"d"}}`},
+		{`{"a": [{"b":"c"}]}`, `{"a": [1]}`, `{"a":[1]}`},
+		{`["a","b"]`, `["c","d"]`, `["c","d"]`},
+		{`{"a":"b"}`, `["c"]`, `["c"]`},
+		{`{"a":"foo"}`, `null`, `null`},
+		{`{"a":"foo"}`, `"bar"`, `"bar"`},
+		{`{"e":null}`, `{"a":1}`, `{"e":null,"a":1}`},
+		{`[1,2]`, `{"a":"b","c":null}`, `{"a":"b"}`},
+		{`{}`, `{"a":{"bb":{"ccc":null}}}`, `{"a":{"bb":{}}}`},
+		// The RFC 7386 section 3 example.
+		{`{"title": "Goodbye!", "author": {"givenName": "John", "familyName": "Doe"}, "tags": ["example", "sample"], "content": "This will be unchanged"}`,
+			`{"title": "Hello!", "phoneNumber": "+01-123-456-7890", "author": {"familyName": null}, "tags": ["example"]}`,
+			`{"title":"Hello!","author":{"givenName":"John"},"tags":["example"],"content":"This will be unchanged","phoneNumber":"+01-123-456-7890"}`},
+
+		// Where github.com/evanphx/json-patch/v5 alone departs from the RFC:
+		// nulls inside a patch array are values, not deletions...
+		{`{"a":1}`, `{"a":[{"b":null},null]}`, `{"a":[{"b":null},null]}`},
+		{`{}`, `{"x":{"a":[{"b":null}]}}`, `{"x":{"a":[{"b":null}]}}`},
+		{`[1]`, `[{"b":null}]`, `[{"b":null}]`},
+		// ... a target that is not an object counts as {} ...
+		{`null`, `{"a":1,"b":null}`, `{"a":1}`},
+		{`"s"`, `{"a":1}`, `{"a":1}`},
+		// ... and strings are not HTML-escaped.
+		{`{"a":"<b>&amp;</b>","c":"\\u003c"}`, `{"d":"x<y"}`, `{"a":"<b>&amp;</b>","c":"\\u003c","d":"x<y"}`},
+
+		// A Murano subscriber: member order kept, big numbers and designer
+		// attributes untouched, new members after.
+		{`{"?": {"id": "s1", "type": "com.example.App", "_26411a": {"name": "App"}}, "instance": "i1", "n": 12345678901234567890}`,
+			`{"instance": null, "status": "ok"}`,
+			`{"?":{"id":"s1","type":"com.example.App","_26411a":{"name":"App"}},"n":12345678901234567890,"status":"ok"}`},
+	} {
+		got, err := oracleMergePatch([]byte(tc.doc), []byte(tc.patch))
+		if err != nil {
+			t.Errorf("oracleMergePatch(%s, %s): %v", tc.doc, tc.patch, err)
+			continue
+		}
+		if string(got) != tc.want {
+			t.Errorf("oracleMergePatch(%s, %s)\n = %s\nwant %s", tc.doc, tc.patch, got, tc.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("oracleMergePatch(%s, %s) = %s: not valid JSON", tc.doc, tc.patch, got)
+		}
+	}
 }
 
-// Marshal encodes d for Invocation.Stdin.
-func (d Document) Marshal() ([]byte, error) {
-	b, err := json.Marshal(d)
-	if err != nil {
-		return nil, fmt.Errorf("encoding hook document: %w", err)
+func TestOracleInvalid(t *testing.T) {
+	for _, tc := range []struct{ doc, patch string }{
+		{`{"a":`, `{}`},
+		{`{}`, `{"a":}`},
+		{`{} {}`, `{}`},
+		{``, `{}`},
+		{`{}`, ``},
+	} {
+		if got, err := oracleMergePatch([]byte(tc.doc), []byte(tc.patch)); err == nil {
+			t.Errorf("oracleMergePatch(%q, %q) = %s, want an error", tc.doc, tc.patch, got)
+		}
 	}
-	return b, nil
 }

@@ -1,4 +1,4 @@
-package jsonskip
+package jsonedit
 
 import "testing"
 
