@@ -46,6 +46,10 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
+			// Each script has a home of its own: a default package cache
+			// or configuration directory that one script makes must not
+			// reach another (testscript's HOME, /no-home, is shared).
+			env.Setenv("HOME", filepath.Join(env.WorkDir, ".home"))
 			// A race-enabled objgc would sleep a second before every
 			// successful exit (the race runtime's default).
 			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
