@@ -1,7 +1,6 @@
 package pkgcache
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -9,33 +8,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// TestLockHeld: a missing lock file is free and stays missing; a free one
-// is free; one held shared or exclusively through gofrs/flock (another
-// open file description, as another process would have) is held, and free
-// again once released.
-func TestLockHeld(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.usage")
-	if lockHeld(path) {
-		t.Error("missing lock file reported held")
-	}
-	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("probe created the lock file: %v", err)
-	}
-	for _, shared := range []bool{true, false} {
-		unlock, err := lock(context.Background(), path, shared)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !lockHeld(path) {
-			t.Errorf("lock held (shared %v) reported free", shared)
-		}
-		unlock()
-		if lockHeld(path) {
-			t.Errorf("released lock (shared %v) reported held", shared)
-		}
-	}
-}
 
 // TestReadHead: the first n bytes, or the whole of a shorter file.
 func TestReadHead(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // PruneOptions selects what Prune removes (DESIGN.md section 8). At least
@@ -73,7 +75,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	if !opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize {
 		return res, ErrNoPolicy
 	}
-	unlock, err := tryLockExclusive(c.lockPath("prune.lock"))
+	unlock, err := lockfile.TryLockPath(c.lockPath("prune.lock"), lockfile.Exclusive)
 	if err != nil {
 		return res, fmt.Errorf("pruning: %w", err)
 	}
@@ -365,7 +367,7 @@ func (c *Cache) cleanTmp(now time.Time) int {
 		default:
 			continue
 		}
-		unlock, err := tryLockExclusive(lockPath)
+		unlock, err := lockfile.TryLockPath(lockPath, lockfile.Exclusive)
 		if err != nil || unlock == nil {
 			continue
 		}
