@@ -19,9 +19,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/objgc/objgc/internal/atomicfile"
 	"github.com/objgc/objgc/internal/lockfile"
 )
 
@@ -546,19 +546,11 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	if err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
-	_ = syncDir(filepath.Dir(dest))
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
+	// The rename made a complete, durable package visible; an error
+	// making the rename itself durable (atomicfile's one folder-fsync
+	// policy) does not undo it, so Add does not report a failure for a
+	// package that is installed.
+	_ = atomicfile.SyncDir(filepath.Dir(dest))
 	return nil
 }
 
