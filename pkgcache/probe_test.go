@@ -1,12 +1,15 @@
 package pkgcache
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // TestReadHead: the first n bytes, or the whole of a shorter file.
@@ -45,5 +48,28 @@ func TestReadDigestsHeader(t *testing.T) {
 		if err != nil || rec.Size != 42 || rec.Installed.Format("2006-01-02T15:04:05Z07:00") != "2026-01-02T03:04:05Z" {
 			t.Errorf("%s: %+v, %v", name, rec, err)
 		}
+	}
+}
+
+// TestLockFileLinkRefused: a symbolic link at a usage lock path (someone
+// else's file, or nothing) is never followed: AcquireUsage fails with
+// lockfile.ErrNotRegular naming the path, and nothing is created at the
+// link's target.
+func TestLockFileLinkRefused(t *testing.T) {
+	c := openCache(t)
+	id := strings.Repeat("ab", 32)
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.Symlink(victim, c.lockPath(id+".usage")); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	_, err := c.AcquireUsage(context.Background(), id)
+	if !errors.Is(err, lockfile.ErrNotRegular) || !strings.Contains(err.Error(), c.lockPath(id+".usage")) {
+		t.Errorf("AcquireUsage through a link: %v, want ErrNotRegular naming the lock file", err)
+	}
+	if _, err := os.Lstat(victim); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the link's target was created: %v", err)
+	}
+	if !c.inUse(id) {
+		t.Error("a lock path that cannot be probed must count as in use")
 	}
 }
