@@ -11,11 +11,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // ErrLocked is wrapped by the *LockedError of LockTarget: another process
-// holds the target's lock. The CLI maps it to exit status 4.
-var ErrLocked = errors.New("target is locked by another process")
+// holds the target's lock. The CLI maps it to exit status 4. It is
+// lockfile.ErrLocked, the one "lock is held" error of objgc.
+var ErrLocked = lockfile.ErrLocked
 
 // LockedError says which lock could not be taken and who holds it.
 type LockedError struct {
@@ -43,9 +46,6 @@ type lockHolder struct {
 	Command []string `json:"command"`
 }
 
-// lockRetryDelay is how often LockTarget tries again while it waits.
-const lockRetryDelay = 50 * time.Millisecond
-
 // LockTarget takes the exclusive flock(2) on target+".lock" that apply
 // holds for its whole run (DESIGN.md section 5). The lock is on that
 // sidecar file, never on target, because the write-back renames over
@@ -58,7 +58,7 @@ const lockRetryDelay = 50 * time.Millisecond
 // that names the path, and nothing is written anywhere.
 //
 // timeout 0 fails at once when the lock is held; a positive timeout tries
-// again every 50 ms until it ends; a negative one waits until ctx ends.
+// again every lockfile.PollInterval until it ends; a negative one waits until ctx ends.
 // Every wait (for the lock, and for a new holder to record itself) ends
 // with ctx. When the lock is not taken the error is a *LockedError
 // (errors.Is ErrLocked) naming the holder, or wraps ctx's error when ctx
@@ -91,27 +91,31 @@ func LockTarget(ctx context.Context, target string, timeout time.Duration) (unlo
 		wctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	for {
-		ok, lerr := tryLock(f)
-		if lerr != nil {
+	var lerr error
+	if timeout == 0 {
+		ok, err := lockfile.TryLock(f, lockfile.Exclusive)
+		if err == nil && !ok {
+			err = lockfile.ErrLocked
+		}
+		lerr = err
+	} else {
+		lerr = lockfile.Wait(wctx, f, lockfile.Exclusive)
+	}
+	if lerr != nil {
+		if !errors.Is(lerr, lockfile.ErrLocked) {
 			return nil, fmt.Errorf("locking %s: %w", path, lerr)
 		}
-		if ok {
-			break
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("waiting for the lock %s: %w", path, err)
 		}
-		if timeout == 0 || wait(wctx, lockRetryDelay) != nil {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("waiting for the lock %s: %w", path, err)
-			}
-			var waited time.Duration
-			if timeout != 0 {
-				waited = time.Since(start)
-			}
-			return nil, &LockedError{Path: path, Holder: readHolder(ctx, f, path), Waited: waited}
+		var waited time.Duration
+		if timeout != 0 {
+			waited = time.Since(start)
 		}
+		return nil, &LockedError{Path: path, Holder: readHolder(ctx, f, path), Waited: waited}
 	}
 	if err := writeHolder(f, start); err != nil {
-		unlockFile(f)
+		lockfile.Unlock(f)
 		return nil, fmt.Errorf("writing holder into lock file %s: %w", path, err)
 	}
 	var once sync.Once
@@ -120,22 +124,10 @@ func LockTarget(ctx context.Context, target string, timeout time.Duration) (unlo
 			// Emptied while still held, so that nobody reads our details
 			// after we are gone.
 			f.Truncate(0)
-			unlockFile(f)
+			lockfile.Unlock(f)
 			f.Close()
 		})
 	}, nil
-}
-
-// wait returns nil after d, or ctx's error when ctx ends first.
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // writeHolder writes one JSON line at offset 0, then cuts the file there.
@@ -172,7 +164,7 @@ func readHolder(ctx context.Context, f *os.File, path string) string {
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Sprintf("another process (reading %s: %v)", path, err)
 		}
-		if n > 0 || i == 5 || wait(ctx, 20*time.Millisecond) != nil {
+		if n > 0 || i == 5 || lockfile.Sleep(ctx, 20*time.Millisecond) != nil {
 			return describeHolder(buf[:n])
 		}
 	}

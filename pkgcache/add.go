@@ -19,10 +19,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
+	"github.com/objgc/objgc/internal/atomicfile"
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // HTTPDoer sends an HTTP request; *http.Client is one.
@@ -134,13 +134,17 @@ func (c *Cache) newTempFile() (*os.File, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	fl := flock.New(f.Name())
-	if err := fl.Lock(); err != nil {
+	// On a descriptor of its own, so that the lock outlives f.Close.
+	unlock, err := lockfile.TryLockPath(f.Name(), lockfile.Exclusive)
+	if err == nil && unlock == nil {
+		err = fmt.Errorf("locking %s: %w", f.Name(), ErrLocked)
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, nil, err
 	}
-	return f, func() { _ = fl.Unlock() }, nil
+	return f, unlock, nil
 }
 
 // fetch copies src (file, directory or URL) into a temp file under tmp/,
@@ -423,7 +427,7 @@ func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Mani
 	if force {
 		// Readers of the copy being replaced must be gone, and no new one
 		// may start until the new copy is in place: the removal protocol.
-		unlockUsage, err = tryLockExclusive(c.lockPath(id + ".usage"))
+		unlockUsage, err = lockfile.TryLockPath(c.lockPath(id+".usage"), lockfile.Exclusive)
 		if err == nil && unlockUsage == nil {
 			err = fmt.Errorf("package %s %s (%s) is in use by a plan or apply; try again when it is not: %w", m.FullName, m.Version, id, ErrLocked)
 		}
@@ -438,7 +442,7 @@ func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Mani
 	}
 	defer unlockUsage()
 	if force || !isDir(dest) {
-		unlockDL, err := lockExclusive(ctx, c.lockPath(id+".download"))
+		unlockDL, err := lockfile.Lock(ctx, c.lockPath(id+".download"), lockfile.Exclusive)
 		if err != nil {
 			return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
 		}
@@ -542,19 +546,11 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	if err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
-	_ = syncDir(filepath.Dir(dest))
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
+	// The rename made a complete, durable package visible; an error
+	// making the rename itself durable (atomicfile's one folder-fsync
+	// policy) does not undo it, so Add does not report a failure for a
+	// package that is installed.
+	_ = atomicfile.SyncDir(filepath.Dir(dest))
 	return nil
 }
 
@@ -739,9 +735,9 @@ func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
 // from packages/ and the lock is released. ok is false when the package is
 // in use or already gone.
 func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool, err error) {
-	unlock, err := claimLock(c.lockPath(id + ".usage"))
+	unlock, err := lockfile.TryLockPath(c.lockPath(id+".usage"), lockfile.Exclusive)
 	if err != nil {
-		return "", false, fmt.Errorf("locking %s: %w", c.lockPath(id+".usage"), err)
+		return "", false, err
 	}
 	if unlock == nil {
 		return "", false, nil

@@ -31,7 +31,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // DefaultMaxUnpackedSize is the default limit, in bytes, on the sum of the
@@ -58,10 +58,6 @@ const DefaultVersion = "0.0.0"
 // touches it again (DESIGN.md section 8: updated at most hourly).
 const lastUseInterval = time.Hour
 
-// lockPollInterval is how often a blocked lock request is retried while the
-// caller's context is still alive.
-const lockPollInterval = 10 * time.Millisecond
-
 // digestsFile is the name of the file, inside each unpacked package, that
 // records the sha256 of every file at unpack time. Archives that contain a
 // file of this name are rejected.
@@ -71,8 +67,9 @@ const digestsFile = ".objgc-digests.json"
 var (
 	// ErrPruneRunning: another process (or goroutine) holds locks/prune.lock.
 	ErrPruneRunning = errors.New("a prune is already running")
-	// ErrLocked: a lock could not be taken before the context ended.
-	ErrLocked = errors.New("lock is held by another process")
+	// ErrLocked: a lock could not be taken before the context ended, or
+	// without waiting. It is lockfile.ErrLocked (also destroy.ErrLocked).
+	ErrLocked = lockfile.ErrLocked
 	// ErrNotFound: the package, version or class is not in the cache.
 	ErrNotFound = errors.New("not in the package cache")
 	// ErrInvalidPackage: an archive or directory was rejected by Add; the
@@ -98,7 +95,8 @@ func (e *InvalidPackageError) Is(target error) bool { return target == ErrInvali
 
 // Cache is a package cache rooted at a directory. Its methods are safe for
 // concurrent use by several goroutines and several processes: all
-// coordination goes through flock(2) locks in locks/.
+// coordination goes through flock(2) locks in locks/ (package
+// internal/lockfile).
 type Cache struct {
 	root string
 	// MaxUnpackedSize limits, in bytes, what one archive may expand to
@@ -218,61 +216,12 @@ func safeComponent(s string, re *regexp.Regexp) bool {
 	return len(s) <= 200 && re.MatchString(s) && !strings.Contains(s, "..")
 }
 
-// lockShared takes a shared flock on path, waiting until ctx ends. The
-// error wraps ErrLocked when ctx ended first.
-func lockShared(ctx context.Context, path string) (func(), error) {
-	return lock(ctx, path, true)
-}
-
-// lockExclusive takes an exclusive flock on path, waiting until ctx ends.
-func lockExclusive(ctx context.Context, path string) (func(), error) {
-	return lock(ctx, path, false)
-}
-
-func lock(ctx context.Context, path string, shared bool) (func(), error) {
-	fl := flock.New(path, flock.SetPermissions(0o644))
-	try := fl.TryLock
-	if shared {
-		try = fl.TryRLock
-	}
-	for {
-		ok, err := try()
-		if err != nil {
-			return nil, fmt.Errorf("locking %s: %w", path, err)
-		}
-		if ok {
-			return func() { _ = fl.Unlock() }, nil
-		}
-		t := time.NewTimer(lockPollInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("locking %s: %w (%w)", path, ErrLocked, ctx.Err())
-		case <-t.C:
-		}
-	}
-}
-
-// tryLockExclusive takes an exclusive flock on path without waiting. It
-// returns nil, nil when another holder has the lock.
-func tryLockExclusive(path string) (func(), error) {
-	fl := flock.New(path, flock.SetPermissions(0o644))
-	ok, err := fl.TryLock()
-	if err != nil {
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	if !ok {
-		return nil, nil
-	}
-	return func() { _ = fl.Unlock() }, nil
-}
-
 // inUse reports whether some process holds the usage lock of id: the
 // exclusive lock cannot be taken without waiting. A lock file that does
 // not exist is held by nobody, and is not created: listing a cache does
 // not leave a lock file per package behind.
 func (c *Cache) inUse(id string) bool {
-	return lockHeld(c.lockPath(id + ".usage"))
+	return lockfile.Held(c.lockPath(id + ".usage"))
 }
 
 // AcquireUsage takes the usage lock of id (a shared flock on
@@ -286,7 +235,7 @@ func (c *Cache) AcquireUsage(ctx context.Context, id string) (unlock func(), err
 	if !idRE.MatchString(id) {
 		return nil, fmt.Errorf("usage lock: %q is not a package id (hex sha256)", id)
 	}
-	unlock, err = lockShared(ctx, c.lockPath(id+".usage"))
+	unlock, err = lockfile.Lock(ctx, c.lockPath(id+".usage"), lockfile.Shared)
 	if err != nil {
 		return nil, err
 	}

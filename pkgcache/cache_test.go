@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 func TestParseManifest(t *testing.T) {
@@ -418,7 +420,7 @@ func TestPrunePolicies(t *testing.T) {
 	}
 	t.Run("second prune", func(t *testing.T) {
 		c, _ := setup(t)
-		unlock, err := tryLockExclusive(c.lockPath("prune.lock"))
+		unlock, err := lockfile.TryLockPath(c.lockPath("prune.lock"), lockfile.Exclusive)
 		if err != nil || unlock == nil {
 			t.Fatal("cannot take prune.lock", err)
 		}

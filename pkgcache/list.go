@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // Entry is one cached package: packages/<FullName>/<Version>/<ID>/.
@@ -411,7 +413,7 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		unlock, err := lockShared(ctx, c.lockPath(k.id+".usage"))
+		unlock, err := lockfile.Lock(ctx, c.lockPath(k.id+".usage"), lockfile.Shared)
 		if err != nil {
 			return res, err
 		}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // The test binary is also the helper process of the multi-process tests:
@@ -76,7 +78,7 @@ func runHelper(role string) error {
 		s.Close()
 		return nil
 	case "holdprune":
-		unlock, err := tryLockExclusive(c.lockPath("prune.lock"))
+		unlock, err := lockfile.TryLockPath(c.lockPath("prune.lock"), lockfile.Exclusive)
 		if err != nil || unlock == nil {
 			return fmt.Errorf("cannot take prune.lock: %v", err)
 		}

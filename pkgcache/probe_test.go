@@ -8,34 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// TestLockHeld: a missing lock file is free and stays missing; a free one
-// is free; one held shared or exclusively through gofrs/flock (another
-// open file description, as another process would have) is held, and free
-// again once released.
-func TestLockHeld(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.usage")
-	if lockHeld(path) {
-		t.Error("missing lock file reported held")
-	}
-	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("probe created the lock file: %v", err)
-	}
-	for _, shared := range []bool{true, false} {
-		unlock, err := lock(context.Background(), path, shared)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !lockHeld(path) {
-			t.Errorf("lock held (shared %v) reported free", shared)
-		}
-		unlock()
-		if lockHeld(path) {
-			t.Errorf("released lock (shared %v) reported held", shared)
-		}
-	}
-}
+	"github.com/objgc/objgc/internal/lockfile"
+)
 
 // TestReadHead: the first n bytes, or the whole of a shorter file.
 func TestReadHead(t *testing.T) {
@@ -73,5 +48,28 @@ func TestReadDigestsHeader(t *testing.T) {
 		if err != nil || rec.Size != 42 || rec.Installed.Format("2006-01-02T15:04:05Z07:00") != "2026-01-02T03:04:05Z" {
 			t.Errorf("%s: %+v, %v", name, rec, err)
 		}
+	}
+}
+
+// TestLockFileLinkRefused: a symbolic link at a usage lock path (someone
+// else's file, or nothing) is never followed: AcquireUsage fails with
+// lockfile.ErrNotRegular naming the path, and nothing is created at the
+// link's target.
+func TestLockFileLinkRefused(t *testing.T) {
+	c := openCache(t)
+	id := strings.Repeat("ab", 32)
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.Symlink(victim, c.lockPath(id+".usage")); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	_, err := c.AcquireUsage(context.Background(), id)
+	if !errors.Is(err, lockfile.ErrNotRegular) || !strings.Contains(err.Error(), c.lockPath(id+".usage")) {
+		t.Errorf("AcquireUsage through a link: %v, want ErrNotRegular naming the lock file", err)
+	}
+	if _, err := os.Lstat(victim); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the link's target was created: %v", err)
+	}
+	if !c.inUse(id) {
+		t.Error("a lock path that cannot be probed must count as in use")
 	}
 }

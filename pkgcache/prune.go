@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // PruneOptions selects what Prune removes (DESIGN.md section 8). At least
@@ -73,7 +75,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	if !opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize {
 		return res, ErrNoPolicy
 	}
-	unlock, err := tryLockExclusive(c.lockPath("prune.lock"))
+	unlock, err := lockfile.TryLockPath(c.lockPath("prune.lock"), lockfile.Exclusive)
 	if err != nil {
 		return res, fmt.Errorf("pruning: %w", err)
 	}
@@ -90,6 +92,89 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	if err != nil {
 		return res, fmt.Errorf("pruning: %w", err)
 	}
+	now := c.now()
+	plan := PlanPrune(entries, opts.policy(), now)
+	if opts.DryRun {
+		res.Removed, res.InUse, res.Freed = plan.split()
+		res.PolicyMet = len(res.InUse) == 0
+		return res, ctx.Err()
+	}
+
+	outs, err := c.claimAndDelete(ctx, plan.Selected, opts.Progress)
+	for k, o := range outs {
+		e := o.entry
+		r := Removal{Entry: e, Reason: plan.Selected[k].Reason}
+		switch {
+		case o.removed:
+			r.InUse = false
+			res.Removed = append(res.Removed, r)
+			res.Freed += e.Size
+		case o.inUse:
+			r.InUse = true
+			res.InUse = append(res.InUse, r)
+		}
+	}
+	res.PolicyMet = len(res.InUse) == 0
+	if err != nil {
+		return res, err
+	}
+	res.Leftovers = c.cleanTmp(now) + removeTrash(trash)
+	return res, nil
+}
+
+// PrunePolicy is the selection part of PruneOptions (see there).
+type PrunePolicy struct {
+	Outdated  bool
+	Keep      int
+	UnusedFor time.Duration
+	LimitSize bool
+	MaxSize   int64
+}
+
+func (o PruneOptions) policy() PrunePolicy {
+	return PrunePolicy{Outdated: o.Outdated, Keep: o.Keep, UnusedFor: o.UnusedFor, LimitSize: o.LimitSize, MaxSize: o.MaxSize}
+}
+
+// PrunePlan is what a prune selected: each package once, in selection
+// order (outdated first, then unused, then over size), with the reason of
+// the first policy that selected it. A package whose Entry.InUse is true
+// was in use when listed; the execution learns it again from the lock.
+type PrunePlan struct {
+	Selected []Removal
+}
+
+// split divides the plan as a dry run reports it: the packages free when
+// listed (would be removed, with the bytes they would free) and those in
+// use (would be skipped).
+func (pl PrunePlan) split() (removed, inUse []Removal, freed int64) {
+	for _, r := range pl.Selected {
+		if r.InUse {
+			inUse = append(inUse, r)
+		} else {
+			removed = append(removed, r)
+			freed += r.Size
+		}
+	}
+	return removed, inUse, freed
+}
+
+// PlanPrune selects what policy removes from packages (as List returns
+// them; sorted here by FullName, version, install time and id), with now
+// as the current time for UnusedFor. It touches no file: Prune runs it on
+// a listing and then claims and deletes what it selected.
+//
+//   - Outdated: per FullName, every version older than the Keep newest
+//     (Keep below 1 means 1; semantic order), and in the versions kept
+//     every id but the most recently installed one.
+//   - UnusedFor > 0: every package whose last use (or install, if later)
+//     is more than UnusedFor before now.
+//   - LimitSize: least recently used packages not in use until the rest
+//     (in-use ones included) is at most MaxSize bytes; if in-use packages
+//     still keep it over, they are selected too, least recently used
+//     first, so that the caller learns the policy is not met.
+func PlanPrune(packages []Entry, p PrunePolicy, now time.Time) PrunePlan {
+	entries := append([]Entry(nil), packages...)
+	sort.SliceStable(entries, func(a, b int) bool { return entryLess(entries[a], entries[b]) })
 	reason := map[string]string{} // id -> why it goes
 	var order []int               // indexes into entries, in selection order
 	mark := func(i int, why string) {
@@ -98,8 +183,8 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			order = append(order, i)
 		}
 	}
-	if opts.Outdated {
-		keep := max(opts.Keep, 1)
+	if p.Outdated {
+		keep := max(p.Keep, 1)
 		// entries are sorted by FullName, version ascending, install time.
 		for start := 0; start < len(entries); {
 			end := start
@@ -134,15 +219,14 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			start = end
 		}
 	}
-	now := c.now()
-	if opts.UnusedFor > 0 {
+	if p.UnusedFor > 0 {
 		for i, e := range entries {
-			if now.Sub(e.lastUseOrInstalled()) > opts.UnusedFor {
-				mark(i, "unused for "+opts.UnusedFor.String())
+			if now.Sub(e.lastUseOrInstalled()) > p.UnusedFor {
+				mark(i, "unused for "+p.UnusedFor.String())
 			}
 		}
 	}
-	if opts.LimitSize {
+	if p.LimitSize {
 		var total int64
 		var candidates []int
 		for i, e := range entries {
@@ -162,7 +246,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			return entryLess(ea, eb)
 		})
 		for _, i := range candidates {
-			if total <= opts.MaxSize {
+			if total <= p.MaxSize {
 				break
 			}
 			mark(i, "cache over max size")
@@ -182,7 +266,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			return entries[busy[a]].lastUseOrInstalled().Before(entries[busy[b]].lastUseOrInstalled())
 		})
 		for _, i := range busy {
-			if total <= opts.MaxSize {
+			if total <= p.MaxSize {
 				break
 			}
 			mark(i, "cache over max size")
@@ -190,41 +274,11 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		}
 	}
 
-	if opts.DryRun {
-		for _, i := range order {
-			e := entries[i]
-			r := Removal{Entry: e, Reason: reason[e.ID]}
-			if e.InUse {
-				res.InUse = append(res.InUse, r)
-			} else {
-				res.Removed = append(res.Removed, r)
-				res.Freed += e.Size
-			}
-		}
-		res.PolicyMet = len(res.InUse) == 0
-		return res, ctx.Err()
+	plan := PrunePlan{Selected: make([]Removal, 0, len(order))}
+	for _, i := range order {
+		plan.Selected = append(plan.Selected, Removal{Entry: entries[i], Reason: reason[entries[i].ID]})
 	}
-
-	outs, err := c.claimAndDelete(ctx, entries, order, opts.Progress)
-	for _, o := range outs {
-		e := o.entry
-		r := Removal{Entry: e, Reason: reason[e.ID]}
-		switch {
-		case o.removed:
-			r.InUse = false
-			res.Removed = append(res.Removed, r)
-			res.Freed += e.Size
-		case o.inUse:
-			r.InUse = true
-			res.InUse = append(res.InUse, r)
-		}
-	}
-	res.PolicyMet = len(res.InUse) == 0
-	if err != nil {
-		return res, err
-	}
-	res.Leftovers = c.cleanTmp(now) + removeTrash(trash)
-	return res, nil
+	return plan
 }
 
 // claimOutcome is what became of one selected package.
@@ -239,7 +293,7 @@ type claimOutcome struct {
 // the gain flattens beyond 8 on ext4 (docs/performance.md).
 const deleteWorkers = 8
 
-// claimAndDelete claims the packages entries[order[k]] (claimEntry) and
+// claimAndDelete claims the packages selected (claimEntry) and
 // deletes each one claimed, with its version and FullName directories
 // when they are left empty, deleteWorkers at a time: each worker claims a
 // package and deletes it, so that the claims (lock, rename) of some
@@ -249,21 +303,21 @@ const deleteWorkers = 8
 // deletions are waited for. When ctx ends no further package is claimed;
 // those claimed are still deleted, and the outcomes of the packages never
 // tried are zero. The error is ctx's, or the first claim error in order.
-func (c *Cache) claimAndDelete(ctx context.Context, entries []Entry, order []int, progress func(done, total int)) ([]claimOutcome, error) {
-	outs := make([]claimOutcome, len(order))
+func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress func(done, total int)) ([]claimOutcome, error) {
+	outs := make([]claimOutcome, len(selected))
 	type claimed struct {
 		k int
 		o claimOutcome
 	}
 	jobs := make(chan int)
-	results := make(chan claimed, len(order))
+	results := make(chan claimed, len(selected))
 	var wg sync.WaitGroup
-	for range min(deleteWorkers, len(order)) {
+	for range min(deleteWorkers, len(selected)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for k := range jobs {
-				e := entries[order[k]]
+				e := selected[k].Entry
 				if e.partial {
 					if full, err := c.entryInfo(e.FullName, e.Version, e.ID, false); err == nil {
 						e = full
@@ -286,9 +340,9 @@ func (c *Cache) claimAndDelete(ctx context.Context, entries []Entry, order []int
 	}
 	sent, got := 0, 0
 	done, stopped := ctx.Done(), false
-	for got < sent || !stopped && sent < len(order) {
+	for got < sent || !stopped && sent < len(selected) {
 		var send chan int
-		if !stopped && sent < len(order) {
+		if !stopped && sent < len(selected) {
 			send = jobs
 		}
 		select {
@@ -297,16 +351,16 @@ func (c *Cache) claimAndDelete(ctx context.Context, entries []Entry, order []int
 		case r := <-results:
 			outs[r.k] = r.o
 			got++
-			if progress != nil && got < len(order) {
-				progress(got, len(order))
+			if progress != nil && got < len(selected) {
+				progress(got, len(selected))
 			}
 		case <-done: // claim no more; collect what was sent
 			stopped, done = true, nil
 		}
 	}
 	close(jobs)
-	if progress != nil && len(order) > 0 && got == len(order) {
-		progress(got, len(order))
+	if progress != nil && len(selected) > 0 && got == len(selected) {
+		progress(got, len(selected))
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -365,7 +419,7 @@ func (c *Cache) cleanTmp(now time.Time) int {
 		default:
 			continue
 		}
-		unlock, err := tryLockExclusive(lockPath)
+		unlock, err := lockfile.TryLockPath(lockPath, lockfile.Exclusive)
 		if err != nil || unlock == nil {
 			continue
 		}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/objgc/objgc/internal/atomicfile"
 )
 
 // syncStage makes everything written under stage durable where syncfs(2)
@@ -30,7 +32,7 @@ func syncStage(stage string, files []string) error {
 	}
 	sort.Slice(list, func(i, j int) bool { return len(list[i]) > len(list[j]) })
 	for _, d := range list {
-		if err := syncDir(d); err != nil {
+		if err := atomicfile.SyncDir(d); err != nil {
 			return fmt.Errorf("syncing %s: %w", d, err)
 		}
 	}
