@@ -62,6 +62,9 @@ type IO struct {
 	// Interrupt is closed on the first SIGINT or SIGTERM; the context
 	// of the run is cancelled on the second. Nil: never.
 	Interrupt <-chan struct{}
+	// progress is when progress lines are drawn; nil: after 500 ms, at
+	// most every 100 ms. Tests set it to draw at once.
+	progress *progressTiming
 }
 
 // interrupted returns a context cancelled on the first interrupt, for
