@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -14,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/pkgcache"
 )
 
@@ -83,18 +80,12 @@ than --max-unpacked-size, nor expand past it, nor hold more than
   objgc cache add --force io.murano.zip`,
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			v, err := newConfig(c)
-			if err != nil {
-				return err
-			}
 			var opts cacheAddOptions
-			if err := v.Unmarshal(&opts); err != nil {
+			var err error
+			if opts.Dir, err = cacheSettings(c, &opts); err != nil {
 				return err
 			}
 			opts.Force, _ = c.Flags().GetBool("force") // flag only (flagOnly)
-			if opts.Dir, err = cacheDir(v); err != nil {
-				return err
-			}
 			opts.Sources = args
 			return runCacheAdd(c.Context(), streams, opts)
 		},
@@ -213,7 +204,7 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 		}
 	}
 	if opts.Format == "json" {
-		if err := cacheWriteJSON(streams, out); err != nil {
+		if err := writeJSON(streams.Out, out); err != nil {
 			return err
 		}
 	}
@@ -222,7 +213,7 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 		if locked == n {
 			code = ExitLocked
 		}
-		return &exitError{code: code, err: fmt.Errorf("cache add: %d of %d source%s not added", n, len(opts.Sources), cachePlural(len(opts.Sources)))}
+		return &exitError{code: code, err: fmt.Errorf("cache add: %d of %d %s not added", n, len(opts.Sources), plural(len(opts.Sources), "source", "sources"))}
 	}
 	return nil
 }
@@ -263,6 +254,21 @@ func cacheInterrupted(what string, err error) error {
 	return &exitError{code: ExitInterrupted, err: fmt.Errorf("%s: interrupted: %w", what, err)}
 }
 
+// cacheSettings reads the settings of cache subcommand c (flags, OBJGC_*
+// variables, the configuration file: newConfig) into opts, a pointer to
+// the command's options struct, and returns the package cache directory
+// (cacheDir).
+func cacheSettings(c *cobra.Command, opts any) (dir string, err error) {
+	v, err := newConfig(c)
+	if err != nil {
+		return "", err
+	}
+	if err := v.Unmarshal(opts); err != nil {
+		return "", err
+	}
+	return cacheDir(v)
+}
+
 type cacheListOptions struct {
 	Format  string `mapstructure:"format"`
 	Quiet   bool   `mapstructure:"quiet"`
@@ -276,15 +282,9 @@ func newCacheListCmd(streams *IO) *cobra.Command {
 		Short: "List cached packages: FullName, version, id, size, last use, in use",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			v, err := newConfig(c)
-			if err != nil {
-				return err
-			}
 			var opts cacheListOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return err
-			}
-			if opts.Dir, err = cacheDir(v); err != nil {
+			var err error
+			if opts.Dir, err = cacheSettings(c, &opts); err != nil {
 				return err
 			}
 			return runCacheList(c.Context(), streams, opts)
@@ -321,7 +321,7 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 		for i, e := range entries {
 			pkgs[i] = packageJSON(e)
 		}
-		return cacheWriteJSON(streams, struct {
+		return writeJSON(streams.Out, struct {
 			CacheDir string             `json:"cache_dir"`
 			Packages []cachePackageJSON `json:"packages"`
 		}{c.Root(), pkgs})
@@ -386,15 +386,9 @@ It prints nothing unless something was removed, for cron, or with --verbose.`,
   objgc cache prune --unused-for 30d --max-size 2GiB --dry-run`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			v, err := newConfig(c)
-			if err != nil {
-				return err
-			}
 			var opts cachePruneOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return err
-			}
-			if opts.Dir, err = cacheDir(v); err != nil {
+			var err error
+			if opts.Dir, err = cacheSettings(c, &opts); err != nil {
 				return err
 			}
 			return runCachePrune(c.Context(), streams, opts)
@@ -466,7 +460,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		return err
 	}
 	if opts.Format == "json" {
-		if err := cacheWriteJSON(streams, pruneJSON(res)); err != nil {
+		if err := writeJSON(streams.Out, pruneJSON(res)); err != nil {
 			return err
 		}
 		return pruneUnmet(res)
@@ -489,12 +483,12 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	if opts.Quiet {
 		return pruneUnmet(res)
 	}
-	fmt.Fprintf(streams.Out, "%s %s in %d package%s", freed, formatCacheSize(res.Freed), len(res.Removed), cachePlural(len(res.Removed)))
+	fmt.Fprintf(streams.Out, "%s %s in %d %s", freed, formatCacheSize(res.Freed), len(res.Removed), plural(len(res.Removed), "package", "packages"))
 	if len(res.InUse) > 0 {
 		fmt.Fprintf(streams.Out, ", %d skipped in use", len(res.InUse))
 	}
 	if res.Leftovers > 0 {
-		fmt.Fprintf(streams.Out, ", %d leftover%s of interrupted runs cleaned", res.Leftovers, cachePlural(res.Leftovers))
+		fmt.Fprintf(streams.Out, ", %d %s of interrupted runs cleaned", res.Leftovers, plural(res.Leftovers, "leftover", "leftovers"))
 	}
 	fmt.Fprintln(streams.Out)
 	return pruneUnmet(res)
@@ -507,7 +501,7 @@ func pruneUnmet(res pkgcache.PruneResult) error {
 	if res.PolicyMet {
 		return nil
 	}
-	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache prune: policy not met yet: %d selected package%s in use; prune again when they are free", len(res.InUse), cachePlural(len(res.InUse)))}
+	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache prune: policy not met yet: %d selected %s in use; prune again when they are free", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
 }
 
 // cacheRemovalJSON is one package in prune's JSON.
@@ -546,15 +540,9 @@ func newCacheVerifyCmd(streams *IO) *cobra.Command {
 		Short: "Check that every cached package is complete and unchanged since it was unpacked",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			v, err := newConfig(c)
-			if err != nil {
-				return err
-			}
 			var opts cacheVerifyOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return err
-			}
-			if opts.Dir, err = cacheDir(v); err != nil {
+			var err error
+			if opts.Dir, err = cacheSettings(c, &opts); err != nil {
 				return err
 			}
 			return runCacheVerify(c.Context(), streams, opts)
@@ -586,7 +574,7 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 		if res.Problems == nil {
 			res.Problems = []pkgcache.Problem{}
 		}
-		if err := cacheWriteJSON(streams, res); err != nil {
+		if err := writeJSON(streams.Out, res); err != nil {
 			return err
 		}
 	} else {
@@ -594,11 +582,11 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 			fmt.Fprintf(streams.Out, "%s: %s\n", term(p.Path), term(p.Problem))
 		}
 		if len(res.Problems) == 0 && !opts.Quiet {
-			fmt.Fprintf(streams.Out, "%d package%s verified\n", res.Checked, cachePlural(res.Checked))
+			fmt.Fprintf(streams.Out, "%d %s verified\n", res.Checked, plural(res.Checked, "package", "packages"))
 		}
 	}
 	if len(res.Problems) > 0 {
-		return fmt.Errorf("cache verify: %d problem%s in %s; repair a damaged package with objgc cache add --force SRC (its archive or directory), or remove it with objgc cache prune", len(res.Problems), cachePlural(len(res.Problems)), c.Root())
+		return fmt.Errorf("cache verify: %d %s in %s; repair a damaged package with objgc cache add --force SRC (its archive or directory), or remove it with objgc cache prune", len(res.Problems), plural(len(res.Problems), "problem", "problems"), c.Root())
 	}
 	return nil
 }
@@ -617,15 +605,9 @@ func newCachePathCmd(streams *IO) *cobra.Command {
 		Short: "Print the directory of a cached package (its highest version by default)",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
-			v, err := newConfig(c)
-			if err != nil {
-				return err
-			}
 			var opts cachePathOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return err
-			}
-			if opts.Dir, err = cacheDir(v); err != nil {
+			var err error
+			if opts.Dir, err = cacheSettings(c, &opts); err != nil {
 				return err
 			}
 			opts.FullName = args[0]
@@ -653,7 +635,7 @@ func runCachePath(streams *IO, opts cachePathOptions) error {
 		return err
 	}
 	if opts.Format == "json" {
-		return cacheWriteJSON(streams, struct {
+		return writeJSON(streams.Out, struct {
 			FullName string `json:"full_name"`
 			Version  string `json:"version"`
 			ID       string `json:"id"`
@@ -679,24 +661,6 @@ func cacheCheckFormat(f string) error {
 		return usageErrorf("--format must be text or json, not %q", f)
 	}
 	return nil
-}
-
-func cacheWriteJSON(streams *IO, v any) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := streams.Out.Write(termsafe.JSON(b.Bytes()))
-	return err
-}
-
-func cachePlural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // cacheSizeUnits are the units parseSize accepts: SI (kB = 1000) and IEC
