@@ -411,7 +411,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	}
 	switch {
 	case result.Interrupted:
-		return &exitError{code: ExitInterrupted, err: errors.New("interrupted: the model was written for what completed; run apply again to finish")}
+		return fmt.Errorf("%w: the model was written for what completed; run apply again to finish", destroy.ErrInterrupted)
 	case result.Count(destroy.OutcomeFailed)+result.Count(destroy.OutcomeBlocked)+result.Count(destroy.OutcomePending) > 0:
 		return &exitError{code: ExitIncomplete}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/pkgcache"
 )
 
@@ -247,11 +248,12 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// cacheInterrupted turns the error of a cache command stopped by SIGINT or
-// SIGTERM into exit status 130. Nothing is half-installed then: a package
-// is renamed into place whole or not at all.
+// cacheInterrupted marks the error of a cache command stopped by SIGINT or
+// SIGTERM as destroy.ErrInterrupted, which exitCode maps to 130. Nothing
+// is half-installed then: a package is renamed into place whole or not at
+// all.
 func cacheInterrupted(what string, err error) error {
-	return &exitError{code: ExitInterrupted, err: fmt.Errorf("%s: interrupted: %w", what, err)}
+	return fmt.Errorf("%s: %w: %w", what, destroy.ErrInterrupted, err)
 }
 
 // cacheSettings reads the settings of cache subcommand c (flags, OBJGC_*
@@ -451,7 +453,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	res, err := c.Prune(ctx, popts)
 	progress.Done()
 	if errors.Is(err, pkgcache.ErrPruneRunning) {
-		return &exitError{code: ExitLocked, err: fmt.Errorf("cache prune: %w in %s; nothing was touched", err, c.Root())}
+		return fmt.Errorf("cache prune: %w in %s; nothing was touched", err, c.Root())
 	}
 	if err != nil {
 		if ctx.Err() != nil {

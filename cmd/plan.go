@@ -171,8 +171,8 @@ func checkOnDangling(mode string) error {
 }
 
 // errPlanInterrupted is a plan stopped by SIGINT or SIGTERM: it writes
-// nothing more and exits 130.
-var errPlanInterrupted = &exitError{code: ExitInterrupted, err: errors.New("interrupted")}
+// nothing more and exits 130 (exitCode).
+var errPlanInterrupted = destroy.ErrInterrupted
 
 // stagesEnv names the hidden test hook: when set to 1, plan prints
 // "objgc: stage NAME" on stderr as it enters each stage (read, compare,
