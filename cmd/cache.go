@@ -28,32 +28,47 @@ packages/<FullName>/<version>/<sha256 of the archive>/ under the cache
 directory. See docs/cache.md for the layout and the lock protocol.`,
 		Args: noArgs,
 	}
-	c.PersistentFlags().String("cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
+	dir := new(string)
+	c.PersistentFlags().StringVar(dir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	c.AddCommand(
-		newCacheAddCmd(streams),
-		newCacheListCmd(streams),
-		newCachePruneCmd(streams),
-		newCacheVerifyCmd(streams),
-		newCachePathCmd(streams),
+		newCacheAddCmd(streams, dir),
+		newCacheListCmd(streams, dir),
+		newCachePruneCmd(streams, dir),
+		newCacheVerifyCmd(streams, dir),
+		newCachePathCmd(streams, dir),
 	)
 	return c
 }
 
 type cacheAddOptions struct {
-	Format          string `mapstructure:"format"`
-	MaxUnpackedSize string `mapstructure:"max-unpacked-size"`
-	MaxEntries      int    `mapstructure:"max-entries"`
-	ConnectTimeout  string `mapstructure:"connect-timeout"`
-	HeaderTimeout   string `mapstructure:"header-timeout"`
-	IdleTimeout     string `mapstructure:"idle-timeout"`
-	Force           bool   `mapstructure:"force"`
-	Quiet           bool   `mapstructure:"quiet"`
-	Verbose         bool   `mapstructure:"verbose"`
+	Format          string
+	MaxUnpackedSize string
+	MaxEntries      int
+	ConnectTimeout  string
+	HeaderTimeout   string
+	IdleTimeout     string
+	Force           bool
+	Quiet           bool
+	Verbose         bool
 	Dir             string
 	Sources         []string
 }
 
-func newCacheAddCmd(streams *IO) *cobra.Command {
+// addFlags declares cache add's flags, each bound to its field of o.
+func (o *cacheAddOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	f.StringVar(&o.MaxUnpackedSize, "max-unpacked-size", "512MiB", "reject archives larger than `SIZE` or that expand past it (e.g. 100MB, 2GiB)")
+	f.IntVar(&o.MaxEntries, "max-entries", pkgcache.DefaultMaxEntries, "reject archives of more than `N` entries (files, directories, links)")
+	f.StringVar(&o.ConnectTimeout, "connect-timeout", pkgcache.DefaultConnectTimeout.String(), "give up a download when connecting takes longer than `DURATION`")
+	f.StringVar(&o.HeaderTimeout, "header-timeout", pkgcache.DefaultHeaderTimeout.String(), "give up a download when the response headers take longer than `DURATION`")
+	f.StringVar(&o.IdleTimeout, "idle-timeout", pkgcache.DefaultIdleTimeout.String(), "give up a download when no data arrives for `DURATION`")
+	f.BoolVar(&o.Force, "force", false, "unpack again and replace a package already cached (repairs a damaged one)")
+	cacheQuietFlag(f, &o.Quiet, "print only errors and warnings (ids kept in use), not what was added")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print each package's directory and size too")
+}
+
+func newCacheAddCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cacheAddOptions{}
 	c := &cobra.Command{
 		Use:   "add SRC...",
 		Short: "Add packages: zip archives, package directories or http(s) URLs",
@@ -81,26 +96,17 @@ than --max-unpacked-size, nor expand past it, nor hold more than
   objgc cache add --force io.murano.zip`,
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			var opts cacheAddOptions
-			var err error
-			if opts.Dir, err = cacheSettings(c, &opts); err != nil {
+			cache, err := cacheSettings(c, dir)
+			if err != nil {
 				return err
 			}
-			opts.Force, _ = c.Flags().GetBool("force") // flag only (flagOnly)
+			opts := *o
+			opts.Dir = cache
 			opts.Sources = args
 			return runCacheAdd(c.Context(), streams, opts)
 		},
 	}
-	f := c.Flags()
-	f.String("format", "text", "output format: text or json")
-	f.String("max-unpacked-size", "512MiB", "reject archives larger than `SIZE` or that expand past it (e.g. 100MB, 2GiB)")
-	f.Int("max-entries", pkgcache.DefaultMaxEntries, "reject archives of more than `N` entries (files, directories, links)")
-	f.String("connect-timeout", pkgcache.DefaultConnectTimeout.String(), "give up a download when connecting takes longer than `DURATION`")
-	f.String("header-timeout", pkgcache.DefaultHeaderTimeout.String(), "give up a download when the response headers take longer than `DURATION`")
-	f.String("idle-timeout", pkgcache.DefaultIdleTimeout.String(), "give up a download when no data arrives for `DURATION`")
-	f.Bool("force", false, "unpack again and replace a package already cached (repairs a damaged one)")
-	cacheQuietFlag(f, "print only errors and warnings (ids kept in use), not what was added")
-	f.BoolP("verbose", "v", false, "print each package's directory and size too")
+	o.addFlags(c.Flags())
 	return c
 }
 
@@ -256,45 +262,45 @@ func cacheInterrupted(what string, err error) error {
 	return fmt.Errorf("%s: %w: %w", what, destroy.ErrInterrupted, err)
 }
 
-// cacheSettings reads the settings of cache subcommand c (flags, OBJGC_*
-// variables, the configuration file: newConfig) into opts, a pointer to
-// the command's options struct, and returns the package cache directory
-// (cacheDir).
-func cacheSettings(c *cobra.Command, opts any) (dir string, err error) {
-	v, err := newConfig(c)
-	if err != nil {
+// cacheSettings sets the flags of cache subcommand c that the command
+// line left unchanged from OBJGC_* variables and the configuration file
+// (newConfig), and so the option fields bound to them, and returns the
+// package cache directory: *dir, the --cache-dir setting, or the default
+// (cacheDir). The caller copies its options after it.
+func cacheSettings(c *cobra.Command, dir *string) (string, error) {
+	if _, err := newConfig(c); err != nil {
 		return "", err
 	}
-	if err := v.Unmarshal(opts); err != nil {
-		return "", err
-	}
-	return cacheDir(v)
+	return cacheDir(*dir)
 }
 
 type cacheListOptions struct {
-	Format  string `mapstructure:"format"`
-	Quiet   bool   `mapstructure:"quiet"`
-	Verbose bool   `mapstructure:"verbose"`
+	Format  string
+	Quiet   bool
+	Verbose bool
 	Dir     string
 }
 
-func newCacheListCmd(streams *IO) *cobra.Command {
+func newCacheListCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cacheListOptions{}
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List cached packages: FullName, version, id, size, last use, in use",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			var opts cacheListOptions
-			var err error
-			if opts.Dir, err = cacheSettings(c, &opts); err != nil {
+			cache, err := cacheSettings(c, dir)
+			if err != nil {
 				return err
 			}
+			opts := *o
+			opts.Dir = cache
 			return runCacheList(c.Context(), streams, opts)
 		},
 	}
-	c.Flags().String("format", "text", "output format: text or json")
-	cacheQuietFlag(c.Flags(), "print only errors: nothing when the cache can be read (exit status 0), for a check")
-	c.Flags().BoolP("verbose", "v", false, "print whole ids and each package's directory")
+	f := c.Flags()
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	cacheQuietFlag(f, &o.Quiet, "print only errors: nothing when the cache can be read (exit status 0), for a check")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print whole ids and each package's directory")
 	return c
 }
 
@@ -360,18 +366,19 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 }
 
 type cachePruneOptions struct {
-	Format    string `mapstructure:"format"`
-	Outdated  bool   `mapstructure:"outdated"`
-	Keep      int    `mapstructure:"keep"`
-	UnusedFor string `mapstructure:"unused-for"`
-	MaxSize   string `mapstructure:"max-size"`
-	DryRun    bool   `mapstructure:"dry-run"`
-	Verbose   bool   `mapstructure:"verbose"`
-	Quiet     bool   `mapstructure:"quiet"`
+	Format    string
+	Outdated  bool
+	Keep      int
+	UnusedFor string
+	MaxSize   string
+	DryRun    bool
+	Verbose   bool
+	Quiet     bool
 	Dir       string
 }
 
-func newCachePruneCmd(streams *IO) *cobra.Command {
+func newCachePruneCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cachePruneOptions{}
 	c := &cobra.Command{
 		Use:   "prune",
 		Short: "Remove outdated, unused or least recently used packages",
@@ -388,23 +395,24 @@ It prints nothing unless something was removed, for cron, or with --verbose.`,
   objgc cache prune --unused-for 30d --max-size 2GiB --dry-run`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			var opts cachePruneOptions
-			var err error
-			if opts.Dir, err = cacheSettings(c, &opts); err != nil {
+			cache, err := cacheSettings(c, dir)
+			if err != nil {
 				return err
 			}
+			opts := *o
+			opts.Dir = cache
 			return runCachePrune(c.Context(), streams, opts)
 		},
 	}
 	f := c.Flags()
-	f.String("format", "text", "output format: text or json")
-	f.Bool("outdated", false, "remove older versions beyond --keep per FullName, and outdated ids")
-	f.Int("keep", 1, "versions to keep per FullName with --outdated")
-	f.String("unused-for", "", "remove packages not used for `DURATION` (e.g. 720h, 30d)")
-	f.String("max-size", "", "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
-	f.Bool("dry-run", false, "print what would be removed, remove nothing")
-	f.BoolP("verbose", "v", false, "print a summary even when nothing was removed")
-	cacheQuietFlag(f, "print only errors and warnings (packages skipped in use), not what was removed")
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	f.BoolVar(&o.Outdated, "outdated", false, "remove older versions beyond --keep per FullName, and outdated ids")
+	f.IntVar(&o.Keep, "keep", 1, "versions to keep per FullName with --outdated")
+	f.StringVar(&o.UnusedFor, "unused-for", "", "remove packages not used for `DURATION` (e.g. 720h, 30d)")
+	f.StringVar(&o.MaxSize, "max-size", "", "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed, remove nothing")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print a summary even when nothing was removed")
+	cacheQuietFlag(f, &o.Quiet, "print only errors and warnings (packages skipped in use), not what was removed")
 	return c
 }
 
@@ -531,27 +539,29 @@ func pruneJSON(res pkgcache.PruneResult) any {
 }
 
 type cacheVerifyOptions struct {
-	Format string `mapstructure:"format"`
-	Quiet  bool   `mapstructure:"quiet"`
+	Format string
+	Quiet  bool
 	Dir    string
 }
 
-func newCacheVerifyCmd(streams *IO) *cobra.Command {
+func newCacheVerifyCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cacheVerifyOptions{}
 	c := &cobra.Command{
 		Use:   "verify",
 		Short: "Check that every cached package is complete and unchanged since it was unpacked",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			var opts cacheVerifyOptions
-			var err error
-			if opts.Dir, err = cacheSettings(c, &opts); err != nil {
+			cache, err := cacheSettings(c, dir)
+			if err != nil {
 				return err
 			}
+			opts := *o
+			opts.Dir = cache
 			return runCacheVerify(c.Context(), streams, opts)
 		},
 	}
-	c.Flags().String("format", "text", "output format: text or json")
-	cacheQuietFlag(c.Flags(), "print only the problems found, not the count of packages verified")
+	c.Flags().StringVar(&o.Format, "format", "text", "output format: text or json")
+	cacheQuietFlag(c.Flags(), &o.Quiet, "print only the problems found, not the count of packages verified")
 	return c
 }
 
@@ -594,24 +604,26 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 }
 
 type cachePathOptions struct {
-	Format   string `mapstructure:"format"`
-	Quiet    bool   `mapstructure:"quiet"`
+	Format   string
+	Quiet    bool
 	Dir      string
 	FullName string
 	Version  string
 }
 
-func newCachePathCmd(streams *IO) *cobra.Command {
+func newCachePathCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cachePathOptions{}
 	c := &cobra.Command{
 		Use:   "path FULLNAME [VERSION]",
 		Short: "Print the directory of a cached package (its highest version by default)",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
-			var opts cachePathOptions
-			var err error
-			if opts.Dir, err = cacheSettings(c, &opts); err != nil {
+			cache, err := cacheSettings(c, dir)
+			if err != nil {
 				return err
 			}
+			opts := *o
+			opts.Dir = cache
 			opts.FullName = args[0]
 			if len(args) == 2 {
 				opts.Version = args[1]
@@ -619,8 +631,8 @@ func newCachePathCmd(streams *IO) *cobra.Command {
 			return runCachePath(streams, opts)
 		},
 	}
-	c.Flags().String("format", "text", "output format: text or json")
-	cacheQuietFlag(c.Flags(), "print only errors: the exit status says whether the package is cached (0) or not (1)")
+	c.Flags().StringVar(&o.Format, "format", "text", "output format: text or json")
+	cacheQuietFlag(c.Flags(), &o.Quiet, "print only errors: the exit status says whether the package is cached (0) or not (1)")
 	return c
 }
 
@@ -650,12 +662,12 @@ func runCachePath(streams *IO, opts cachePathOptions) error {
 	return nil
 }
 
-// cacheQuietFlag adds --quiet (-q) to a cache command: in text output,
+// cacheQuietFlag adds --quiet (-q), bound to quiet, to a cache command: in text output,
 // errors and warnings only, for cron and CI logs; the JSON output
 // (--format json) is the same with it. usage says what the command then
 // leaves out.
-func cacheQuietFlag(f *pflag.FlagSet, usage string) {
-	f.BoolP("quiet", "q", false, usage)
+func cacheQuietFlag(f *pflag.FlagSet, quiet *bool, usage string) {
+	f.BoolVarP(quiet, "quiet", "q", false, usage)
 }
 
 func cacheCheckFormat(f string) error {

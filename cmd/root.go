@@ -127,10 +127,11 @@ writes the model back.`,
 	}
 	root.SetVersionTemplate(versionLine(fillBuildInfo(build)))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	addGlobalFlags(root)
+	global := &globalOptions{}
+	global.addFlags(root.PersistentFlags())
 	root.AddCommand(
-		newPlanCmd(streams),
-		newApplyCmd(streams),
+		newPlanCmd(streams, global),
+		newApplyCmd(streams, global),
 		newCacheCmd(streams),
 		newVersionCmd(build, streams),
 	)
