@@ -281,6 +281,13 @@ type cacheListOptions struct {
 	Dir     string
 }
 
+// addFlags declares cache list's flags, each bound to its field of o.
+func (o *cacheListOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	cacheQuietFlag(f, &o.Quiet, "print only errors: nothing when the cache can be read (exit status 0), for a check")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print whole ids and each package's directory")
+}
+
 func newCacheListCmd(streams *IO, dir *string) *cobra.Command {
 	o := &cacheListOptions{}
 	c := &cobra.Command{
@@ -297,10 +304,7 @@ func newCacheListCmd(streams *IO, dir *string) *cobra.Command {
 			return runCacheList(c.Context(), streams, opts)
 		},
 	}
-	f := c.Flags()
-	f.StringVar(&o.Format, "format", "text", "output format: text or json")
-	cacheQuietFlag(f, &o.Quiet, "print only errors: nothing when the cache can be read (exit status 0), for a check")
-	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print whole ids and each package's directory")
+	o.addFlags(c.Flags())
 	return c
 }
 
@@ -377,6 +381,18 @@ type cachePruneOptions struct {
 	Dir       string
 }
 
+// addFlags declares cache prune's flags, each bound to its field of o.
+func (o *cachePruneOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	f.BoolVar(&o.Outdated, "outdated", false, "remove older versions beyond --keep per FullName, and outdated ids")
+	f.IntVar(&o.Keep, "keep", 1, "versions to keep per FullName with --outdated")
+	f.StringVar(&o.UnusedFor, "unused-for", "", "remove packages not used for `DURATION` (e.g. 720h, 30d)")
+	f.StringVar(&o.MaxSize, "max-size", "", "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed, remove nothing")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print a summary even when nothing was removed")
+	cacheQuietFlag(f, &o.Quiet, "print only errors and warnings (packages skipped in use), not what was removed")
+}
+
 func newCachePruneCmd(streams *IO, dir *string) *cobra.Command {
 	o := &cachePruneOptions{}
 	c := &cobra.Command{
@@ -404,15 +420,7 @@ It prints nothing unless something was removed, for cron, or with --verbose.`,
 			return runCachePrune(c.Context(), streams, opts)
 		},
 	}
-	f := c.Flags()
-	f.StringVar(&o.Format, "format", "text", "output format: text or json")
-	f.BoolVar(&o.Outdated, "outdated", false, "remove older versions beyond --keep per FullName, and outdated ids")
-	f.IntVar(&o.Keep, "keep", 1, "versions to keep per FullName with --outdated")
-	f.StringVar(&o.UnusedFor, "unused-for", "", "remove packages not used for `DURATION` (e.g. 720h, 30d)")
-	f.StringVar(&o.MaxSize, "max-size", "", "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed, remove nothing")
-	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print a summary even when nothing was removed")
-	cacheQuietFlag(f, &o.Quiet, "print only errors and warnings (packages skipped in use), not what was removed")
+	o.addFlags(c.Flags())
 	return c
 }
 
@@ -544,6 +552,12 @@ type cacheVerifyOptions struct {
 	Dir    string
 }
 
+// addFlags declares cache verify's flags, each bound to its field of o.
+func (o *cacheVerifyOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	cacheQuietFlag(f, &o.Quiet, "print only the problems found, not the count of packages verified")
+}
+
 func newCacheVerifyCmd(streams *IO, dir *string) *cobra.Command {
 	o := &cacheVerifyOptions{}
 	c := &cobra.Command{
@@ -560,8 +574,7 @@ func newCacheVerifyCmd(streams *IO, dir *string) *cobra.Command {
 			return runCacheVerify(c.Context(), streams, opts)
 		},
 	}
-	c.Flags().StringVar(&o.Format, "format", "text", "output format: text or json")
-	cacheQuietFlag(c.Flags(), &o.Quiet, "print only the problems found, not the count of packages verified")
+	o.addFlags(c.Flags())
 	return c
 }
 
@@ -611,6 +624,12 @@ type cachePathOptions struct {
 	Version  string
 }
 
+// addFlags declares cache path's flags, each bound to its field of o.
+func (o *cachePathOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	cacheQuietFlag(f, &o.Quiet, "print only errors: the exit status says whether the package is cached (0) or not (1)")
+}
+
 func newCachePathCmd(streams *IO, dir *string) *cobra.Command {
 	o := &cachePathOptions{}
 	c := &cobra.Command{
@@ -631,8 +650,7 @@ func newCachePathCmd(streams *IO, dir *string) *cobra.Command {
 			return runCachePath(streams, opts)
 		},
 	}
-	c.Flags().StringVar(&o.Format, "format", "text", "output format: text or json")
-	cacheQuietFlag(c.Flags(), &o.Quiet, "print only errors: the exit status says whether the package is cached (0) or not (1)")
+	o.addFlags(c.Flags())
 	return c
 }
 
