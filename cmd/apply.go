@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/snapshot"
@@ -21,20 +22,20 @@ import (
 
 type applyOptions struct {
 	Model       string
-	Snapshot    string        `mapstructure:"-"` // flag only
-	Graph       string        `mapstructure:"-"` // flag only
-	Write       string        `mapstructure:"-"` // flag only
-	Parallelism int           `mapstructure:"parallelism"`
-	HookTimeout time.Duration `mapstructure:"hook-timeout"`
-	HookGrace   time.Duration `mapstructure:"hook-grace"`
-	FailFast    bool          `mapstructure:"fail-fast"`
-	Force       bool          `mapstructure:"-"` // flag only
-	LockTimeout time.Duration `mapstructure:"lock-timeout"`
-	OnDangling  string        `mapstructure:"on-dangling"`
-	Format      string        `mapstructure:"format"`
-	NoColor     bool          `mapstructure:"no-color"`
+	Snapshot    string // flag only
+	Graph       string // flag only
+	Write       string // flag only
+	Parallelism int
+	HookTimeout time.Duration
+	HookGrace   time.Duration
+	FailFast    bool
+	Force       bool // flag only
+	LockTimeout time.Duration
+	OnDangling  string
+	Format      string
+	NoColor     bool
 	// RequireHooks refuses to run when a doomed object has no destroy hook.
-	RequireHooks bool `mapstructure:"require-hooks"`
+	RequireHooks bool
 	HooksDirs    []string
 	CacheDir     string
 	// hooksDirsFrom, cacheDirFrom and onDanglingFrom name where these
@@ -42,15 +43,36 @@ type applyOptions struct {
 	// and a setting that contradicts it is a usage error.
 	hooksDirsFrom, cacheDirFrom, onDanglingFrom string
 	// JUnit: also write the report as JUnit XML to this file (cmd/junit.go).
-	JUnit   string    `mapstructure:"-"` // flag only
+	JUnit   string    // flag only
 	started time.Time // when the run began, for the JUnit timestamp
 	// Quiet: errors and warnings only; Verbose: every hook run too
 	// (cmd/quiet.go).
-	Quiet   bool `mapstructure:"quiet"`
-	Verbose bool `mapstructure:"verbose"`
+	Quiet   bool
+	Verbose bool
 }
 
-func newApplyCmd(streams *IO) *cobra.Command {
+// addFlags declares apply's flags, each bound to its field of o.
+func (o *applyOptions) addFlags(f *pflag.FlagSet) {
+	addInputFlags(f, &o.Snapshot, &o.Graph)
+	f.StringVar(&o.Write, "write", "", "write the model to `FILE`, - for standard output (default: rewrite MODEL in place)")
+	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
+	f.IntVar(&o.Parallelism, "parallelism", 1, "destroy up to `N` objects of one group at a time")
+	f.DurationVar(&o.HookTimeout, "hook-timeout", 10*time.Minute, "kill a hook's process group after `DURATION`")
+	f.DurationVar(&o.HookGrace, "hook-grace", 10*time.Second, "after a hook times out or a second interrupt, wait `DURATION` between SIGTERM and SIGKILL of its process group")
+	f.BoolVar(&o.FailFast, "fail-fast", false, "start nothing new after the first failed destroy")
+	f.BoolVar(&o.Force, "force", false, "mark objects whose destroy hooks failed destroyed anyway")
+	f.DurationVar(&o.LockTimeout, "lock-timeout", 0, "wait up to `DURATION` for the lock on the target (0: fail at once)")
+	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (refuse to run) or keep (destroy them and keep them flagged destroyed)")
+	f.StringVar(&o.Format, "format", "text", "report format: text or json")
+	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
+	f.BoolVar(&o.RequireHooks, "require-hooks", false, "refuse to run when a doomed object has no destroy hook")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors and warnings: no progress, no hook output as it comes, no report when all went well")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "also report every hook run, with its exit status and duration, and every notification")
+	f.StringVar(&o.JUnit, "junit", "", "also write the report as JUnit XML to `FILE` (one test case a doomed object)")
+}
+
+func newApplyCmd(streams *IO, global *globalOptions) *cobra.Command {
+	o := &applyOptions{}
 	c := &cobra.Command{
 		Use:   "apply [MODEL | PLANFILE]",
 		Short: "Destroy the objects removed from the model by running their hooks, then write the model back",
@@ -88,25 +110,17 @@ refuses to run when a doomed object has none.`,
 			if err != nil {
 				return err
 			}
-			var opts applyOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return usageErrorf("%v", err)
-			}
+			opts := *o
+			opts.NoColor = global.NoColor
 			if len(args) == 1 {
 				opts.Model = args[0]
 			}
-			// Flag only (docs/config.md): not bound to viper.
-			opts.Snapshot, _ = c.Flags().GetString("snapshot")
-			opts.Graph, _ = c.Flags().GetString("graph")
-			opts.Write, _ = c.Flags().GetString("write")
-			opts.Force, _ = c.Flags().GetBool("force")
-			opts.JUnit, _ = c.Flags().GetString("junit")
 			opts.started = time.Now()
 			if err := checkJUnitOut(&opts); err != nil {
 				return err
 			}
-			opts.HooksDirs = listSetting(v, "hooks.dirs")
-			if opts.CacheDir, err = cacheDir(v); err != nil {
+			opts.HooksDirs = splitList(opts.HooksDirs)
+			if opts.CacheDir, err = cacheDir(opts.CacheDir); err != nil {
 				return err
 			}
 			opts.hooksDirsFrom = settingFrom(c, v, streams.Getenv, "hooks-dir")
@@ -115,23 +129,7 @@ refuses to run when a doomed object has none.`,
 			return runApply(c.Context(), streams, opts)
 		},
 	}
-	f := c.Flags()
-	addInputFlags(c)
-	f.String("write", "", "write the model to `FILE`, - for standard output (default: rewrite MODEL in place)")
-	f.StringArray("hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
-	f.Int("parallelism", 1, "destroy up to `N` objects of one group at a time")
-	f.Duration("hook-timeout", 10*time.Minute, "kill a hook's process group after `DURATION`")
-	f.Duration("hook-grace", 10*time.Second, "after a hook times out or a second interrupt, wait `DURATION` between SIGTERM and SIGKILL of its process group")
-	f.Bool("fail-fast", false, "start nothing new after the first failed destroy")
-	f.Bool("force", false, "mark objects whose destroy hooks failed destroyed anyway")
-	f.Duration("lock-timeout", 0, "wait up to `DURATION` for the lock on the target (0: fail at once)")
-	f.String("on-dangling", "error", "references to doomed objects: error (refuse to run) or keep (destroy them and keep them flagged destroyed)")
-	f.String("format", "text", "report format: text or json")
-	f.String("cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
-	f.Bool("require-hooks", false, "refuse to run when a doomed object has no destroy hook")
-	f.BoolP("quiet", "q", false, "print only errors and warnings: no progress, no hook output as it comes, no report when all went well")
-	f.BoolP("verbose", "v", false, "also report every hook run, with its exit status and duration, and every notification")
-	f.String("junit", "", "also write the report as JUnit XML to `FILE` (one test case a doomed object)")
+	o.addFlags(c.Flags())
 	return c
 }
 
@@ -411,7 +409,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	}
 	switch {
 	case result.Interrupted:
-		return &exitError{code: ExitInterrupted, err: errors.New("interrupted: the model was written for what completed; run apply again to finish")}
+		return fmt.Errorf("%w: the model was written for what completed; run apply again to finish", destroy.ErrInterrupted)
 	case result.Count(destroy.OutcomeFailed)+result.Count(destroy.OutcomeBlocked)+result.Count(destroy.OutcomePending) > 0:
 		return &exitError{code: ExitIncomplete}
 	}

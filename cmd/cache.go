@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -14,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/objgc/objgc/internal/termsafe"
+	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/pkgcache"
 )
 
@@ -30,32 +28,47 @@ packages/<FullName>/<version>/<sha256 of the archive>/ under the cache
 directory. See docs/cache.md for the layout and the lock protocol.`,
 		Args: noArgs,
 	}
-	c.PersistentFlags().String("cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
+	dir := new(string)
+	c.PersistentFlags().StringVar(dir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	c.AddCommand(
-		newCacheAddCmd(streams),
-		newCacheListCmd(streams),
-		newCachePruneCmd(streams),
-		newCacheVerifyCmd(streams),
-		newCachePathCmd(streams),
+		newCacheAddCmd(streams, dir),
+		newCacheListCmd(streams, dir),
+		newCachePruneCmd(streams, dir),
+		newCacheVerifyCmd(streams, dir),
+		newCachePathCmd(streams, dir),
 	)
 	return c
 }
 
 type cacheAddOptions struct {
-	Format          string `mapstructure:"format"`
-	MaxUnpackedSize string `mapstructure:"max-unpacked-size"`
-	MaxEntries      int    `mapstructure:"max-entries"`
-	ConnectTimeout  string `mapstructure:"connect-timeout"`
-	HeaderTimeout   string `mapstructure:"header-timeout"`
-	IdleTimeout     string `mapstructure:"idle-timeout"`
-	Force           bool   `mapstructure:"force"`
-	Quiet           bool   `mapstructure:"quiet"`
-	Verbose         bool   `mapstructure:"verbose"`
+	Format          string
+	MaxUnpackedSize string
+	MaxEntries      int
+	ConnectTimeout  string
+	HeaderTimeout   string
+	IdleTimeout     string
+	Force           bool
+	Quiet           bool
+	Verbose         bool
 	Dir             string
 	Sources         []string
 }
 
-func newCacheAddCmd(streams *IO) *cobra.Command {
+// addFlags declares cache add's flags, each bound to its field of o.
+func (o *cacheAddOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	f.StringVar(&o.MaxUnpackedSize, "max-unpacked-size", "512MiB", "reject archives larger than `SIZE` or that expand past it (e.g. 100MB, 2GiB)")
+	f.IntVar(&o.MaxEntries, "max-entries", pkgcache.DefaultMaxEntries, "reject archives of more than `N` entries (files, directories, links)")
+	f.StringVar(&o.ConnectTimeout, "connect-timeout", pkgcache.DefaultConnectTimeout.String(), "give up a download when connecting takes longer than `DURATION`")
+	f.StringVar(&o.HeaderTimeout, "header-timeout", pkgcache.DefaultHeaderTimeout.String(), "give up a download when the response headers take longer than `DURATION`")
+	f.StringVar(&o.IdleTimeout, "idle-timeout", pkgcache.DefaultIdleTimeout.String(), "give up a download when no data arrives for `DURATION`")
+	f.BoolVar(&o.Force, "force", false, "unpack again and replace a package already cached (repairs a damaged one)")
+	cacheQuietFlag(f, &o.Quiet, "print only errors and warnings (ids kept in use), not what was added")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print each package's directory and size too")
+}
+
+func newCacheAddCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cacheAddOptions{}
 	c := &cobra.Command{
 		Use:   "add SRC...",
 		Short: "Add packages: zip archives, package directories or http(s) URLs",
@@ -83,32 +96,17 @@ than --max-unpacked-size, nor expand past it, nor hold more than
   objgc cache add --force io.murano.zip`,
 		Args: minArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			v, err := newConfig(c)
+			cache, err := cacheSettings(c, dir)
 			if err != nil {
 				return err
 			}
-			var opts cacheAddOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return err
-			}
-			opts.Force, _ = c.Flags().GetBool("force") // flag only (flagOnly)
-			if opts.Dir, err = cacheDir(v); err != nil {
-				return err
-			}
+			opts := *o
+			opts.Dir = cache
 			opts.Sources = args
 			return runCacheAdd(c.Context(), streams, opts)
 		},
 	}
-	f := c.Flags()
-	f.String("format", "text", "output format: text or json")
-	f.String("max-unpacked-size", "512MiB", "reject archives larger than `SIZE` or that expand past it (e.g. 100MB, 2GiB)")
-	f.Int("max-entries", pkgcache.DefaultMaxEntries, "reject archives of more than `N` entries (files, directories, links)")
-	f.String("connect-timeout", pkgcache.DefaultConnectTimeout.String(), "give up a download when connecting takes longer than `DURATION`")
-	f.String("header-timeout", pkgcache.DefaultHeaderTimeout.String(), "give up a download when the response headers take longer than `DURATION`")
-	f.String("idle-timeout", pkgcache.DefaultIdleTimeout.String(), "give up a download when no data arrives for `DURATION`")
-	f.Bool("force", false, "unpack again and replace a package already cached (repairs a damaged one)")
-	cacheQuietFlag(f, "print only errors and warnings (ids kept in use), not what was added")
-	f.BoolP("verbose", "v", false, "print each package's directory and size too")
+	o.addFlags(c.Flags())
 	return c
 }
 
@@ -213,7 +211,7 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 		}
 	}
 	if opts.Format == "json" {
-		if err := cacheWriteJSON(streams, out); err != nil {
+		if err := writeJSON(streams.Out, out); err != nil {
 			return err
 		}
 	}
@@ -222,7 +220,7 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 		if locked == n {
 			code = ExitLocked
 		}
-		return &exitError{code: code, err: fmt.Errorf("cache add: %d of %d source%s not added", n, len(opts.Sources), cachePlural(len(opts.Sources)))}
+		return &exitError{code: code, err: fmt.Errorf("cache add: %d of %d %s not added", n, len(opts.Sources), plural(len(opts.Sources), "source", "sources"))}
 	}
 	return nil
 }
@@ -256,43 +254,57 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// cacheInterrupted turns the error of a cache command stopped by SIGINT or
-// SIGTERM into exit status 130. Nothing is half-installed then: a package
-// is renamed into place whole or not at all.
+// cacheInterrupted marks the error of a cache command stopped by SIGINT or
+// SIGTERM as destroy.ErrInterrupted, which exitCode maps to 130. Nothing
+// is half-installed then: a package is renamed into place whole or not at
+// all.
 func cacheInterrupted(what string, err error) error {
-	return &exitError{code: ExitInterrupted, err: fmt.Errorf("%s: interrupted: %w", what, err)}
+	return fmt.Errorf("%s: %w: %w", what, destroy.ErrInterrupted, err)
+}
+
+// cacheSettings sets the flags of cache subcommand c that the command
+// line left unchanged from OBJGC_* variables and the configuration file
+// (newConfig), and so the option fields bound to them, and returns the
+// package cache directory: *dir, the --cache-dir setting, or the default
+// (cacheDir). The caller copies its options after it.
+func cacheSettings(c *cobra.Command, dir *string) (string, error) {
+	if _, err := newConfig(c); err != nil {
+		return "", err
+	}
+	return cacheDir(*dir)
 }
 
 type cacheListOptions struct {
-	Format  string `mapstructure:"format"`
-	Quiet   bool   `mapstructure:"quiet"`
-	Verbose bool   `mapstructure:"verbose"`
+	Format  string
+	Quiet   bool
+	Verbose bool
 	Dir     string
 }
 
-func newCacheListCmd(streams *IO) *cobra.Command {
+// addFlags declares cache list's flags, each bound to its field of o.
+func (o *cacheListOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	cacheQuietFlag(f, &o.Quiet, "print only errors: nothing when the cache can be read (exit status 0), for a check")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print whole ids and each package's directory")
+}
+
+func newCacheListCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cacheListOptions{}
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List cached packages: FullName, version, id, size, last use, in use",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			v, err := newConfig(c)
+			cache, err := cacheSettings(c, dir)
 			if err != nil {
 				return err
 			}
-			var opts cacheListOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return err
-			}
-			if opts.Dir, err = cacheDir(v); err != nil {
-				return err
-			}
+			opts := *o
+			opts.Dir = cache
 			return runCacheList(c.Context(), streams, opts)
 		},
 	}
-	c.Flags().String("format", "text", "output format: text or json")
-	cacheQuietFlag(c.Flags(), "print only errors: nothing when the cache can be read (exit status 0), for a check")
-	c.Flags().BoolP("verbose", "v", false, "print whole ids and each package's directory")
+	o.addFlags(c.Flags())
 	return c
 }
 
@@ -321,7 +333,7 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 		for i, e := range entries {
 			pkgs[i] = packageJSON(e)
 		}
-		return cacheWriteJSON(streams, struct {
+		return writeJSON(streams.Out, struct {
 			CacheDir string             `json:"cache_dir"`
 			Packages []cachePackageJSON `json:"packages"`
 		}{c.Root(), pkgs})
@@ -358,18 +370,31 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 }
 
 type cachePruneOptions struct {
-	Format    string `mapstructure:"format"`
-	Outdated  bool   `mapstructure:"outdated"`
-	Keep      int    `mapstructure:"keep"`
-	UnusedFor string `mapstructure:"unused-for"`
-	MaxSize   string `mapstructure:"max-size"`
-	DryRun    bool   `mapstructure:"dry-run"`
-	Verbose   bool   `mapstructure:"verbose"`
-	Quiet     bool   `mapstructure:"quiet"`
+	Format    string
+	Outdated  bool
+	Keep      int
+	UnusedFor string
+	MaxSize   string
+	DryRun    bool
+	Verbose   bool
+	Quiet     bool
 	Dir       string
 }
 
-func newCachePruneCmd(streams *IO) *cobra.Command {
+// addFlags declares cache prune's flags, each bound to its field of o.
+func (o *cachePruneOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	f.BoolVar(&o.Outdated, "outdated", false, "remove older versions beyond --keep per FullName, and outdated ids")
+	f.IntVar(&o.Keep, "keep", 1, "versions to keep per FullName with --outdated")
+	f.StringVar(&o.UnusedFor, "unused-for", "", "remove packages not used for `DURATION` (e.g. 720h, 30d)")
+	f.StringVar(&o.MaxSize, "max-size", "", "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed, remove nothing")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print a summary even when nothing was removed")
+	cacheQuietFlag(f, &o.Quiet, "print only errors and warnings (packages skipped in use), not what was removed")
+}
+
+func newCachePruneCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cachePruneOptions{}
 	c := &cobra.Command{
 		Use:   "prune",
 		Short: "Remove outdated, unused or least recently used packages",
@@ -386,29 +411,16 @@ It prints nothing unless something was removed, for cron, or with --verbose.`,
   objgc cache prune --unused-for 30d --max-size 2GiB --dry-run`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			v, err := newConfig(c)
+			cache, err := cacheSettings(c, dir)
 			if err != nil {
 				return err
 			}
-			var opts cachePruneOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return err
-			}
-			if opts.Dir, err = cacheDir(v); err != nil {
-				return err
-			}
+			opts := *o
+			opts.Dir = cache
 			return runCachePrune(c.Context(), streams, opts)
 		},
 	}
-	f := c.Flags()
-	f.String("format", "text", "output format: text or json")
-	f.Bool("outdated", false, "remove older versions beyond --keep per FullName, and outdated ids")
-	f.Int("keep", 1, "versions to keep per FullName with --outdated")
-	f.String("unused-for", "", "remove packages not used for `DURATION` (e.g. 720h, 30d)")
-	f.String("max-size", "", "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
-	f.Bool("dry-run", false, "print what would be removed, remove nothing")
-	f.BoolP("verbose", "v", false, "print a summary even when nothing was removed")
-	cacheQuietFlag(f, "print only errors and warnings (packages skipped in use), not what was removed")
+	o.addFlags(c.Flags())
 	return c
 }
 
@@ -457,7 +469,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	res, err := c.Prune(ctx, popts)
 	progress.Done()
 	if errors.Is(err, pkgcache.ErrPruneRunning) {
-		return &exitError{code: ExitLocked, err: fmt.Errorf("cache prune: %w in %s; nothing was touched", err, c.Root())}
+		return fmt.Errorf("cache prune: %w in %s; nothing was touched", err, c.Root())
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -466,7 +478,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		return err
 	}
 	if opts.Format == "json" {
-		if err := cacheWriteJSON(streams, pruneJSON(res)); err != nil {
+		if err := writeJSON(streams.Out, pruneJSON(res)); err != nil {
 			return err
 		}
 		return pruneUnmet(res)
@@ -489,12 +501,12 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	if opts.Quiet {
 		return pruneUnmet(res)
 	}
-	fmt.Fprintf(streams.Out, "%s %s in %d package%s", freed, formatCacheSize(res.Freed), len(res.Removed), cachePlural(len(res.Removed)))
+	fmt.Fprintf(streams.Out, "%s %s in %d %s", freed, formatCacheSize(res.Freed), len(res.Removed), plural(len(res.Removed), "package", "packages"))
 	if len(res.InUse) > 0 {
 		fmt.Fprintf(streams.Out, ", %d skipped in use", len(res.InUse))
 	}
 	if res.Leftovers > 0 {
-		fmt.Fprintf(streams.Out, ", %d leftover%s of interrupted runs cleaned", res.Leftovers, cachePlural(res.Leftovers))
+		fmt.Fprintf(streams.Out, ", %d %s of interrupted runs cleaned", res.Leftovers, plural(res.Leftovers, "leftover", "leftovers"))
 	}
 	fmt.Fprintln(streams.Out)
 	return pruneUnmet(res)
@@ -507,7 +519,7 @@ func pruneUnmet(res pkgcache.PruneResult) error {
 	if res.PolicyMet {
 		return nil
 	}
-	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache prune: policy not met yet: %d selected package%s in use; prune again when they are free", len(res.InUse), cachePlural(len(res.InUse)))}
+	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache prune: policy not met yet: %d selected %s in use; prune again when they are free", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
 }
 
 // cacheRemovalJSON is one package in prune's JSON.
@@ -535,33 +547,34 @@ func pruneJSON(res pkgcache.PruneResult) any {
 }
 
 type cacheVerifyOptions struct {
-	Format string `mapstructure:"format"`
-	Quiet  bool   `mapstructure:"quiet"`
+	Format string
+	Quiet  bool
 	Dir    string
 }
 
-func newCacheVerifyCmd(streams *IO) *cobra.Command {
+// addFlags declares cache verify's flags, each bound to its field of o.
+func (o *cacheVerifyOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	cacheQuietFlag(f, &o.Quiet, "print only the problems found, not the count of packages verified")
+}
+
+func newCacheVerifyCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cacheVerifyOptions{}
 	c := &cobra.Command{
 		Use:   "verify",
 		Short: "Check that every cached package is complete and unchanged since it was unpacked",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			v, err := newConfig(c)
+			cache, err := cacheSettings(c, dir)
 			if err != nil {
 				return err
 			}
-			var opts cacheVerifyOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return err
-			}
-			if opts.Dir, err = cacheDir(v); err != nil {
-				return err
-			}
+			opts := *o
+			opts.Dir = cache
 			return runCacheVerify(c.Context(), streams, opts)
 		},
 	}
-	c.Flags().String("format", "text", "output format: text or json")
-	cacheQuietFlag(c.Flags(), "print only the problems found, not the count of packages verified")
+	o.addFlags(c.Flags())
 	return c
 }
 
@@ -586,7 +599,7 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 		if res.Problems == nil {
 			res.Problems = []pkgcache.Problem{}
 		}
-		if err := cacheWriteJSON(streams, res); err != nil {
+		if err := writeJSON(streams.Out, res); err != nil {
 			return err
 		}
 	} else {
@@ -594,40 +607,42 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 			fmt.Fprintf(streams.Out, "%s: %s\n", term(p.Path), term(p.Problem))
 		}
 		if len(res.Problems) == 0 && !opts.Quiet {
-			fmt.Fprintf(streams.Out, "%d package%s verified\n", res.Checked, cachePlural(res.Checked))
+			fmt.Fprintf(streams.Out, "%d %s verified\n", res.Checked, plural(res.Checked, "package", "packages"))
 		}
 	}
 	if len(res.Problems) > 0 {
-		return fmt.Errorf("cache verify: %d problem%s in %s; repair a damaged package with objgc cache add --force SRC (its archive or directory), or remove it with objgc cache prune", len(res.Problems), cachePlural(len(res.Problems)), c.Root())
+		return fmt.Errorf("cache verify: %d %s in %s; repair a damaged package with objgc cache add --force SRC (its archive or directory), or remove it with objgc cache prune", len(res.Problems), plural(len(res.Problems), "problem", "problems"), c.Root())
 	}
 	return nil
 }
 
 type cachePathOptions struct {
-	Format   string `mapstructure:"format"`
-	Quiet    bool   `mapstructure:"quiet"`
+	Format   string
+	Quiet    bool
 	Dir      string
 	FullName string
 	Version  string
 }
 
-func newCachePathCmd(streams *IO) *cobra.Command {
+// addFlags declares cache path's flags, each bound to its field of o.
+func (o *cachePathOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	cacheQuietFlag(f, &o.Quiet, "print only errors: the exit status says whether the package is cached (0) or not (1)")
+}
+
+func newCachePathCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cachePathOptions{}
 	c := &cobra.Command{
 		Use:   "path FULLNAME [VERSION]",
 		Short: "Print the directory of a cached package (its highest version by default)",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
-			v, err := newConfig(c)
+			cache, err := cacheSettings(c, dir)
 			if err != nil {
 				return err
 			}
-			var opts cachePathOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return err
-			}
-			if opts.Dir, err = cacheDir(v); err != nil {
-				return err
-			}
+			opts := *o
+			opts.Dir = cache
 			opts.FullName = args[0]
 			if len(args) == 2 {
 				opts.Version = args[1]
@@ -635,8 +650,7 @@ func newCachePathCmd(streams *IO) *cobra.Command {
 			return runCachePath(streams, opts)
 		},
 	}
-	c.Flags().String("format", "text", "output format: text or json")
-	cacheQuietFlag(c.Flags(), "print only errors: the exit status says whether the package is cached (0) or not (1)")
+	o.addFlags(c.Flags())
 	return c
 }
 
@@ -653,7 +667,7 @@ func runCachePath(streams *IO, opts cachePathOptions) error {
 		return err
 	}
 	if opts.Format == "json" {
-		return cacheWriteJSON(streams, struct {
+		return writeJSON(streams.Out, struct {
 			FullName string `json:"full_name"`
 			Version  string `json:"version"`
 			ID       string `json:"id"`
@@ -666,12 +680,12 @@ func runCachePath(streams *IO, opts cachePathOptions) error {
 	return nil
 }
 
-// cacheQuietFlag adds --quiet (-q) to a cache command: in text output,
+// cacheQuietFlag adds --quiet (-q), bound to quiet, to a cache command: in text output,
 // errors and warnings only, for cron and CI logs; the JSON output
 // (--format json) is the same with it. usage says what the command then
 // leaves out.
-func cacheQuietFlag(f *pflag.FlagSet, usage string) {
-	f.BoolP("quiet", "q", false, usage)
+func cacheQuietFlag(f *pflag.FlagSet, quiet *bool, usage string) {
+	f.BoolVarP(quiet, "quiet", "q", false, usage)
 }
 
 func cacheCheckFormat(f string) error {
@@ -679,24 +693,6 @@ func cacheCheckFormat(f string) error {
 		return usageErrorf("--format must be text or json, not %q", f)
 	}
 	return nil
-}
-
-func cacheWriteJSON(streams *IO, v any) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := streams.Out.Write(termsafe.JSON(b.Bytes()))
-	return err
-}
-
-func cachePlural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // cacheSizeUnits are the units parseSize accepts: SI (kB = 1000) and IEC

@@ -95,9 +95,10 @@ func envName(s string) string {
 }
 
 // viperKey is the key a run's viper instance holds flag name under: the
-// flag's name, or its configKeys key. Commands read their settings by it
-// (v.GetString("format"), Unmarshal), whatever scope the setting came
-// from.
+// flag's name, or its configKeys key, whatever scope the setting came
+// from. The commands read their settings from the option fields bound to
+// their flags (setFlags); viper keeps where each came from (settingFrom)
+// and --config.
 func viperKey(name string) string {
 	if k, ok := configKeys[name]; ok {
 		return k.key
@@ -105,15 +106,24 @@ func viperKey(name string) string {
 	return name
 }
 
-func addGlobalFlags(root *cobra.Command) {
-	pf := root.PersistentFlags()
-	pf.String("config", "", "configuration file (default ./objgc.yaml, else <user config dir>/objgc/config.yaml)")
-	pf.Bool("no-color", false, "never colour the output (NO_COLOR in the environment does the same)")
+// globalOptions are the settings of the root's persistent flags, which
+// every command has.
+type globalOptions struct {
+	Config  string
+	NoColor bool
+}
+
+func (o *globalOptions) addFlags(pf *pflag.FlagSet) {
+	pf.StringVar(&o.Config, "config", "", "configuration file (default ./objgc.yaml, else <user config dir>/objgc/config.yaml)")
+	pf.BoolVar(&o.NoColor, "no-color", false, "never colour the output (NO_COLOR in the environment does the same)")
 }
 
 // newConfig builds the one viper instance of a run: every flag of c (local
 // and inherited) but the flag-only ones bound to its key and OBJGC_*
-// variable, and the configuration file read if there is one. It refuses,
+// variable, and the configuration file read if there is one; then it sets
+// the flags the command line left unchanged from their variable or key
+// (setFlags), so that the option fields bound to the flags hold every
+// setting. It refuses,
 // with an error naming the file or the variable and the key: a flag-only
 // setting in a variable or the file; a file that is not a regular one,
 // that belongs to another user than the one running objgc and root, or
@@ -159,12 +169,26 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
+	fromFile, err := readSettings(c, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := setFlags(c, fromFile); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// readSettings reads the configuration file (--config, OBJGC_CONFIG, else
+// defaultConfigFile) into v and returns the values it gives c's settings,
+// by flag name; nil without a file.
+func readSettings(c *cobra.Command, v *viper.Viper) (map[string]any, error) {
 	path := v.GetString("config")
 	if path == "" {
 		path = defaultConfigFile()
 	}
 	if path == "" {
-		return v, nil
+		return nil, nil
 	}
 	data, err := readConfigFile(path)
 	if err != nil {
@@ -186,9 +210,11 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 	// The settings of c, from the shared keys and c's own section, under
 	// the keys c reads them by (viperKey).
 	mine := viper.New()
+	fromFile := map[string]any{}
 	pick := func(f *pflag.Flag) {
 		if key, _ := settingOf(c, f.Name); !flagOnly[f.Name] && file.IsSet(key) {
 			mine.Set(viperKey(f.Name), file.Get(key))
+			fromFile[f.Name] = file.Get(key)
 		}
 	}
 	c.Flags().VisitAll(pick)
@@ -196,7 +222,52 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 	if err := v.MergeConfigMap(mine.AllSettings()); err != nil {
 		return nil, fmt.Errorf("reading configuration %s: %w", path, err)
 	}
-	return v, nil
+	return fromFile, nil
+}
+
+// setFlags gives each flag of c that the command line left unchanged the
+// value of its OBJGC_* variable or, without one, of its key in the
+// configuration file (fromFile, by flag name), through the flag's own
+// Value: the option field a command binds to the flag (its addFlags
+// method) gets its value by that one path, whatever set it. A list from
+// the file sets each element. The flag stays unchanged, so that
+// settingFrom still tells the command line from the rest. The values
+// were checked (checkSetting) where they were read.
+func setFlags(c *cobra.Command, fromFile map[string]any) error {
+	seen := map[string]bool{}
+	var errs []error
+	set := func(f *pflag.Flag) {
+		if seen[f.Name] || f.Changed || flagOnly[f.Name] || notInFile[f.Name] {
+			return
+		}
+		seen[f.Name] = true
+		if env, ok := flagEnv(c, f.Name); ok {
+			if s := os.Getenv(env); s != "" {
+				if err := f.Value.Set(s); err != nil {
+					errs = append(errs, fmt.Errorf("%s: --%s: %w", env, f.Name, err))
+				}
+				return
+			}
+		}
+		val, ok := fromFile[f.Name]
+		if !ok {
+			return
+		}
+		vals := []any{val}
+		if list, ok := val.([]any); ok {
+			vals = list
+		}
+		for _, x := range vals {
+			if err := f.Value.Set(fmt.Sprint(x)); err != nil {
+				key, _ := settingOf(c, f.Name)
+				errs = append(errs, fmt.Errorf("configuration key %q: --%s: %w", key, f.Name, err))
+				return
+			}
+		}
+	}
+	c.Flags().VisitAll(set)
+	c.InheritedFlags().VisitAll(set)
+	return errors.Join(errs...)
 }
 
 // readConfigFile reads the configuration file at path after checking,
@@ -478,12 +549,12 @@ func splitList(values []string) []string {
 	return out
 }
 
-// cacheDir returns the package cache root: --cache-dir, OBJGC_CACHE_DIR,
-// cache.dir in the config file, else <os.UserCacheDir()>/objgc (DESIGN.md
-// section 8).
-func cacheDir(v *viper.Viper) (string, error) {
-	if d := v.GetString("cache.dir"); d != "" {
-		return d, nil
+// cacheDir returns the package cache root: dir as --cache-dir,
+// OBJGC_CACHE_DIR or cache.dir in the config file set it, else
+// <os.UserCacheDir()>/objgc (DESIGN.md section 8).
+func cacheDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {

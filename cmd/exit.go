@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/pkgcache"
 )
 
 // Exit codes of objgc, stable across releases (DESIGN.md section 7). They
@@ -47,8 +48,9 @@ var exitStatusHelp = func() string {
 	return b.String()
 }()
 
-// exitError carries an exit code other than ExitError up to Run, which is
-// the only place that turns errors into exit codes.
+// exitError carries an outcome that is no error of the domain up to Run
+// (plan found work, apply or prune left work, cache add failed only on
+// locks): exitCode maps the domain's sentinel errors itself.
 type exitError struct {
 	code int
 	err  error // nil: exit quietly with code
@@ -73,7 +75,13 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{fmt.Errorf(format, args...)}
 }
 
-// exitCode maps an error returned by a command to its exit status.
+// exitCode maps an error returned by a command to its exit status, the one
+// place where errors become codes: an exitError's code; a lock another
+// process holds (destroy.ErrLocked, a running prune:
+// pkgcache.ErrPruneRunning) ExitLocked; a stale saved plan ExitStalePlan;
+// a run stopped by SIGINT or SIGTERM (destroy.ErrInterrupted, which plan
+// and the cache commands wrap too) ExitInterrupted; anything else
+// ExitError.
 func exitCode(err error) int {
 	if err == nil {
 		return ExitOK
@@ -82,7 +90,7 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, destroy.ErrLocked):
+	case errors.Is(err, destroy.ErrLocked), errors.Is(err, pkgcache.ErrPruneRunning):
 		return ExitLocked
 	case errors.Is(err, destroy.ErrStalePlan):
 		return ExitStalePlan

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
+	"github.com/spf13/pflag"
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/diff"
@@ -18,13 +18,13 @@ import (
 
 type planOptions struct {
 	Model            string
-	Snapshot         string `mapstructure:"-"` // flag only
-	Graph            string `mapstructure:"-"` // flag only
-	Format           string `mapstructure:"format"`
-	Out              string `mapstructure:"-"` // flag only
-	DetailedExitcode bool   `mapstructure:"detailed-exitcode"`
-	OnDangling       string `mapstructure:"on-dangling"`
-	NoColor          bool   `mapstructure:"no-color"`
+	Snapshot         string // flag only
+	Graph            string // flag only
+	Format           string
+	Out              string // flag only
+	DetailedExitcode bool
+	OnDangling       string
+	NoColor          bool
 	HooksDirs        []string
 	CacheDir         string
 	// hooksDirsFrom names where HooksDirs were set (settingFrom).
@@ -33,7 +33,19 @@ type planOptions struct {
 	cacheDirFrom string
 }
 
-func newPlanCmd(streams *IO) *cobra.Command {
+// addFlags declares plan's flags, each bound to its field of o.
+func (o *planOptions) addFlags(f *pflag.FlagSet) {
+	addInputFlags(f, &o.Snapshot, &o.Graph)
+	f.StringVar(&o.Format, "format", "text", "output format: text, json, dot or markdown (for a merge-request comment or CI job summary)")
+	f.StringVar(&o.Out, "out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
+	f.BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not")
+	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
+	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
+	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
+}
+
+func newPlanCmd(streams *IO, global *globalOptions) *cobra.Command {
+	o := &planOptions{}
 	c := &cobra.Command{
 		Use:   "plan [MODEL]",
 		Short: "Show what would be destroyed, in which order, without running hooks",
@@ -56,58 +68,29 @@ each a bare object tree or an envelope. "-" reads standard input.`,
 			if err != nil {
 				return err
 			}
-			var opts planOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return err
-			}
+			opts := *o
+			opts.NoColor = global.NoColor
 			if len(args) == 1 {
 				opts.Model = args[0]
 			}
-			// Flag only (docs/config.md): not bound to viper.
-			opts.Snapshot, _ = c.Flags().GetString("snapshot")
-			opts.Graph, _ = c.Flags().GetString("graph")
-			opts.Out, _ = c.Flags().GetString("out")
-			opts.HooksDirs = listSetting(v, "hooks.dirs")
+			opts.HooksDirs = splitList(opts.HooksDirs)
 			opts.hooksDirsFrom = settingFrom(c, v, streams.Getenv, "hooks-dir")
-			if opts.CacheDir, err = cacheDir(v); err != nil {
+			if opts.CacheDir, err = cacheDir(opts.CacheDir); err != nil {
 				return err
 			}
 			opts.cacheDirFrom = settingFrom(c, v, streams.Getenv, "cache-dir")
 			return runPlan(c.Context(), streams, opts)
 		},
 	}
-	f := c.Flags()
-	addInputFlags(c)
-	f.String("format", "text", "output format: text, json, dot or markdown (for a merge-request comment or CI job summary)")
-	f.String("out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
-	f.Bool("detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not")
-	f.String("on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
-	f.StringArray("hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
-	f.String("cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
+	o.addFlags(c.Flags())
 	return c
 }
 
-func addInputFlags(c *cobra.Command) {
-	c.Flags().String("snapshot", "", "the previous deployment's model `FILE` (bare tree or envelope)")
-	c.Flags().String("graph", "", "the incoming model `FILE` (bare tree or envelope)")
-}
-
-// listSetting returns a list setting given as a list (flags, config file)
-// or as one string with path-list separators (environment variable).
-func listSetting(v *viper.Viper, key string) []string {
-	switch x := v.Get(key).(type) {
-	case string:
-		return splitList([]string{x})
-	case []string:
-		return splitList(x)
-	case []any:
-		var s []string
-		for _, e := range x {
-			s = append(s, fmt.Sprint(e))
-		}
-		return splitList(s)
-	}
-	return nil
+// addInputFlags declares --snapshot and --graph, bound to snapshot and
+// graph.
+func addInputFlags(f *pflag.FlagSet, snapshot, graph *string) {
+	f.StringVar(snapshot, "snapshot", "", "the previous deployment's model `FILE` (bare tree or envelope)")
+	f.StringVar(graph, "graph", "", "the incoming model `FILE` (bare tree or envelope)")
 }
 
 // inputs is what plan and apply read.
@@ -171,8 +154,8 @@ func checkOnDangling(mode string) error {
 }
 
 // errPlanInterrupted is a plan stopped by SIGINT or SIGTERM: it writes
-// nothing more and exits 130.
-var errPlanInterrupted = &exitError{code: ExitInterrupted, err: errors.New("interrupted")}
+// nothing more and exits 130 (exitCode).
+var errPlanInterrupted = destroy.ErrInterrupted
 
 // stagesEnv names the hidden test hook: when set to 1, plan prints
 // "objgc: stage NAME" on stderr as it enters each stage (read, compare,

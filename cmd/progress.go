@@ -7,13 +7,16 @@ import (
 	"time"
 )
 
-// progressDelay is how long a run goes before its progress line appears:
-// short runs print nothing extra. progressEvery is the least time between
-// two redraws. Tests shorten both.
-var (
-	progressDelay = 500 * time.Millisecond
-	progressEvery = 100 * time.Millisecond
-)
+// progressTiming is when a progress line is drawn: Delay is how long a
+// run goes before its progress line appears (short runs print nothing
+// extra), Every the least time between two redraws.
+type progressTiming struct {
+	Delay, Every time.Duration
+}
+
+// defaultProgressTiming is the timing of a progress line when IO.progress
+// is nil: 500 ms before the first draw, 100 ms between redraws.
+var defaultProgressTiming = progressTiming{Delay: 500 * time.Millisecond, Every: 100 * time.Millisecond}
 
 // progressLine is the one line of progress that long applies and large
 // prunes show on stderr when it is a terminal (DESIGN.md section 9),
@@ -22,9 +25,10 @@ var (
 // concurrent use; a progressLine for a stderr that is not a terminal only
 // passes log lines on.
 type progressLine struct {
-	w     io.Writer
-	on    bool
-	start time.Time
+	w      io.Writer
+	on     bool
+	start  time.Time
+	timing progressTiming
 
 	mu    sync.Mutex
 	last  time.Time
@@ -33,11 +37,15 @@ type progressLine struct {
 }
 
 func newProgressLine(streams *IO) *progressLine {
-	return &progressLine{w: streams.Err, on: streams.IsTTYErr, start: time.Now()}
+	timing := defaultProgressTiming
+	if streams.progress != nil {
+		timing = *streams.progress
+	}
+	return &progressLine{w: streams.Err, on: streams.IsTTYErr, start: time.Now(), timing: timing}
 }
 
 // Update sets the line's text and redraws it, at most every
-// progressEvery, once the run is older than progressDelay.
+// timing.Every, once the run is older than timing.Delay.
 func (p *progressLine) Update(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -46,7 +54,7 @@ func (p *progressLine) Update(format string, args ...any) {
 	}
 	p.text = fmt.Sprintf(format, args...)
 	now := time.Now()
-	if now.Sub(p.start) < progressDelay || now.Sub(p.last) < progressEvery {
+	if now.Sub(p.start) < p.timing.Delay || now.Sub(p.last) < p.timing.Every {
 		return
 	}
 	p.last = now

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // TestApplyProgressLine: on a terminal, apply draws its progress line on
@@ -17,8 +16,6 @@ import (
 // first), and erases it at the end; on a pipe, stderr holds the log lines
 // and no progress at all.
 func TestApplyProgressLine(t *testing.T) {
-	defer func(d, e time.Duration) { progressDelay, progressEvery = d, e }(progressDelay, progressEvery)
-	progressDelay, progressEvery = 0, 0
 	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
 	for _, tty := range []bool{true, false} {
 		t.Run(map[bool]string{true: "terminal", false: "pipe"}[tty], func(t *testing.T) {
@@ -40,7 +37,7 @@ func TestApplyProgressLine(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errb bytes.Buffer
-			streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: tty, Getenv: func(string) string { return "" }}
+			streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: tty, progress: &progressTiming{}, Getenv: func(string) string { return "" }}
 			args := []string{"apply", "--hooks-dir", filepath.Join(dir, "hooks"), model}
 			if code := run(context.Background(), BuildInfo{}, args, streams); code != ExitOK {
 				t.Fatalf("exit %d: %s", code, errb.String())
@@ -76,13 +73,12 @@ func TestApplyProgressLine(t *testing.T) {
 // TestCachePruneProgressLine: a prune on a terminal shows its progress on
 // stderr and erases it; its report on stdout is unchanged.
 func TestCachePruneProgressLine(t *testing.T) {
-	defer func(d, e time.Duration) { progressDelay, progressEvery = d, e }(progressDelay, progressEvery)
-	progressDelay, progressEvery = 0, 0
+	t.Parallel()
 	cache := filepath.Join(t.TempDir(), "cache")
 	pkgs := filepath.Join("..", "pkgcache", "testdata", "packages")
 	streams := func() (*IO, *bytes.Buffer, *bytes.Buffer) {
 		var out, errb bytes.Buffer
-		return &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: true, Getenv: func(string) string { return "" }}, &out, &errb
+		return &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: true, progress: &progressTiming{}, Getenv: func(string) string { return "" }}, &out, &errb
 	}
 	s, _, errb := streams()
 	add := []string{"cache", "add", "--cache-dir", cache,
@@ -160,8 +156,6 @@ func (t *terminal) screen() []string {
 // before the hooks' log lines, so that no line shows progress text mixed
 // with another line, and none is left at the end.
 func TestApplyProgressLineClearedBeforeReport(t *testing.T) {
-	defer func(d, e time.Duration) { progressDelay, progressEvery = d, e }(progressDelay, progressEvery)
-	progressDelay, progressEvery = 0, 0
 	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
 	dir := t.TempDir()
 	data, err := os.ReadFile("../testdata/pairs/app-removed.json")
@@ -180,7 +174,7 @@ func TestApplyProgressLineClearedBeforeReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	term := &terminal{}
-	streams := &IO{In: strings.NewReader(""), Out: term, Err: term, IsTTYOut: true, IsTTYErr: true,
+	streams := &IO{In: strings.NewReader(""), Out: term, Err: term, IsTTYOut: true, IsTTYErr: true, progress: &progressTiming{},
 		Getenv: func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }}
 	args := []string{"apply", "--hooks-dir", filepath.Join(dir, "hooks"), model}
 	if code := run(context.Background(), BuildInfo{}, args, streams); code != ExitOK {

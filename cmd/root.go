@@ -62,6 +62,9 @@ type IO struct {
 	// Interrupt is closed on the first SIGINT or SIGTERM; the context
 	// of the run is cancelled on the second. Nil: never.
 	Interrupt <-chan struct{}
+	// progress is when progress lines are drawn; nil: after 500 ms, at
+	// most every 100 ms. Tests set it to draw at once.
+	progress *progressTiming
 }
 
 // interrupted returns a context cancelled on the first interrupt, for
@@ -124,10 +127,11 @@ writes the model back.`,
 	}
 	root.SetVersionTemplate(versionLine(fillBuildInfo(build)))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	addGlobalFlags(root)
+	global := &globalOptions{}
+	global.addFlags(root.PersistentFlags())
 	root.AddCommand(
-		newPlanCmd(streams),
-		newApplyCmd(streams),
+		newPlanCmd(streams, global),
+		newApplyCmd(streams, global),
 		newCacheCmd(streams),
 		newVersionCmd(build, streams),
 	)

@@ -12,27 +12,23 @@ import (
 )
 
 type versionOptions struct {
-	Format string `mapstructure:"format"`
+	Format string
 }
 
 func newVersionCmd(build BuildInfo, streams *IO) *cobra.Command {
+	opts := &versionOptions{}
 	c := &cobra.Command{
 		Use:   "version",
 		Short: "Print objgc's version",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			v, err := newConfig(c)
-			if err != nil {
+			if _, err := newConfig(c); err != nil {
 				return err
 			}
-			var opts versionOptions
-			if err := v.Unmarshal(&opts); err != nil {
-				return err
-			}
-			return runVersion(streams, fillBuildInfo(build), opts)
+			return runVersion(streams, fillBuildInfo(build), *opts)
 		},
 	}
-	c.Flags().String("format", "text", "output format: text or json")
+	c.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
 	return c
 }
 
