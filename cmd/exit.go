@@ -77,8 +77,8 @@ func usageErrorf(format string, args ...any) error {
 
 // exitCode maps an error returned by a command to its exit status, the one
 // place where errors become codes: an exitError's code; a lock another
-// process holds (destroy.ErrLocked, a running prune:
-// pkgcache.ErrPruneRunning) ExitLocked; a stale saved plan ExitStalePlan;
+// process holds (apply's target lock, a *destroy.LockedError; a running
+// prune, pkgcache.ErrPruneRunning) ExitLocked; a stale saved plan ExitStalePlan;
 // a run stopped by SIGINT or SIGTERM (destroy.ErrInterrupted, which plan
 // and the cache commands wrap too) ExitInterrupted; anything else
 // ExitError.
@@ -87,10 +87,14 @@ func exitCode(err error) int {
 		return ExitOK
 	}
 	var ee *exitError
+	// Not errors.Is(err, destroy.ErrLocked): that is the one "lock is
+	// held" error of objgc, which a package's usage lock in plan wraps too,
+	// and that is an error like any other (exit 1).
+	var le *destroy.LockedError
 	switch {
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, destroy.ErrLocked), errors.Is(err, pkgcache.ErrPruneRunning):
+	case errors.As(err, &le), errors.Is(err, pkgcache.ErrPruneRunning):
 		return ExitLocked
 	case errors.Is(err, destroy.ErrStalePlan):
 		return ExitStalePlan

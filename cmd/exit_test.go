@@ -21,7 +21,7 @@ func TestExitCode(t *testing.T) {
 	}{
 		{nil, ExitOK, ""},
 		{errors.New("bad input"), ExitError, "bad input"},
-		{fmt.Errorf("apply: %w", destroy.ErrLocked), ExitLocked, "apply: target is locked by another process"},
+		{fmt.Errorf("apply: %w", &destroy.LockedError{Path: "m.json.lock", Holder: "pid 1"}), ExitLocked, "apply: m.json.lock is held by pid 1"},
 		{fmt.Errorf("cache prune: %w in /c; nothing was touched", pkgcache.ErrPruneRunning), ExitLocked, "cache prune: a prune is already running in /c; nothing was touched"},
 		{fmt.Errorf("apply: %w", destroy.ErrStalePlan), ExitStalePlan, "apply: saved plan is stale"},
 		{cacheInterrupted("cache list", errors.New("context canceled")), ExitInterrupted, "cache list: interrupted: context canceled"},
