@@ -18,10 +18,6 @@ import (
 // runObjgc runs objgc in-process and returns the exit status and output.
 func runObjgc(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	root := newRootCmd(BuildInfo{}, &IO{})
-	if sub, _, err := root.Find([]string{"cache"}); err != nil || sub.Name() != "cache" {
-		t.Skip("the cache command is not registered in newRootCmd yet")
-	}
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), BuildInfo{}, args, strings.NewReader(""), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/objgc/objgc/destroy"
-	"github.com/objgc/objgc/pkgcache"
 )
 
 // TestApplyReportWarnsOfMissingPackage applies a model whose types name
@@ -18,28 +16,7 @@ import (
 // carry one package_missing warning for the missing package, counting
 // both of its objects, and none for the package that is there.
 func TestApplyReportWarnsOfMissingPackage(t *testing.T) {
-	src := filepath.Join("..", "pkgcache", "testdata", "packages", "io.murano")
-	if _, err := os.Stat(filepath.Join(src, "manifest.yaml")); err != nil {
-		t.Skipf("core library not found: %v", err)
-	}
-	pkgDir := filepath.Join(t.TempDir(), "io.murano")
-	copyDir(t, src, pkgDir)
-	hookPath := filepath.Join(pkgDir, "hooks", "io.murano.resources.Instance", "destroy")
-	if err := os.MkdirAll(filepath.Dir(hookPath), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(hookPath, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cacheRoot := t.TempDir()
-	c, err := pkgcache.Open(cacheRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Add(context.Background(), pkgDir); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("OBJGC_CACHE_DIR", cacheRoot)
+	cacheCoreLibrary(t)
 	t.Setenv("NO_COLOR", "1")
 
 	model := `{"Objects": {"?": {"id": "env", "type": "io.murano.Environment@io.murano"}, "apps": []},

@@ -39,9 +39,33 @@ func copyDir(t *testing.T, src, dst string) {
 // added: the plan shows the hierarchy from the class files and the hook
 // from the package.
 func TestPlanShowsPackageHierarchyAndHooks(t *testing.T) {
+	added := cacheCoreLibrary(t)
+	t.Setenv("NO_COLOR", "1")
+
+	code, stdout, stderr := runCmd(t, "", "plan", "../testdata/pairs/app-removed.json")
+	if code != ExitOK || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	wantHierarchy := "classes: io.murano.resources.LinuxMuranoInstance < io.murano.resources.LinuxInstance < io.murano.resources.Instance"
+	if !strings.Contains(stdout, wantHierarchy) {
+		t.Errorf("plan does not show the hierarchy %q:\n%s", wantHierarchy, stdout)
+	}
+	wantHook := "hook destroy: " + filepath.Join(added.Entry.Dir, "hooks", "io.murano.resources.Instance", "destroy")
+	if !strings.Contains(stdout, wantHook) {
+		t.Errorf("plan does not show the package hook %q:\n%s", wantHook, stdout)
+	}
+}
+
+// cacheCoreLibrary makes a package cache holding Murano's real core
+// library (pkgcache/testdata/packages/io.murano, a copy of the package
+// Murano ships) with a destroy hook added for the ancestor class
+// io.murano.resources.Instance, and points OBJGC_CACHE_DIR at it. A
+// missing fixture fails the test: it is committed.
+func cacheCoreLibrary(t *testing.T) pkgcache.AddResult {
+	t.Helper()
 	src := filepath.Join("..", "pkgcache", "testdata", "packages", "io.murano")
 	if _, err := os.Stat(filepath.Join(src, "manifest.yaml")); err != nil {
-		t.Skipf("core library not found: %v", err)
+		t.Fatalf("the core library fixture is missing: %v", err)
 	}
 	pkgDir := filepath.Join(t.TempDir(), "io.murano")
 	copyDir(t, src, pkgDir)
@@ -62,18 +86,5 @@ func TestPlanShowsPackageHierarchyAndHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("OBJGC_CACHE_DIR", cacheRoot)
-	t.Setenv("NO_COLOR", "1")
-
-	code, stdout, stderr := runCmd(t, "", "plan", "../testdata/pairs/app-removed.json")
-	if code != ExitOK || stderr != "" {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
-	wantHierarchy := "classes: io.murano.resources.LinuxMuranoInstance < io.murano.resources.LinuxInstance < io.murano.resources.Instance"
-	if !strings.Contains(stdout, wantHierarchy) {
-		t.Errorf("plan does not show the hierarchy %q:\n%s", wantHierarchy, stdout)
-	}
-	wantHook := "hook destroy: " + filepath.Join(added.Entry.Dir, "hooks", "io.murano.resources.Instance", "destroy")
-	if !strings.Contains(stdout, wantHook) {
-		t.Errorf("plan does not show the package hook %q:\n%s", wantHook, stdout)
-	}
+	return added
 }

@@ -19,7 +19,7 @@ import (
 func TestPackageWarnings(t *testing.T) {
 	src := filepath.Join("..", "pkgcache", "testdata", "packages", "io.murano")
 	if _, err := os.Stat(filepath.Join(src, "manifest.yaml")); err != nil {
-		t.Skipf("core library not found: %v", err)
+		t.Fatalf("the core library fixture is missing: %v", err)
 	}
 	ctx := context.Background()
 	c, err := pkgcache.Open(t.TempDir())
