@@ -84,7 +84,8 @@ func scan(file string, data []byte) (*flatIndex, error) {
 	// Size the index from the input's size: real and generated models hold
 	// an object per 180 to 700 bytes, a string value per 80 to 250 and a
 	// path segment per 100 to 250. Growing doubles (see grow), so a low
-	// estimate costs one copy and a high one zeroing memory never used.
+	// estimate costs one copy (sized from the density seen so far, see grow)
+	// and a high one zeroing memory never used.
 	s.idx.objects = make([]Object, 0, len(data)/384+16)
 	s.idx.strs = make([]strVal, 0, len(data)/96+16)
 	s.idx.segs = make([]int32, 0, len(data)/128+16)
@@ -147,11 +148,23 @@ func looksLikeYAML(data []byte) bool {
 	return false
 }
 
-// grow returns s with room for n more elements, doubling its capacity:
-// append grows large slices by a quarter at a time, which copies the index
-// of a large model several times over.
-func grow[T any](s []T, n int) []T {
-	c := 2*cap(s) + n
+// grow returns s with room for n more elements, the capacity extrapolated
+// from the input read so far: len(s) elements came from done of total
+// bytes, so the rest of the input likely holds len(s)*(total-done)/done
+// more; an eighth is added for variance. Doubling instead (or append's
+// quarter steps) leaves up to half the array unused on a model whose
+// objects are smaller than the initial estimate assumes, and the index is
+// the largest structure after the file (issue 9). The new capacity is at
+// least a quarter more, so an input whose density rises late still costs
+// few copies.
+func grow[T any](s []T, n, done, total int) []T {
+	c := cap(s) + cap(s)/4 + n
+	if done > 0 && total > done {
+		est := len(s) + int(int64(len(s))*int64(total-done)/int64(done))
+		if est += est/8 + n; est > c {
+			c = est
+		}
+	}
 	g := make([]T, len(s), c)
 	copy(g, s)
 	return g
@@ -227,7 +240,7 @@ func (s *scanner) value() error {
 			n |= strFlagEscaped
 		}
 		if len(s.idx.strs) == cap(s.idx.strs) {
-			s.idx.strs = grow(s.idx.strs, 1)
+			s.idx.strs = grow(s.idx.strs, 1, s.pos, len(s.data))
 		}
 		s.idx.strs = append(s.idx.strs, strVal{off: int32(start), n: n})
 		return nil
@@ -544,11 +557,11 @@ func (s *scanner) object() error {
 	i := int32(len(s.idx.objects))
 	segLo := int32(len(s.idx.segs))
 	if cap(s.idx.segs)-len(s.idx.segs) < len(s.path) {
-		s.idx.segs = grow(s.idx.segs, len(s.path))
+		s.idx.segs = grow(s.idx.segs, len(s.path), s.pos, len(s.data))
 	}
 	s.idx.segs = append(s.idx.segs, s.path...)
 	if len(s.idx.objects) == cap(s.idx.objects) {
-		s.idx.objects = grow(s.idx.objects, 1)
+		s.idx.objects = grow(s.idx.objects, 1, s.pos, len(s.data))
 	}
 	s.idx.objects = append(s.idx.objects, Object{
 		ID:          h.id,

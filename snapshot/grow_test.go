@@ -1,0 +1,31 @@
+package snapshot
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/objgc/objgc/internal/modelgen"
+)
+
+// TestIndexSlackOnSmallObjects checks that the object index of a model of
+// objects much smaller than the initial estimate (44 bytes each, the
+// estimate assumes 384) is not left half empty: capacity is extrapolated
+// from the density read so far (grow), so at most an eighth plus rounding
+// is unused. Doubling left 83% more capacity than objects here (issue 9).
+func TestIndexSlackOnSmallObjects(t *testing.T) {
+	var buf bytes.Buffer
+	if err := modelgen.Tiny(&buf, 200_000); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := scan("tiny", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, c := len(idx.objects), cap(idx.objects)
+	if n < 200_000 {
+		t.Fatalf("the model has %d objects, want at least 200000", n)
+	}
+	if float64(c) > 1.25*float64(n) {
+		t.Errorf("object index capacity %d for %d objects: %.0f%% unused, want at most 25%%", c, n, 100*float64(c-n)/float64(n))
+	}
+}
