@@ -301,6 +301,12 @@ func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
 		}
 	}
 	avoid := []namedFile{{"the --snapshot input", opts.Snapshot}, {"the saved plan", ai.planFile}}
+	owners := []namedFile{{"the model input", opts.Model}, {"the --snapshot input", opts.Snapshot}, {"the --graph input", opts.Graph}, {"the saved plan", ai.planFile}}
+	if opts.Write != "" && opts.Write != "-" {
+		if err := checkNotSidecar("--write", opts.Write, owners, "write the model elsewhere"); err != nil {
+			return err
+		}
+	}
 	file, err := checkOutput("--write", ai.target, avoid, "write the model elsewhere")
 	if err != nil {
 		return err

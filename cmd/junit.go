@@ -76,6 +76,9 @@ func checkJUnitOut(opts *applyOptions) error {
 	}
 	avoid := []namedFile{{"the model input", opts.Model}, {"the --snapshot input", opts.Snapshot},
 		{"the --graph input", opts.Graph}, {"the --write output", opts.Write}}
+	if err := checkNotSidecar("--junit", opts.JUnit, avoid, "the JUnit report would overwrite it"); err != nil {
+		return err
+	}
 	_, err := checkOutput("--junit", opts.JUnit, avoid, "the JUnit report would overwrite it")
 	return err
 }

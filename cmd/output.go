@@ -120,3 +120,37 @@ func sameFile(a, b string) bool {
 	sb, err := os.Stat(b)
 	return err == nil && os.SameFile(sa, sb)
 }
+
+// checkNotSidecar refuses an output path (given with flag) that is the
+// lock or journal file apply keeps beside one of files (<file>.lock,
+// <file>.journal, beside the file as given or as its links resolve): those
+// are objgc's own, and renaming an output over a lock file that another
+// apply holds would drop its lock. advice ends the message.
+func checkNotSidecar(flag, path string, files []namedFile, advice string) error {
+	out := resolvedAbs(path)
+	for _, f := range files {
+		if f.path == "" || f.path == "-" {
+			continue
+		}
+		for _, base := range []string{absPath(f.path), resolvedAbs(f.path)} {
+			for _, side := range []struct{ suffix, kind string }{{".lock", "lock"}, {".journal", "journal"}} {
+				if out == base+side.suffix {
+					return fmt.Errorf("%s %s: is the %s file of %s %s, objgc's own; %s", flag, path, side.kind, f.role, f.path, advice)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// resolvedAbs is path absolute with its links resolved, as far as they
+// exist (a file not yet there resolves through its folder).
+func resolvedAbs(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return absPath(r)
+	}
+	if d, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		return filepath.Join(absPath(d), filepath.Base(path))
+	}
+	return absPath(path)
+}

@@ -307,6 +307,9 @@ func checkPlanOut(opts planOptions) error {
 		return usageErrorf("--out needs a file; for the JSON plan on standard output use --format json")
 	}
 	avoid := []namedFile{{"the model input", opts.Model}, {"the --snapshot input", opts.Snapshot}, {"the --graph input", opts.Graph}}
+	if err := checkNotSidecar("--out", opts.Out, avoid, "the plan would overwrite it"); err != nil {
+		return err
+	}
 	_, err := checkOutput("--out", opts.Out, avoid, "the plan would overwrite it")
 	return err
 }
