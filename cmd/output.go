@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/internal/atomicfile"
 )
 
@@ -133,8 +134,8 @@ func checkNotSidecar(flag, path string, files []namedFile, advice string) error 
 			continue
 		}
 		for _, base := range []string{absPath(f.path), resolvedAbs(f.path)} {
-			for _, side := range []struct{ suffix, kind string }{{".lock", "lock"}, {".journal", "journal"}} {
-				if out == base+side.suffix {
+			for _, side := range []struct{ path, kind string }{{destroy.LockPath(base), "lock"}, {destroy.JournalPath(base), "journal"}} {
+				if out == side.path {
 					return fmt.Errorf("%s %s: is the %s file of %s %s, objgc's own; %s", flag, path, side.kind, f.role, f.path, advice)
 				}
 			}

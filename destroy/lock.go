@@ -46,7 +46,10 @@ type lockHolder struct {
 	Command []string `json:"command"`
 }
 
-// LockTarget takes the exclusive flock(2) on target+".lock" that apply
+// LockPath is the lock file apply keeps beside target: <target>.lock.
+func LockPath(target string) string { return target + ".lock" }
+
+// LockTarget takes the exclusive flock(2) on LockPath(target) that apply
 // holds for its whole run (DESIGN.md section 5). The lock is on that
 // sidecar file, never on target, because the write-back renames over
 // target, which would drop a lock held on it.
@@ -71,7 +74,7 @@ type lockHolder struct {
 // empties the file and releases the lock; it may be called more than once.
 // A process that dies releases its lock (flock semantics).
 func LockTarget(ctx context.Context, target string, timeout time.Duration) (unlock func(), err error) {
-	path := target + ".lock"
+	path := LockPath(target)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
