@@ -19,23 +19,7 @@ func TestApplyProgressLine(t *testing.T) {
 	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
 	for _, tty := range []bool{true, false} {
 		t.Run(map[bool]string{true: "terminal", false: "pipe"}[tty], func(t *testing.T) {
-			dir := t.TempDir()
-			data, err := os.ReadFile("../testdata/pairs/app-removed.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			model := filepath.Join(dir, "m.json")
-			if err := os.WriteFile(model, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			hookDir := filepath.Join(dir, "hooks", "io.murano.resources.LinuxMuranoInstance")
-			if err := os.MkdirAll(hookDir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			script := "#!/bin/sh\necho \"deleting server $OBJGC_OBJECT_ID\" >&2\n"
-			if err := os.WriteFile(filepath.Join(hookDir, "destroy"), []byte(script), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			dir, model := progressModel(t, "#!/bin/sh\necho \"deleting server $OBJGC_OBJECT_ID\" >&2\n")
 			var out, errb bytes.Buffer
 			streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: tty, progress: &progressTiming{}, Getenv: func(string) string { return "" }}
 			args := []string{"apply", "--hooks-dir", filepath.Join(dir, "hooks"), model}
@@ -157,22 +141,7 @@ func (t *terminal) screen() []string {
 // with another line, and none is left at the end.
 func TestApplyProgressLineClearedBeforeReport(t *testing.T) {
 	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
-	dir := t.TempDir()
-	data, err := os.ReadFile("../testdata/pairs/app-removed.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := filepath.Join(dir, "m.json")
-	if err := os.WriteFile(model, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hookDir := filepath.Join(dir, "hooks", "io.murano.resources.LinuxMuranoInstance")
-	if err := os.MkdirAll(hookDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(hookDir, "destroy"), []byte("#!/bin/sh\necho \"deleting server\" >&2\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, model := progressModel(t, "#!/bin/sh\necho \"deleting server\" >&2\n")
 	term := &terminal{}
 	streams := &IO{In: strings.NewReader(""), Out: term, Err: term, IsTTYOut: true, IsTTYErr: true, progress: &progressTiming{},
 		Getenv: func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }}
@@ -190,4 +159,28 @@ func TestApplyProgressLineClearedBeforeReport(t *testing.T) {
 	if got := term.screen(); !slices.Equal(got, want) {
 		t.Errorf("the terminal shows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// progressModel copies the app-removed pair to DIR/m.json and writes
+// script as the destroy hook of its instance class under DIR/hooks; it
+// returns DIR and the model's path.
+func progressModel(t *testing.T, script string) (dir, model string) {
+	t.Helper()
+	dir = t.TempDir()
+	data, err := os.ReadFile("../testdata/pairs/app-removed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model = filepath.Join(dir, "m.json")
+	if err := os.WriteFile(model, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hookDir := filepath.Join(dir, "hooks", "io.murano.resources.LinuxMuranoInstance")
+	if err := os.MkdirAll(hookDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(hookDir, "destroy"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, model
 }

@@ -278,16 +278,7 @@ func TestSecondPruneProcess(t *testing.T) {
 	addZip(t, c, zipPackage(t, testPkg("com.example.apache.ApacheHttpServer-0.0.0"), nil))
 	addZip(t, c, zipPackage(t, testPkg("com.example.apache.ApacheHttpServer-1.0.0"), nil))
 	cmd := helperCmd(t, "holdprune", root)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var b [7]byte
-	if _, err := stdout.Read(b[:]); err != nil || string(b[:]) != "locked\n" {
-		t.Fatalf("helper said %q, %v", b, err)
-	}
+	release := holdLock(t, cmd)
 	before := dirNames(t, root)
 	_, err = c.Prune(context.Background(), PruneOptions{Outdated: true})
 	if !errors.Is(err, ErrPruneRunning) {
@@ -296,10 +287,7 @@ func TestSecondPruneProcess(t *testing.T) {
 	if after := dirNames(t, root); strings.Join(before, "\n") != strings.Join(after, "\n") {
 		t.Errorf("the refused prune changed the cache")
 	}
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	res, err := c.Prune(context.Background(), PruneOptions{Outdated: true})
 	if err != nil || len(res.Removed) != 1 {
 		t.Errorf("prune after the other one ended: %+v, %v", res, err)
@@ -340,6 +328,33 @@ func TestReinstallRepairs(t *testing.T) {
 	}
 
 	cmd := helperCmd(t, "holdusage", root, "PKGCACHE_SOURCES=com.example.databases.MySql")
+	release := holdLock(t, cmd)
+	before := dirNames(t, root)
+	if _, err := c.Reinstall(ctx, src); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("Reinstall while in use: %v, want ErrLocked", err)
+	}
+	if after := dirNames(t, root); strings.Join(before, "\n") != strings.Join(after, "\n") || damaged() == 0 {
+		t.Errorf("the refused reinstall changed the cache")
+	}
+	release()
+	res, err = c.Reinstall(ctx, src)
+	if err != nil || !res.Installed || !res.Replaced {
+		t.Fatalf("Reinstall: %+v, %v", res, err)
+	}
+	if n := damaged(); n != 0 {
+		t.Errorf("%d problems after the reinstall", n)
+	}
+	if n := dirNames(t, filepath.Join(root, "tmp")); len(n) != 0 {
+		t.Errorf("tmp/ holds %v", n)
+	}
+}
+
+// holdLock starts cmd, a helper process that takes a lock, says
+// "locked\n" on stdout and holds the lock until its stdin closes; it
+// returns once the lock is held. release closes stdin and waits for the
+// helper to end.
+func holdLock(t *testing.T, cmd *exec.Cmd) (release func()) {
+	t.Helper()
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -350,25 +365,10 @@ func TestReinstallRepairs(t *testing.T) {
 	if _, err := stdout.Read(b[:]); err != nil || string(b[:]) != "locked\n" {
 		t.Fatalf("helper said %q, %v", b, err)
 	}
-	before := dirNames(t, root)
-	if _, err := c.Reinstall(ctx, src); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "in use") {
-		t.Errorf("Reinstall while in use: %v, want ErrLocked", err)
-	}
-	if after := dirNames(t, root); strings.Join(before, "\n") != strings.Join(after, "\n") || damaged() == 0 {
-		t.Errorf("the refused reinstall changed the cache")
-	}
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	res, err = c.Reinstall(ctx, src)
-	if err != nil || !res.Installed || !res.Replaced {
-		t.Fatalf("Reinstall: %+v, %v", res, err)
-	}
-	if n := damaged(); n != 0 {
-		t.Errorf("%d problems after the reinstall", n)
-	}
-	if n := dirNames(t, filepath.Join(root, "tmp")); len(n) != 0 {
-		t.Errorf("tmp/ holds %v", n)
+	return func() {
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
