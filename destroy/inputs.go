@@ -2,6 +2,7 @@ package destroy
 
 import (
 	"io"
+	"runtime/debug"
 	"sync"
 
 	"github.com/objgc/objgc/snapshot"
@@ -43,9 +44,9 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 			}
 		}
 		in.Model = doc
-		go doc.SHA256() // every plan and apply names its inputs' sha256: hash while scanning
+		doc.Hash() // every plan and apply names its inputs' sha256: hash while scanning
 		var err error
-		in.Snapshot, in.Incoming, err = snapshot.LoadModel(doc)
+		in.Snapshot, in.Incoming, err = loadGuarded(func() (*snapshot.Tree, *snapshot.Tree, error) { return snapshot.LoadModel(doc) })
 		if err != nil {
 			return nil, err
 		}
@@ -61,8 +62,11 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 			return
 		}
 		*doc = d
-		go d.SHA256()
-		*tree, *errp = fn(d)
+		d.Hash()
+		*tree, _, *errp = loadGuarded(func() (*snapshot.Tree, *snapshot.Tree, error) {
+			t, err := fn(d)
+			return t, nil, err
+		})
 	}
 	wg.Add(2)
 	go load(snapFile, &in.SnapshotFile, &in.Snapshot, snapshot.LoadSnapshot, &snapErr)
@@ -75,4 +79,12 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 		return nil, graphErr
 	}
 	return in, nil
+}
+
+// loadGuarded runs load with a fault reading a mapped file (truncated
+// under the reader) turned into its *snapshot.ChangedError.
+func loadGuarded(load func() (*snapshot.Tree, *snapshot.Tree, error)) (a, b *snapshot.Tree, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer snapshot.CatchFault(&err)
+	return load()
 }

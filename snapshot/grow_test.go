@@ -17,7 +17,7 @@ func TestIndexSlackOnSmallObjects(t *testing.T) {
 	if err := modelgen.Tiny(&buf, 200_000); err != nil {
 		t.Fatal(err)
 	}
-	idx, err := scan("tiny", buf.Bytes())
+	idx, err := scan(NewDocument("tiny", buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,23 +8,144 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/objgc/objgc/internal/jsonedit"
 )
 
-// Document is one input held in memory.
+// Document is one input held in memory, or for a file of MapThreshold
+// bytes or more, mapped read-only from the file.
 type Document struct {
 	Name string // the path as given; "-" is shown as <stdin>
 	Data []byte // never modified once read
 
-	sumOnce sync.Once
-	sum     string
+	sumOnce  sync.Once
+	sum      string
+	sumFault any // the fault that stopped the hash (a *ChangedError)
 	// info is the file's status when it was opened for reading; nil
 	// for standard input and NewDocument.
 	info fs.FileInfo
+
+	// mapped is set when Data is a read-only mapping of the file; stop
+	// ends the goroutine that releases its pages (Close).
+	mapped    bool
+	stop      chan struct{}
+	closeOnce sync.Once
+	released  atomic.Int64 // time of the last Release, in Unix nanoseconds
+}
+
+// MapThreshold is the size in bytes from which ReadDocument maps a file
+// read-only instead of reading it into memory (on Linux). A mapped file's
+// pages are released from the resident set every TrimInterval, so that
+// planning a model holds little more of it in memory than the pages read
+// last, the page cache keeping the rest (docs/performance.md). Smaller
+// files are read: the difference is small and a read file cannot change
+// under the reader. Tests lower it.
+var MapThreshold int64 = 64 << 20
+
+// TrimInterval is how often the pages of a mapped document are released
+// in the background. Loops that read much of a document in little time
+// (the scanner, the id index, the comparison) also call Release as they
+// go: a goroutine that waits for a processor while two others read is
+// no bound.
+const TrimInterval = 10 * time.Millisecond
+
+// releaseGap is the least time between two Releases that do anything:
+// each walks the mapping's page tables (60 us for a 370 MB model with
+// few pages resident), while a loop over objects far apart maps 10 to 20
+// MB of pages a millisecond: the kernel maps the whole folio of page
+// cache around each fault, up to a megabyte, for a read of a few bytes.
+// Loops over objects far apart call Release for every object, and loops
+// over a whole tree every few thousand.
+const releaseGap = 100 * time.Microsecond
+
+// Release drops the pages of a mapped document from the resident set, at
+// most once every releaseGap (a no-op for a document in memory). The pages
+// read again come back from the page cache with the same bytes. Safe for
+// concurrent use.
+func (d *Document) Release() {
+	if d == nil || !d.mapped {
+		return
+	}
+	now := time.Now().UnixNano()
+	last := d.released.Load()
+	if now-last < int64(releaseGap) || !d.released.CompareAndSwap(last, now) {
+		return
+	}
+	release(d.Data)
+}
+
+// Mapped reports whether Data is a read-only mapping of the file.
+func (d *Document) Mapped() bool { return d.mapped }
+
+// Close stops releasing the pages of a mapped document (the mapping stays:
+// strings of the document share its memory). Safe to call more than once
+// and on any document.
+func (d *Document) Close() {
+	if d.mapped {
+		d.closeOnce.Do(func() { close(d.stop) })
+	}
+}
+
+// ChangedError is a fault reading a mapped document: the file was
+// truncated while objgc read it.
+type ChangedError struct {
+	File string
+}
+
+func (e *ChangedError) Error() string {
+	return e.File + ": the file was truncated or rewritten while objgc read it; run again once it is written whole"
+}
+
+// mappedDocs are the mapped documents, to tell a fault in one of them
+// (CatchFault) from any other.
+var mappedDocs struct {
+	sync.Mutex
+	docs []*Document
+}
+
+// faultIn returns the mapped document holding addr, or nil.
+func faultIn(addr uintptr) *Document {
+	mappedDocs.Lock()
+	defer mappedDocs.Unlock()
+	for _, d := range mappedDocs.docs {
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(d.Data)))
+		if addr >= lo && addr < lo+uintptr(len(d.Data)) {
+			return d
+		}
+	}
+	return nil
+}
+
+// CatchFault turns a fault reading a mapped document into a *ChangedError
+// in *errp: a file truncated under a mapping makes its reader fault
+// (SIGBUS). It must be deferred directly, in a goroutine that called
+// debug.SetPanicOnFault(true) before reading, and re-panics with any other
+// value:
+//
+//	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+//	defer snapshot.CatchFault(&err)
+func CatchFault(errp *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if e, ok := r.(*ChangedError); ok {
+		*errp = e
+		return
+	}
+	if f, ok := r.(interface{ Addr() uintptr }); ok {
+		if d := faultIn(f.Addr()); d != nil {
+			*errp = &ChangedError{File: d.Name}
+			return
+		}
+	}
+	panic(r)
 }
 
 // Unchanged reports whether the file the document was read from is, by
@@ -48,13 +169,40 @@ func (d *Document) view(start, end int) string {
 	return unsafe.String(&d.Data[start], end-start)
 }
 
-// SHA256 returns the hex sha256 of Data, computed once on first use.
+// SHA256 returns the hex sha256 of Data, computed once on first use (or
+// started by Hash). It panics with a *ChangedError when the file of a
+// mapped document was truncated while it was hashed (see CatchFault).
 func (d *Document) SHA256() string {
-	d.sumOnce.Do(func() {
-		s := sha256.Sum256(d.Data)
-		d.sum = hex.EncodeToString(s[:])
-	})
+	d.sumOnce.Do(d.hash)
+	if d.sumFault != nil {
+		panic(d.sumFault)
+	}
 	return d.sum
+}
+
+// Hash starts computing the document's sha256 (SHA256) in the background:
+// every plan and apply names its inputs' sha256, and hashing while the
+// document is scanned costs no wall time on a second core.
+func (d *Document) Hash() { go d.sumOnce.Do(d.hash) }
+
+func (d *Document) hash() {
+	var err error
+	func() {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer CatchFault(&err)
+		h := sha256.New()
+		for lo := 0; lo < len(d.Data); lo += passChunk {
+			chunk := d.Data[lo:min(lo+passChunk, len(d.Data))]
+			h.Write(chunk)
+			if d.mapped {
+				release(chunk)
+			}
+		}
+		d.sum = hex.EncodeToString(h.Sum(nil))
+	}()
+	if err != nil {
+		d.sumFault = err
+	}
 }
 
 // ReadDocument reads the file name, or stdin when name is "-". Errors name
@@ -82,26 +230,41 @@ func ReadDocument(name string, stdin io.Reader) (*Document, error) {
 	case st.Size() > MaxSize:
 		return nil, fmt.Errorf("%s: %d bytes; at most %d are supported", name, st.Size(), MaxSize)
 	}
-	data, info, err := readFile(name, st.Size())
+	d, err := readFile(name, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &Document{Name: name, Data: data, info: info}, nil
+	d.Name = name
+	if d.mapped {
+		mappedDocs.Lock()
+		mappedDocs.docs = append(mappedDocs.docs, d)
+		mappedDocs.Unlock()
+		d.stop = make(chan struct{})
+		go trim(d.Data, TrimInterval, d.stop)
+	}
+	return d, nil
 }
 
 // readFile is os.ReadFile into a buffer sized from the file's size and
 // advised to be backed by huge pages (adviseHuge): copying a large model
-// into fresh memory is mostly page faults otherwise. It returns the file's
-// status taken before the first byte was read (for Document.Unchanged).
-func readFile(name string, size int64) ([]byte, fs.FileInfo, error) {
+// into fresh memory is mostly page faults otherwise. A regular file of
+// MapThreshold bytes or more is mapped instead. The document keeps the
+// file's status taken before the first byte was read (for
+// Document.Unchanged).
+func readFile(name string, size int64) (*Document, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	if info.Mode().IsRegular() && info.Size() >= MapThreshold && info.Size() <= MaxSize {
+		if data, err := mapFile(f, info.Size()); err == nil {
+			return &Document{Data: data, info: info, mapped: true}, nil
+		}
 	}
 	// One byte more than the size, to see the end without growing; the
 	// file may also have grown since it was stat'ed.
@@ -111,10 +274,10 @@ func readFile(name string, size int64) ([]byte, fs.FileInfo, error) {
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if err == io.EOF {
-			return data, info, nil
+			return &Document{Data: data, info: info}, nil
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
@@ -165,7 +328,7 @@ type parsed struct {
 }
 
 func parse(doc *Document) (*parsed, error) {
-	idx, err := scan(doc.Name, doc.Data)
+	idx, err := scan(doc)
 	if err != nil {
 		return nil, err
 	}

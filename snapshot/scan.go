@@ -59,6 +59,8 @@ type scanner struct {
 	pending []int32 // objects whose enclosing object is not yet known
 	idx     flatIndex
 
+	doc *Document // released every releaseEvery objects
+
 	inHeader int  // > 0 while reading a header: nothing is recorded
 	inModel  bool // reading the value of the root's "model" key
 	// high is set by string when the string holds a byte of 0x7f or
@@ -76,17 +78,24 @@ func (s *scanner) str(start, end int) string {
 	return unsafe.String(&s.data[start], end-start)
 }
 
-func scan(file string, data []byte) (*flatIndex, error) {
+// scan reads doc's data, releasing the pages read as it goes when doc is
+// mapped (Document.Release).
+func scan(doc *Document) (*flatIndex, error) {
+	file, data, mapped := doc.Name, doc.Data, doc.mapped
 	if len(data) > MaxSize {
 		return nil, &ModelError{File: file, Path: "$", Msg: fmt.Sprintf("input is %d bytes; at most %d are supported", len(data), MaxSize)}
 	}
-	s := &scanner{file: file, data: data}
-	// Size the index from the input's size: real and generated models hold
-	// an object per 180 to 700 bytes, a string value per 80 to 250 and a
-	// path segment per 100 to 250. Growing doubles (see grow), so a low
-	// estimate costs one copy (sized from the density seen so far, see grow)
-	// and a high one zeroing memory never used.
-	s.idx.objects = make([]Object, 0, len(data)/384+16)
+	s := &scanner{file: file, data: data, doc: doc}
+	// Size the index from the input: every object of the model has a
+	// header, so the count of '?' bytes is at least the count of objects
+	// (unless a header's key is written escaped) and rarely much more (a
+	// '?' in a string value); counting costs a pass at memory speed (40 ms
+	// for 370 MB). The objects array is the largest: growing it would hold
+	// the old and the new array at once (issue 9). Real and generated
+	// models hold a string value per 80 to 250 bytes and a path segment
+	// per 30 to 250. A low estimate costs one copy (sized from the density
+	// seen so far, see grow) and a high one memory never touched.
+	s.idx.objects = make([]Object, 0, countByte(data, '?', mapped)+16)
 	s.idx.strs = make([]strVal, 0, len(data)/96+16)
 	s.idx.segs = make([]int32, 0, len(data)/128+16)
 	s.idx.deps = make([]Dependency, 0, len(data)/2048+16)
@@ -119,6 +128,31 @@ func scan(file string, data []byte) (*flatIndex, error) {
 }
 
 var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// passChunk is the size of the pieces in which a fast pass over a mapped
+// document (countByte, the hash) reads it, releasing each one behind it:
+// such a pass reads gigabytes a second, far faster than the trimming
+// goroutine releases pages (Document, TrimInterval).
+const passChunk = 4 << 20
+
+// releaseEvery is how many objects the loops over a whole document or tree
+// read between two calls of Document.Release.
+const releaseEvery = 1 << 12
+
+// countByte returns the count of c in data, releasing the pages read
+// behind it when data is mapped.
+func countByte(data []byte, c byte, mapped bool) int {
+	if !mapped {
+		return bytes.Count(data, []byte{c})
+	}
+	n := 0
+	for lo := 0; lo < len(data); lo += passChunk {
+		chunk := data[lo:min(lo+passChunk, len(data))]
+		n += bytes.Count(chunk, []byte{c})
+		release(chunk)
+	}
+	return n
+}
 
 // looksLikeYAML reports whether data, which is not JSON, begins as YAML
 // does: a "---" document marker, a "%YAML" directive, a comment, a list
@@ -581,6 +615,9 @@ func (s *scanner) object() error {
 	})
 	for _, c := range s.pending[base:] {
 		s.idx.objects[c].encl = i
+	}
+	if i%releaseEvery == 0 {
+		s.doc.Release()
 	}
 	s.pending = append(s.pending[:base], i)
 	return nil
