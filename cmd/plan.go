@@ -235,6 +235,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	}); err != nil {
 		return err
 	}
+	defer in.Close()
 	if err := stage("compare"); err != nil {
 		return err
 	}

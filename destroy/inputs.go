@@ -25,6 +25,16 @@ func (in *Inputs) Docs() []*snapshot.Document {
 	return []*snapshot.Document{in.SnapshotFile, in.GraphFile}
 }
 
+// Close stops releasing the pages of the mapped documents
+// (snapshot.Document.Close); their bytes stay readable.
+func (in *Inputs) Close() {
+	for _, d := range in.Docs() {
+		if d != nil {
+			d.Close()
+		}
+	}
+}
+
 // ReadInputs reads model (snapshot.LoadModel), or snapFile and graphFile
 // in parallel (snapshot.LoadSnapshot, snapshot.LoadGraph: each is a pass
 // over its bytes). A name "-" reads stdin; at most one may. read, when not
@@ -38,6 +48,9 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 	if model != "" {
 		doc := read
 		if doc == nil || doc.Name != model || !doc.Unchanged() {
+			if doc != nil {
+				doc.Close()
+			}
 			var err error
 			if doc, err = snapshot.ReadDocument(model, stdin); err != nil {
 				return nil, err

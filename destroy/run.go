@@ -216,6 +216,7 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer in.Close()
 	if opts.Plan != nil {
 		for k, d := range in.Docs() {
 			if d.SHA256() != opts.Plan.Inputs[k].SHA256 {
