@@ -35,6 +35,18 @@ func (in *Inputs) Close() {
 	}
 }
 
+// CheckMapped returns a *snapshot.ChangedError for the first mapped input
+// whose file changed since it was mapped (snapshot.Document.CheckMapped):
+// a plan or a write-back made from it may mix old and new bytes.
+func (in *Inputs) CheckMapped() error {
+	for _, d := range in.Docs() {
+		if err := d.CheckMapped(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ReadInputs reads model (snapshot.LoadModel), or snapFile and graphFile
 // in parallel (snapshot.LoadSnapshot, snapshot.LoadGraph: each is a pass
 // over its bytes). A name "-" reads stdin; at most one may. read, when not

@@ -151,14 +151,28 @@ func CatchFault(errp *error) {
 // Unchanged reports whether the file the document was read from is, by
 // its status now, still what was read: the same file (os.SameFile, so
 // that a file renamed over it, as an atomic write does, is a change),
-// with the same size and modification time. A document read from
-// standard input or made with NewDocument is never unchanged.
+// with the same size, modification time and (on Linux) status change
+// time, which a write in place sets whatever the writer does to the
+// modification time. A document read from standard input or made with
+// NewDocument is never unchanged.
 func (d *Document) Unchanged() bool {
 	if d.info == nil {
 		return false
 	}
 	st, err := os.Stat(d.Name)
-	return err == nil && os.SameFile(st, d.info) && st.Size() == d.info.Size() && st.ModTime().Equal(d.info.ModTime())
+	return err == nil && os.SameFile(st, d.info) && st.Size() == d.info.Size() && st.ModTime().Equal(d.info.ModTime()) && sameCtime(st, d.info)
+}
+
+// CheckMapped returns a *ChangedError when d is mapped and its file is no
+// longer what was mapped (Unchanged): a mapping shows the file's bytes as
+// they are now, not as they were read, so a plan or an apply that read a
+// file written in place meanwhile may have read some of each. A document
+// read into memory is its own copy: nil.
+func (d *Document) CheckMapped() error {
+	if d == nil || !d.mapped || d.Unchanged() {
+		return nil
+	}
+	return &ChangedError{File: d.Name}
 }
 
 // view returns a string sharing Data's memory (Data is never modified).

@@ -3,7 +3,9 @@
 package snapshot
 
 import (
+	"io/fs"
 	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -37,4 +39,11 @@ func trim(data []byte, interval time.Duration, stop <-chan struct{}) {
 			release(data)
 		}
 	}
+}
+
+// sameCtime reports whether a and b have the same status change time.
+func sameCtime(a, b fs.FileInfo) bool {
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	return !ok1 || !ok2 || sa.Ctim == sb.Ctim
 }

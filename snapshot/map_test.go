@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // mapAll makes ReadDocument map every file for the test.
@@ -126,4 +127,51 @@ func TestCatchFaultPassesOtherPanics(t *testing.T) {
 		panic("other")
 	}()
 	t.Fatal("CatchFault swallowed a panic that was not a fault")
+}
+
+// TestCheckMapped: a mapped file written in place after it was mapped is a
+// *ChangedError (its bytes may be part old, part new); an untouched one and
+// a file read into memory (its own copy) are not.
+func TestCheckMapped(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "model.json")
+	body := []byte(`{"Objects": null, "ObjectsCopy": null}`)
+	if err := os.WriteFile(name, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// An hour back, so that the write below changes the modification
+	// time whatever the clock's granularity.
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(name, past, past); err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadDocument(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapAll(t)
+	mapped, err := ReadDocument(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mapped.Close()
+	if err := mapped.CheckMapped(); err != nil {
+		t.Fatalf("untouched file: %v", err)
+	}
+	// The same bytes written in place: size and contents alike, the
+	// status change time is not.
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(body[:1], 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var ce *ChangedError
+	if err := mapped.CheckMapped(); !errors.As(err, &ce) || ce.File != name {
+		t.Fatalf("file written in place: %v, want a *ChangedError naming %s", err, name)
+	}
+	if err := read.CheckMapped(); err != nil {
+		t.Fatalf("a document read into memory: %v, want nil", err)
+	}
 }
