@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/objgc/objgc/destroy"
-	"github.com/objgc/objgc/snapshot"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/pkgcache"
+	"github.com/objgc/objgc/snapshot"
 )
 
 type planOptions struct {

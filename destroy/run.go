@@ -250,11 +250,11 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 				return nil, err
 			}
 			write := func(w io.Writer) error {
-		if err := writeModel(w, in, written); err != nil {
-			return err
-		}
-		return in.CheckMapped() // the model written was made from the bytes the plan read
-	}
+				if err := writeModel(w, in, written); err != nil {
+					return err
+				}
+				return in.CheckMapped() // the model written was made from the bytes the plan read
+			}
 			if opts.Stdout != nil {
 				_, err = writeStdout(opts.Stdout, write)
 			} else {
