@@ -351,6 +351,14 @@ func parse(doc *Document) (*parsed, error) {
 		return p, nil
 	}
 	if n := len(idx.objects); n > 0 && idx.objects[n-1].encl == -1 && isRoot(doc.Data, idx.objects[n-1].Start) {
+		if len(idx.subs) > 0 {
+			// A model object whose "Objects" key was read apart: its
+			// tree needs every object in one index.
+			if idx, err = scanWith(doc, false); err != nil {
+				return nil, err
+			}
+			p.idx = idx
+		}
 		return p, nil // the root is an object of the model
 	}
 	has := func(keys []keySpan, k string) (keySpan, bool) {
@@ -431,15 +439,22 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 	default:
 		return nil, &ModelError{File: p.doc.Name, Path: path, Msg: "expected an object tree (a JSON object or array) or null"}
 	}
-	objs := p.idx.objects
+	idx := p.idx
+	for _, sub := range p.idx.subs {
+		if sub.start == start && sub.end == end {
+			idx = sub.idx // the tree was scanned apart
+			t.segs = idx.segs
+		}
+	}
+	objs := idx.objects
 	lo := sort.Search(len(objs), func(i int) bool { return objs[i].End > start })
 	hi := sort.Search(len(objs), func(i int) bool { return objs[i].End > end })
 	t.Objects = objs[lo:hi:hi]
-	strs := p.idx.strs
+	strs := idx.strs
 	slo := sort.Search(len(strs), func(i int) bool { return int(strs[i].off) >= start })
 	shi := sort.Search(len(strs), func(i int) bool { return int(strs[i].off) >= end })
 	t.strs = strs[slo:shi:shi]
-	t.finish(lo, p.idx.deps)
+	t.finish(lo, idx.deps)
 	return t, nil
 }
 
