@@ -174,6 +174,7 @@ func readSavedPlan(path string) (*destroy.PlanFile, *snapshot.Document, error) {
 	if sp == nil && err == nil {
 		return nil, doc, nil
 	}
+	doc.Close()
 	return sp, nil, err
 }
 

@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/objgc/objgc/snapshot"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -78,22 +80,35 @@ func TestGoldenPlans(t *testing.T) {
 	stable := strings.NewReplacer(`"`+cache, `"$CACHE`, `"`+repo+string(filepath.Separator), `"$REPO/`)
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, format := range []string{"text", "json", "dot"} {
-				args := append([]string{"plan", "--format", format}, tc.args...)
-				code, stdout, stderr := runCmd(t, "", args...)
-				if code != ExitOK || stderr != "" {
-					t.Fatalf("objgc %s: exit %d, stderr %q", strings.Join(args, " "), code, stderr)
-				}
-				if format == "json" {
-					stdout = stable.Replace(stdout)
-				}
-				checkGolden(t, tc.name+"."+map[string]string{"text": "txt", "json": "json", "dot": "dot"}[format], []byte(stdout))
-			}
+			checkGoldenPlan(t, tc.args, tc.name, stable)
+			// The same plan of the files mapped (as models of 64 MiB and
+			// more are) instead of read.
+			old := snapshot.MapThreshold
+			snapshot.MapThreshold = 1
+			defer func() { snapshot.MapThreshold = old }()
+			checkGoldenPlan(t, tc.args, tc.name, stable)
 			args := append([]string{"plan", "--detailed-exitcode"}, tc.args...)
 			if code, _, stderr := runCmd(t, "", args...); code != tc.code {
 				t.Errorf("objgc %s: exit %d, want %d (stderr %q)", strings.Join(args, " "), code, tc.code, stderr)
 			}
 		})
+	}
+}
+
+// checkGoldenPlan compares objgc plan ARGS in each format with the golden
+// files of name.
+func checkGoldenPlan(t *testing.T, planArgs []string, name string, stable *strings.Replacer) {
+	t.Helper()
+	for _, format := range []string{"text", "json", "dot"} {
+		args := append([]string{"plan", "--format", format}, planArgs...)
+		code, stdout, stderr := runCmd(t, "", args...)
+		if code != ExitOK || stderr != "" {
+			t.Fatalf("objgc %s: exit %d, stderr %q", strings.Join(args, " "), code, stderr)
+		}
+		if format == "json" {
+			stdout = stable.Replace(stdout)
+		}
+		checkGolden(t, name+"."+map[string]string{"text": "txt", "json": "json", "dot": "dot"}[format], []byte(stdout))
 	}
 }
 

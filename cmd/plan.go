@@ -15,6 +15,7 @@ import (
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/pkgcache"
+	"github.com/objgc/objgc/snapshot"
 )
 
 type planOptions struct {
@@ -171,7 +172,15 @@ const stagesEnv = "OBJGC_TEST_STAGES"
 // file that f could leave half-written (--out is written outside it).
 func untilDone(ctx context.Context, f func() error) error {
 	done := make(chan error, 1)
-	go func() { done <- f() }()
+	go func() {
+		var err error
+		defer func() { done <- err }()
+		// A fault reading a mapped input is an error here as on the
+		// command's own goroutine (see execute).
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer snapshot.CatchFault(&err)
+		err = f()
+	}()
 	select {
 	case err := <-done:
 		return err
@@ -235,6 +244,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	}); err != nil {
 		return err
 	}
+	defer in.Close()
 	if err := stage("compare"); err != nil {
 		return err
 	}
@@ -263,6 +273,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		return err
 	}
 	doc := newPlanJSON(in, p, opts.OnDangling, hooks)
+	if err := in.CheckMapped(); err != nil {
+		return err
+	}
 	if opts.Out != "" {
 		if err := writePlanFile(opts.Out, doc); err != nil {
 			return err
@@ -288,6 +301,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		}
 	}); err != nil {
 		return err
+	}
+	if err := in.CheckMapped(); err != nil {
+		return err // what was written may mix the file's old and new bytes
 	}
 	if opts.DetailedExitcode && len(p.Objects) > 0 {
 		return &exitError{code: ExitWorkFound}

@@ -76,6 +76,7 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 	snap := p.Diff.Snapshot
 	index := map[snapshot.Type]int32{}
 	for i := range p.Objects {
+		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
 		t := snap.Objects[p.Objects[i].Snapshot].Type()
 		k, ok := index[t]
 		if !ok {

@@ -11,12 +11,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/objgc/objgc/internal/termsafe"
+	"github.com/objgc/objgc/snapshot"
 )
 
 // BuildInfo describes the binary; main sets it from goreleaser's ldflags.
@@ -96,7 +98,7 @@ func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
-	c, err := root.ExecuteContextC(ctx)
+	c, err := execute(ctx, root)
 	if err == nil {
 		return ExitOK
 	}
@@ -111,6 +113,15 @@ func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 		fmt.Fprintf(streams.Err, "Run '%s --help' for usage.\n", c.CommandPath())
 	}
 	return exitCode(err)
+}
+
+// execute runs the command line with a fault reading a mapped input (a
+// model file truncated while objgc reads it) turned into an error naming
+// the file (snapshot.CatchFault) instead of a crash.
+func execute(ctx context.Context, root *cobra.Command) (c *cobra.Command, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer snapshot.CatchFault(&err)
+	return root.ExecuteContextC(ctx)
 }
 
 func newRootCmd(build BuildInfo, streams *IO) *cobra.Command {

@@ -2,6 +2,7 @@ package destroy
 
 import (
 	"io"
+	"runtime/debug"
 	"sync"
 
 	"github.com/objgc/objgc/snapshot"
@@ -24,6 +25,28 @@ func (in *Inputs) Docs() []*snapshot.Document {
 	return []*snapshot.Document{in.SnapshotFile, in.GraphFile}
 }
 
+// Close stops releasing the pages of the mapped documents
+// (snapshot.Document.Close); their bytes stay readable.
+func (in *Inputs) Close() {
+	for _, d := range in.Docs() {
+		if d != nil {
+			d.Close()
+		}
+	}
+}
+
+// CheckMapped returns a *snapshot.ChangedError for the first mapped input
+// whose file changed since it was mapped (snapshot.Document.CheckMapped):
+// a plan or a write-back made from it may mix old and new bytes.
+func (in *Inputs) CheckMapped() error {
+	for _, d := range in.Docs() {
+		if err := d.CheckMapped(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ReadInputs reads model (snapshot.LoadModel), or snapFile and graphFile
 // in parallel (snapshot.LoadSnapshot, snapshot.LoadGraph: each is a pass
 // over its bytes). A name "-" reads stdin; at most one may. read, when not
@@ -37,15 +60,18 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 	if model != "" {
 		doc := read
 		if doc == nil || doc.Name != model || !doc.Unchanged() {
+			if doc != nil {
+				doc.Close()
+			}
 			var err error
 			if doc, err = snapshot.ReadDocument(model, stdin); err != nil {
 				return nil, err
 			}
 		}
 		in.Model = doc
-		go doc.SHA256() // every plan and apply names its inputs' sha256: hash while scanning
+		doc.Hash() // every plan and apply names its inputs' sha256: hash while scanning
 		var err error
-		in.Snapshot, in.Incoming, err = snapshot.LoadModel(doc)
+		in.Snapshot, in.Incoming, err = loadGuarded(func() (*snapshot.Tree, *snapshot.Tree, error) { return snapshot.LoadModel(doc) })
 		if err != nil {
 			return nil, err
 		}
@@ -61,8 +87,11 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 			return
 		}
 		*doc = d
-		go d.SHA256()
-		*tree, *errp = fn(d)
+		d.Hash()
+		*tree, _, *errp = loadGuarded(func() (*snapshot.Tree, *snapshot.Tree, error) {
+			t, err := fn(d)
+			return t, nil, err
+		})
 	}
 	wg.Add(2)
 	go load(snapFile, &in.SnapshotFile, &in.Snapshot, snapshot.LoadSnapshot, &snapErr)
@@ -75,4 +104,12 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 		return nil, graphErr
 	}
 	return in, nil
+}
+
+// loadGuarded runs load with a fault reading a mapped file (truncated
+// under the reader) turned into its *snapshot.ChangedError.
+func loadGuarded(load func() (*snapshot.Tree, *snapshot.Tree, error)) (a, b *snapshot.Tree, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer snapshot.CatchFault(&err)
+	return load()
 }

@@ -33,6 +33,7 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		if ctx.Err() != nil {
 			return nil
 		}
+		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
 		o := &p.Objects[i]
 		c := f.Hierarchy(ctx, snap.Objects[o.Snapshot].Type())
 		if c.Missing == "" {

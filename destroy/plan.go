@@ -174,6 +174,7 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		if n%checkEvery == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
 		stamp++
 		o := &snap.Objects[i]
 		nodes[n] = Node{Owner: -1, Key: o.Start}
@@ -205,6 +206,7 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		if n%checkEvery == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
 		o := &snap.Objects[i]
 		pl := &p.Objects[n]
 		*pl = Planned{Snapshot: i, ID: o.ID, Type: o.TypeString, Class: o.Type().Name, Path: snap.ObjectPath(i), Group: int(ord.Index[n])}

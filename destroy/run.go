@@ -216,6 +216,7 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer in.Close()
 	if opts.Plan != nil {
 		for k, d := range in.Docs() {
 			if d.SHA256() != opts.Plan.Inputs[k].SHA256 {
@@ -248,7 +249,12 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 			if err != nil {
 				return nil, err
 			}
-			write := func(w io.Writer) error { return writeModel(w, in, written) }
+			write := func(w io.Writer) error {
+				if err := writeModel(w, in, written); err != nil {
+					return err
+				}
+				return in.CheckMapped() // the model written was made from the bytes the plan read
+			}
 			if opts.Stdout != nil {
 				_, err = writeStdout(opts.Stdout, write)
 			} else {
@@ -295,7 +301,12 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	write := func(w io.Writer) error { return writeModel(w, in, written) }
+	write := func(w io.Writer) error {
+		if err := writeModel(w, in, written); err != nil {
+			return err
+		}
+		return in.CheckMapped() // the model written was made from the bytes the plan read
+	}
 	var outputs []JournalInput
 	if opts.Stdout != nil {
 		// No rename to record: the commit record follows the last byte.

@@ -90,8 +90,12 @@ func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result
 			defer wg.Done()
 			pt := &parts[k]
 			for i := bounds[0]; i < bounds[1]; i++ {
-				if i%checkEvery == 0 && ctx.Err() != nil {
-					return
+				if i%checkEvery == 0 {
+					if ctx.Err() != nil {
+						return
+					}
+					snap.Doc.Release() // a mapped model: see snapshot.Document.Release
+					incoming.Doc.Release()
 				}
 				o := &snap.Objects[i]
 				if !o.HasID || o.First != int32(i) {
@@ -159,8 +163,12 @@ func (r *Result) findDangling(ctx context.Context) {
 	snap, in := r.Snapshot, r.Incoming
 	n := 0
 	in.StringsOfLength(snap.MightBeID, func(sv snapshot.StringValue) bool {
-		if n++; n%checkEvery == 0 && ctx.Err() != nil {
-			return false
+		if n++; n%checkEvery == 0 {
+			if ctx.Err() != nil {
+				return false
+			}
+			snap.Doc.Release()
+			in.Doc.Release()
 		}
 		j, ok := snap.Lookup(sv.Value)
 		if !ok || !r.doomed[j] {
@@ -246,8 +254,12 @@ func (r *Result) findDropped(ctx context.Context) {
 	}
 	n := 0
 	in.StringsOfLength(in.MightBeID, func(sv snapshot.StringValue) bool {
-		if n++; n%checkEvery == 0 && ctx.Err() != nil {
-			return false
+		if n++; n%checkEvery == 0 {
+			if ctx.Err() != nil {
+				return false
+			}
+			r.Snapshot.Doc.Release()
+			in.Doc.Release()
 		}
 		t, ok := in.Lookup(sv.Value)
 		if !ok || !objs[t].Destroyed {

@@ -15,7 +15,8 @@ import (
 // invalid JSON or UTF-8 is always rejected, valid JSON in UTF-8 is never
 // refused as a syntax error and is refused for a header string only when
 // it holds an escape or a control character (checkRefusal), and every
-// tree that loads satisfies the index's invariants (checkInvariants). The corpus in
+// tree that loads satisfies the index's invariants (checkInvariants), and
+// the trees scanned in parallel are what one pass reads (checkParallelSame). The corpus in
 // testdata/fuzz/FuzzLoad was grown with
 // go test -run='^$' -fuzz=FuzzLoad -fuzztime=60s ./snapshot.
 func FuzzLoad(f *testing.F) {
@@ -47,6 +48,7 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkParallelSame(t, data)
 		d := NewDocument("fuzz.json", data)
 		// Accepted input is valid JSON and UTF-8 (RFC 8259 sections 2 and
 		// 8.1); json.Valid alone lets invalid UTF-8 in strings through.

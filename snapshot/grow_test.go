@@ -8,16 +8,16 @@ import (
 )
 
 // TestIndexSlackOnSmallObjects checks that the object index of a model of
-// objects much smaller than the initial estimate (44 bytes each, the
-// estimate assumes 384) is not left half empty: capacity is extrapolated
-// from the density read so far (grow), so at most an eighth plus rounding
-// is unused. Doubling left 83% more capacity than objects here (issue 9).
+// objects much smaller than a size-based estimate would assume (44 bytes
+// each) is not left half empty: it is sized from the count of headers
+// (scan), so at most rounding is unused. Doubling left 83% more capacity
+// than objects here (issue 9).
 func TestIndexSlackOnSmallObjects(t *testing.T) {
 	var buf bytes.Buffer
 	if err := modelgen.Tiny(&buf, 200_000); err != nil {
 		t.Fatal(err)
 	}
-	idx, err := scan("tiny", buf.Bytes())
+	idx, err := scanWith(NewDocument("tiny", buf.Bytes()), false)
 	if err != nil {
 		t.Fatal(err)
 	}

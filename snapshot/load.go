@@ -8,36 +8,171 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/objgc/objgc/internal/jsonedit"
 )
 
-// Document is one input held in memory.
+// Document is one input held in memory, or for a file of MapThreshold
+// bytes or more, mapped read-only from the file.
 type Document struct {
 	Name string // the path as given; "-" is shown as <stdin>
 	Data []byte // never modified once read
 
-	sumOnce sync.Once
-	sum     string
+	sumOnce  sync.Once
+	sum      string
+	sumFault any // the fault that stopped the hash (a *ChangedError)
 	// info is the file's status when it was opened for reading; nil
 	// for standard input and NewDocument.
 	info fs.FileInfo
+
+	// mapped is set when Data is a read-only mapping of the file; stop
+	// ends the goroutine that releases its pages (Close).
+	mapped    bool
+	stop      chan struct{}
+	closeOnce sync.Once
+	released  atomic.Int64 // time of the last Release, in Unix nanoseconds
+}
+
+// MapThreshold is the size in bytes from which ReadDocument maps a file
+// read-only instead of reading it into memory (on Linux). A mapped file's
+// pages are released from the resident set every TrimInterval, so that
+// planning a model holds little more of it in memory than the pages read
+// last, the page cache keeping the rest (docs/performance.md). Smaller
+// files are read: the difference is small and a read file cannot change
+// under the reader. Tests lower it.
+var MapThreshold int64 = 64 << 20
+
+// TrimInterval is how often the pages of a mapped document are released
+// in the background. Loops that read much of a document in little time
+// (the scanner, the id index, the comparison) also call Release as they
+// go: a goroutine that waits for a processor while two others read is
+// no bound.
+const TrimInterval = 10 * time.Millisecond
+
+// releaseGap is the least time between two Releases that do anything:
+// each walks the mapping's page tables (60 us for a 370 MB model with
+// few pages resident), while a loop over objects far apart maps 10 to 20
+// MB of pages a millisecond: the kernel maps the whole folio of page
+// cache around each fault, up to a megabyte, for a read of a few bytes.
+// Loops over objects far apart call Release for every object, and loops
+// over a whole tree every few thousand.
+const releaseGap = 100 * time.Microsecond
+
+// Release drops the pages of a mapped document from the resident set, at
+// most once every releaseGap (a no-op for a document in memory). The pages
+// read again come back from the page cache with the same bytes. Safe for
+// concurrent use.
+func (d *Document) Release() {
+	if d == nil || !d.mapped {
+		return
+	}
+	now := time.Now().UnixNano()
+	last := d.released.Load()
+	if now-last < int64(releaseGap) || !d.released.CompareAndSwap(last, now) {
+		return
+	}
+	release(d.Data)
+}
+
+// Mapped reports whether Data is a read-only mapping of the file.
+func (d *Document) Mapped() bool { return d.mapped }
+
+// Close stops releasing the pages of a mapped document (the mapping stays:
+// strings of the document share its memory). Safe to call more than once
+// and on any document.
+func (d *Document) Close() {
+	if d.mapped {
+		d.closeOnce.Do(func() { close(d.stop) })
+	}
+}
+
+// ChangedError is a fault reading a mapped document: the file was
+// truncated while objgc read it.
+type ChangedError struct {
+	File string
+}
+
+func (e *ChangedError) Error() string {
+	return e.File + ": the file was truncated or rewritten while objgc read it; run again once it is written whole"
+}
+
+// mappedDocs are the mapped documents, to tell a fault in one of them
+// (CatchFault) from any other.
+var mappedDocs struct {
+	sync.Mutex
+	docs []*Document
+}
+
+// faultIn returns the mapped document holding addr, or nil.
+func faultIn(addr uintptr) *Document {
+	mappedDocs.Lock()
+	defer mappedDocs.Unlock()
+	for _, d := range mappedDocs.docs {
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(d.Data)))
+		if addr >= lo && addr < lo+uintptr(len(d.Data)) {
+			return d
+		}
+	}
+	return nil
+}
+
+// CatchFault turns a fault reading a mapped document into a *ChangedError
+// in *errp: a file truncated under a mapping makes its reader fault
+// (SIGBUS). It must be deferred directly, in a goroutine that called
+// debug.SetPanicOnFault(true) before reading, and re-panics with any other
+// value:
+//
+//	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+//	defer snapshot.CatchFault(&err)
+func CatchFault(errp *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if e, ok := r.(*ChangedError); ok {
+		*errp = e
+		return
+	}
+	if f, ok := r.(interface{ Addr() uintptr }); ok {
+		if d := faultIn(f.Addr()); d != nil {
+			*errp = &ChangedError{File: d.Name}
+			return
+		}
+	}
+	panic(r)
 }
 
 // Unchanged reports whether the file the document was read from is, by
 // its status now, still what was read: the same file (os.SameFile, so
 // that a file renamed over it, as an atomic write does, is a change),
-// with the same size and modification time. A document read from
-// standard input or made with NewDocument is never unchanged.
+// with the same size, modification time and (on Linux) status change
+// time, which a write in place sets whatever the writer does to the
+// modification time. A document read from standard input or made with
+// NewDocument is never unchanged.
 func (d *Document) Unchanged() bool {
 	if d.info == nil {
 		return false
 	}
 	st, err := os.Stat(d.Name)
-	return err == nil && os.SameFile(st, d.info) && st.Size() == d.info.Size() && st.ModTime().Equal(d.info.ModTime())
+	return err == nil && os.SameFile(st, d.info) && st.Size() == d.info.Size() && st.ModTime().Equal(d.info.ModTime()) && sameCtime(st, d.info)
+}
+
+// CheckMapped returns a *ChangedError when d is mapped and its file is no
+// longer what was mapped (Unchanged): a mapping shows the file's bytes as
+// they are now, not as they were read, so a plan or an apply that read a
+// file written in place meanwhile may have read some of each. A document
+// read into memory is its own copy: nil.
+func (d *Document) CheckMapped() error {
+	if d == nil || !d.mapped || d.Unchanged() {
+		return nil
+	}
+	return &ChangedError{File: d.Name}
 }
 
 // view returns a string sharing Data's memory (Data is never modified).
@@ -48,13 +183,40 @@ func (d *Document) view(start, end int) string {
 	return unsafe.String(&d.Data[start], end-start)
 }
 
-// SHA256 returns the hex sha256 of Data, computed once on first use.
+// SHA256 returns the hex sha256 of Data, computed once on first use (or
+// started by Hash). It panics with a *ChangedError when the file of a
+// mapped document was truncated while it was hashed (see CatchFault).
 func (d *Document) SHA256() string {
-	d.sumOnce.Do(func() {
-		s := sha256.Sum256(d.Data)
-		d.sum = hex.EncodeToString(s[:])
-	})
+	d.sumOnce.Do(d.hash)
+	if d.sumFault != nil {
+		panic(d.sumFault)
+	}
 	return d.sum
+}
+
+// Hash starts computing the document's sha256 (SHA256) in the background:
+// every plan and apply names its inputs' sha256, and hashing while the
+// document is scanned costs no wall time on a second core.
+func (d *Document) Hash() { go d.sumOnce.Do(d.hash) }
+
+func (d *Document) hash() {
+	var err error
+	func() {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer CatchFault(&err)
+		h := sha256.New()
+		for lo := 0; lo < len(d.Data); lo += passChunk {
+			chunk := d.Data[lo:min(lo+passChunk, len(d.Data))]
+			h.Write(chunk)
+			if d.mapped {
+				release(chunk)
+			}
+		}
+		d.sum = hex.EncodeToString(h.Sum(nil))
+	}()
+	if err != nil {
+		d.sumFault = err
+	}
 }
 
 // ReadDocument reads the file name, or stdin when name is "-". Errors name
@@ -82,26 +244,41 @@ func ReadDocument(name string, stdin io.Reader) (*Document, error) {
 	case st.Size() > MaxSize:
 		return nil, fmt.Errorf("%s: %d bytes; at most %d are supported", name, st.Size(), MaxSize)
 	}
-	data, info, err := readFile(name, st.Size())
+	d, err := readFile(name, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &Document{Name: name, Data: data, info: info}, nil
+	d.Name = name
+	if d.mapped {
+		mappedDocs.Lock()
+		mappedDocs.docs = append(mappedDocs.docs, d)
+		mappedDocs.Unlock()
+		d.stop = make(chan struct{})
+		go trim(d.Data, TrimInterval, d.stop)
+	}
+	return d, nil
 }
 
 // readFile is os.ReadFile into a buffer sized from the file's size and
 // advised to be backed by huge pages (adviseHuge): copying a large model
-// into fresh memory is mostly page faults otherwise. It returns the file's
-// status taken before the first byte was read (for Document.Unchanged).
-func readFile(name string, size int64) ([]byte, fs.FileInfo, error) {
+// into fresh memory is mostly page faults otherwise. A regular file of
+// MapThreshold bytes or more is mapped instead. The document keeps the
+// file's status taken before the first byte was read (for
+// Document.Unchanged).
+func readFile(name string, size int64) (*Document, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	if info.Mode().IsRegular() && info.Size() >= MapThreshold && info.Size() <= MaxSize {
+		if data, err := mapFile(f, info.Size()); err == nil {
+			return &Document{Data: data, info: info, mapped: true}, nil
+		}
 	}
 	// One byte more than the size, to see the end without growing; the
 	// file may also have grown since it was stat'ed.
@@ -111,10 +288,10 @@ func readFile(name string, size int64) ([]byte, fs.FileInfo, error) {
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if err == io.EOF {
-			return data, info, nil
+			return &Document{Data: data, info: info}, nil
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
@@ -165,7 +342,7 @@ type parsed struct {
 }
 
 func parse(doc *Document) (*parsed, error) {
-	idx, err := scan(doc.Name, doc.Data)
+	idx, err := scan(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +351,14 @@ func parse(doc *Document) (*parsed, error) {
 		return p, nil
 	}
 	if n := len(idx.objects); n > 0 && idx.objects[n-1].encl == -1 && isRoot(doc.Data, idx.objects[n-1].Start) {
+		if len(idx.subs) > 0 {
+			// A model object whose "Objects" key was read apart: its
+			// tree needs every object in one index.
+			if idx, err = scanWith(doc, false); err != nil {
+				return nil, err
+			}
+			p.idx = idx
+		}
 		return p, nil // the root is an object of the model
 	}
 	has := func(keys []keySpan, k string) (keySpan, bool) {
@@ -254,15 +439,22 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 	default:
 		return nil, &ModelError{File: p.doc.Name, Path: path, Msg: "expected an object tree (a JSON object or array) or null"}
 	}
-	objs := p.idx.objects
+	idx := p.idx
+	for _, sub := range p.idx.subs {
+		if sub.start == start && sub.end == end {
+			idx = sub.idx // the tree was scanned apart
+			t.segs = idx.segs
+		}
+	}
+	objs := idx.objects
 	lo := sort.Search(len(objs), func(i int) bool { return objs[i].End > start })
 	hi := sort.Search(len(objs), func(i int) bool { return objs[i].End > end })
 	t.Objects = objs[lo:hi:hi]
-	strs := p.idx.strs
+	strs := idx.strs
 	slo := sort.Search(len(strs), func(i int) bool { return int(strs[i].off) >= start })
 	shi := sort.Search(len(strs), func(i int) bool { return int(strs[i].off) >= end })
 	t.strs = strs[slo:shi:shi]
-	t.finish(lo, p.idx.deps)
+	t.finish(lo, idx.deps)
 	return t, nil
 }
 
@@ -318,22 +510,37 @@ func LoadModel(doc *Document) (snap, incoming *Tree, err error) {
 	return p.pair()
 }
 
+// pair builds the two trees of an envelope, in parallel: each tree's id
+// index is a pass over its objects (a quarter of a plan's time on the 1M
+// model), and the trees share only what the scan recorded, which they read
+// (each writes its own range of the objects array).
 func (p *parsed) pair() (snap, incoming *Tree, err error) {
-	incoming, ok, err := p.envelopeTree("Objects")
+	build := func(key string) (*Tree, error) {
+		t, ok, err := p.envelopeTree(key)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			t = emptyTree(p.doc, p.envPath+"."+key)
+			t.Envelope = p.env
+		}
+		return t, nil
+	}
+	var snapErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer CatchFault(&snapErr)
+		snap, snapErr = build("ObjectsCopy")
+	}()
+	incoming, err = build("Objects")
+	<-done
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, err // the incoming model's error first, as before
 	}
-	if !ok {
-		incoming = emptyTree(p.doc, p.envPath+".Objects")
-		incoming.Envelope = p.env
-	}
-	snap, ok, err = p.envelopeTree("ObjectsCopy")
-	if err != nil {
-		return nil, nil, err
-	}
-	if !ok {
-		snap = emptyTree(p.doc, p.envPath+".ObjectsCopy")
-		snap.Envelope = p.env
+	if snapErr != nil {
+		return nil, nil, snapErr
 	}
 	return snap, incoming, nil
 }

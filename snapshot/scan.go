@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime/debug"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/objgc/objgc/internal/jsonedit"
 )
 
 // MaxDepth is the deepest nesting of JSON arrays and objects the reader
@@ -46,6 +49,21 @@ type flatIndex struct {
 	rootKeys []keySpan
 	taskKeys []keySpan // keys of root.model when it is an object
 	rootKind byte      // first byte of the root value
+
+	// subs are the envelope's trees scanned by scanners of their own, in
+	// document order; their objects, strings, segments and records are
+	// not in this index (see scanner.spawn).
+	subs []*subScan
+}
+
+// subScan is the scan of one value of a document, [start, end), made in
+// parallel with the rest.
+type subScan struct {
+	start, end int
+	idx        *flatIndex
+	err        error // the value's own error, or a fault (*ChangedError)
+	pos        int   // where the scanner stopped
+	done       chan struct{}
 }
 
 // scanner is a validating recursive-descent JSON reader that records the
@@ -58,6 +76,11 @@ type scanner struct {
 	path    []int32
 	pending []int32 // objects whose enclosing object is not yet known
 	idx     flatIndex
+
+	doc *Document // released every releaseEvery objects
+	// parallel lets the scanner hand the values of an envelope's
+	// "Objects" and "ObjectsCopy" to scanners of their own (spawn).
+	parallel bool
 
 	inHeader int  // > 0 while reading a header: nothing is recorded
 	inModel  bool // reading the value of the root's "model" key
@@ -76,23 +99,47 @@ func (s *scanner) str(start, end int) string {
 	return unsafe.String(&s.data[start], end-start)
 }
 
-func scan(file string, data []byte) (*flatIndex, error) {
+// ParallelMin is the least size in bytes of an envelope's "Objects" or
+// "ObjectsCopy" value that the reader scans on a goroutine of its own,
+// while it goes on with the rest of the document (the other tree): two
+// trees of a large model are read on two cores. Tests lower it.
+var ParallelMin = 8 << 20
+
+// scan reads doc's data, releasing the pages read as it goes when doc is
+// mapped (Document.Release). The trees of a large envelope are scanned in
+// parallel (ParallelMin); when any part of that goes wrong (a syntax or
+// model error, a value whose end the bracket count and the scanner see
+// differently) the document is scanned again in one pass, so that errors
+// are those of the one-pass reader, the first in document order.
+func scan(doc *Document) (*flatIndex, error) {
+	if len(doc.Data) >= ParallelMin && looksLikeEnvelope(doc.Data) {
+		idx, err := scanWith(doc, true)
+		if err == nil && idx != nil {
+			return idx, nil
+		}
+		var ce *ChangedError
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+	}
+	return scanWith(doc, false)
+}
+
+// scanWith is one scan of doc. With parallel, it returns a nil index and
+// a nil error when a parallel part went wrong: the caller scans again.
+func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
+	file, data, mapped := doc.Name, doc.Data, doc.mapped
 	if len(data) > MaxSize {
 		return nil, &ModelError{File: file, Path: "$", Msg: fmt.Sprintf("input is %d bytes; at most %d are supported", len(data), MaxSize)}
 	}
-	s := &scanner{file: file, data: data}
-	// Size the index from the input's size: real and generated models hold
-	// an object per 180 to 700 bytes, a string value per 80 to 250 and a
-	// path segment per 100 to 250. Growing doubles (see grow), so a low
-	// estimate costs one copy (sized from the density seen so far, see grow)
-	// and a high one zeroing memory never used.
-	s.idx.objects = make([]Object, 0, len(data)/384+16)
-	s.idx.strs = make([]strVal, 0, len(data)/96+16)
-	s.idx.segs = make([]int32, 0, len(data)/128+16)
-	s.idx.deps = make([]Dependency, 0, len(data)/2048+16)
-	adviseHuge(s.idx.objects)
-	adviseHuge(s.idx.strs)
-	adviseHuge(s.idx.segs)
+	s := &scanner{file: file, data: data, doc: doc, parallel: parallel}
+	if parallel {
+		// The envelope's own objects are few (in "Attributes", if any):
+		// the trees' scanners size their own indexes.
+		s.idx.alloc(nil, mapped)
+	} else {
+		s.idx.alloc(data, mapped)
+	}
 	if bytes.HasPrefix(data, utf8BOM) {
 		return nil, s.syntax("the file starts with a UTF-8 byte-order mark (bytes EF BB BF); remove it: JSON text must not begin with one (RFC 8259 section 8.1) and Murano's engine refuses it")
 	}
@@ -108,6 +155,18 @@ func scan(file string, data []byte) (*flatIndex, error) {
 			err = s.syntax(fmt.Sprintf("unexpected %s after the top-level value", s.describe()))
 		}
 	}
+	for _, sub := range s.idx.subs {
+		<-sub.done
+	}
+	for _, sub := range s.idx.subs {
+		var ce *ChangedError
+		if errors.As(sub.err, &ce) {
+			return nil, sub.err
+		}
+		if sub.err != nil || sub.pos != sub.end {
+			return nil, nil // scan again in one pass
+		}
+	}
 	if err != nil {
 		var se *SyntaxError
 		if errors.As(err, &se) && looksLikeYAML(data) {
@@ -118,7 +177,148 @@ func scan(file string, data []byte) (*flatIndex, error) {
 	return &s.idx, nil
 }
 
+// alloc sizes the index for data: every object of the model has a header,
+// so the count of '?' bytes is at least the count of objects (unless a
+// header's key is written escaped) and rarely much more (a '?' in a
+// string value); counting costs a pass at memory speed (40 ms for 370 MB).
+// The objects array is the largest: growing it would hold the old and the
+// new array at once (issue 9). Real and generated models hold a string
+// value per 80 to 250 bytes and a path segment per 30 to 250. A low
+// estimate costs one copy (sized from the density seen so far, see grow)
+// and a high one memory never touched.
+func (x *flatIndex) alloc(data []byte, mapped bool) {
+	x.objects = make([]Object, 0, countByte(data, '?', mapped)+16)
+	x.strs = make([]strVal, 0, len(data)/96+16)
+	x.segs = make([]int32, 0, len(data)/128+16)
+	x.deps = make([]Dependency, 0, len(data)/2048+16)
+	adviseHuge(x.objects)
+	adviseHuge(x.strs)
+	adviseHuge(x.segs)
+}
+
+// looksLikeEnvelope reports whether data begins as an envelope or an
+// engine task does: an object whose first key is "Objects", "ObjectsCopy",
+// "Attributes" or "model". It only chooses how to scan.
+func looksLikeEnvelope(data []byte) bool {
+	i := jsonedit.WS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = jsonedit.WS(data, i+1)
+	if i >= len(data) || data[i] != '"' {
+		return false
+	}
+	end := bytes.IndexByte(data[i+1:], '"')
+	if end < 0 {
+		return false
+	}
+	switch string(data[i+1 : i+1+end]) {
+	case "Objects", "ObjectsCopy", "Attributes", "model":
+		return true
+	}
+	return false
+}
+
+// spawn scans the value data[start:end] (an array or object, end found by
+// skipValue) on a goroutine of its own, as the one-pass scanner would at
+// this place: the same path and depth. The caller goes on at end.
+func (s *scanner) spawn(start, end int) {
+	sub := &subScan{start: start, end: end, done: make(chan struct{})}
+	s.idx.subs = append(s.idx.subs, sub)
+	c := &scanner{file: s.file, data: s.data, doc: s.doc, pos: start, depth: s.depth,
+		path: append([]int32(nil), s.path...)}
+	go func() {
+		defer close(sub.done)
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer CatchFault(&sub.err)
+		c.idx.alloc(c.data[start:end], c.doc.mapped)
+		sub.err = c.value()
+		sub.pos, sub.idx = c.pos, &c.idx
+	}()
+}
+
+// skipValue returns the end of the array or object at data[i], found by
+// counting brackets outside strings without checking anything else, or -1
+// when the input ends first. On valid JSON it is where the scanner ends
+// the value; scan checks that it is.
+func skipValue(data []byte, i int) int {
+	depth := 0
+	for i < len(data) {
+		// Eight bytes at a time while none is a quote or a bracket ('{'
+		// and '[' are 0x7b and 0x5b, '}' and ']' 0x7d and 0x5d: one test
+		// each with bit 0x20 cleared).
+		for i+8 <= len(data) {
+			x := binary.LittleEndian.Uint64(data[i:])
+			y := x &^ (lo8 * 0x20)
+			if hasByte(x, '"')|hasByte(y, '[')|hasByte(y, ']') != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(data) {
+			break
+		}
+		switch data[i] {
+		case '"':
+			j := i + 1
+			for {
+				k := bytes.IndexByte(data[j:], '"')
+				if k < 0 {
+					return -1
+				}
+				j += k
+				b := j - 1 // an odd run of backslashes escapes the quote
+				for b > i && data[b] == '\\' {
+					b--
+				}
+				if (j-1-b)%2 == 0 {
+					break
+				}
+				j++
+			}
+			i = j + 1
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			depth--
+			i++
+			if depth == 0 {
+				return i
+			}
+		default:
+			i++
+		}
+	}
+	return -1
+}
+
 var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// passChunk is the size of the pieces in which a fast pass over a mapped
+// document (countByte, the hash) reads it, releasing each one behind it:
+// such a pass reads gigabytes a second, far faster than the trimming
+// goroutine releases pages (Document, TrimInterval).
+const passChunk = 4 << 20
+
+// releaseEvery is how many objects the loops over a whole document or tree
+// read between two calls of Document.Release.
+const releaseEvery = 1 << 12
+
+// countByte returns the count of c in data, releasing the pages read
+// behind it when data is mapped.
+func countByte(data []byte, c byte, mapped bool) int {
+	if !mapped {
+		return bytes.Count(data, []byte{c})
+	}
+	n := 0
+	for lo := 0; lo < len(data); lo += passChunk {
+		chunk := data[lo:min(lo+passChunk, len(data))]
+		n += bytes.Count(chunk, []byte{c})
+		release(chunk)
+	}
+	return n
+}
 
 // looksLikeYAML reports whether data, which is not JSON, begins as YAML
 // does: a "---" document marker, a "%YAML" directive, a comment, a list
@@ -522,14 +722,23 @@ func (s *scanner) object() error {
 				case depth == 2 && s.inModel:
 					keys = &s.idx.taskKeys
 				}
+				spawned := false
 				if keys != nil {
 					k := s.noteKey(keys, ks, ke, kesc)
 					if depth == 1 {
 						s.inModel = k == "model"
 					}
+					if s.parallel && (k == "Objects" || k == "ObjectsCopy") && s.pos < len(s.data) && (s.data[s.pos] == '[' || s.data[s.pos] == '{') {
+						if end := skipValue(s.data, s.pos); end-s.pos >= ParallelMin {
+							s.spawn(s.pos, end)
+							s.pos, spawned = end, true
+						}
+					}
 				}
-				if err := s.value(); err != nil {
-					return err
+				if !spawned {
+					if err := s.value(); err != nil {
+						return err
+					}
 				}
 				if keys != nil {
 					ksp := &(*keys)[len(*keys)-1]
@@ -581,6 +790,9 @@ func (s *scanner) object() error {
 	})
 	for _, c := range s.pending[base:] {
 		s.idx.objects[c].encl = i
+	}
+	if i%releaseEvery == 0 {
+		s.doc.Release()
 	}
 	s.pending = append(s.pending[:base], i)
 	return nil

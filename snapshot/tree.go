@@ -107,7 +107,15 @@ type Tree struct {
 }
 
 // Lookup returns the index of the object with id (its first copy).
+//
+// Lookup and ObjectPath read the document at places far apart; for a
+// mapped document they release its pages as they go (Document.Release),
+// so that a loop over objects spread over a large model holds few of its
+// pages, whoever wrote the loop.
 func (t *Tree) Lookup(id string) (int32, bool) {
+	if t.Doc != nil && t.Doc.mapped {
+		t.Doc.Release()
+	}
 	return t.byID.get(t.Objects, id)
 }
 
@@ -200,6 +208,7 @@ func (t *Tree) ObjectAt(off int) int32 {
 // ObjectPath returns the JSON path of copy i, e.g.
 // $.applications[2].instance.
 func (t *Tree) ObjectPath(i int32) string {
+	t.Doc.Release()
 	o := &t.Objects[i]
 	return renderPath(t.Doc.Data, t.segs[o.segLo:o.segHi])
 }
@@ -281,6 +290,9 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 	t.byID = newIDIndex(len(objs))
 	var dupIDs map[string]bool
 	for i := range objs {
+		if i%releaseEvery == 0 {
+			t.Doc.Release()
+		}
 		o := &objs[i]
 		if o.encl >= 0 {
 			o.encl -= int32(lo)

@@ -1,0 +1,177 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// mapAll makes ReadDocument map every file for the test.
+func mapAll(t *testing.T) {
+	t.Helper()
+	old := MapThreshold
+	MapThreshold = 1
+	t.Cleanup(func() { MapThreshold = old })
+}
+
+// TestMappedReadsAsRead: a model mapped from its file gives the same
+// trees, paths, types and hash as the same file read into memory, and
+// releasing its pages changes none of its bytes. The models are the real
+// ones in testdata (see testdata/models/README.md for their origin).
+func TestMappedReadsAsRead(t *testing.T) {
+	files, err := filepath.Glob("../testdata/pairs/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no pairs in ../testdata/pairs: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			read, err := ReadDocument(f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if read.Mapped() {
+				t.Fatalf("%s is mapped at the default threshold", f)
+			}
+			mapAll(t)
+			mapped, err := ReadDocument(f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mapped.Close()
+			if !mapped.Mapped() {
+				t.Fatalf("%s: not mapped with MapThreshold 1", f)
+			}
+			rs, ri, err := LoadModel(read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mapped.Release()
+			ms, mi, err := LoadModel(mapped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mapped.Release()
+			if !reflect.DeepEqual(summarize(rs), summarize(ms)) || !reflect.DeepEqual(summarize(ri), summarize(mi)) {
+				t.Errorf("%s: the mapped model's trees differ from the read one's", f)
+			}
+			if read.SHA256() != mapped.SHA256() {
+				t.Errorf("%s: sha256 %s mapped, %s read", f, mapped.SHA256(), read.SHA256())
+			}
+			mapped.Release()
+			if !bytes.Equal(read.Data, mapped.Data) {
+				t.Errorf("%s: the mapped bytes differ from the file's after Release", f)
+			}
+		})
+	}
+}
+
+// TestTruncatedMappedFile: a file truncated while it is mapped makes a read
+// of it fault (SIGBUS); CatchFault turns that into a *ChangedError naming
+// the file, in the reader and in the hash, instead of a crash.
+func TestTruncatedMappedFile(t *testing.T) {
+	mapAll(t)
+	name := filepath.Join(t.TempDir(), "model.json")
+	body := bytes.Repeat([]byte(" "), 1<<20)
+	copy(body, `{"Objects": null}`)
+	if err := os.WriteFile(name, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := ReadDocument(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer doc.Close()
+	if !doc.Mapped() {
+		t.Fatal("not mapped")
+	}
+	if err := os.Truncate(name, 0); err != nil {
+		t.Fatal(err)
+	}
+	var ce *ChangedError
+
+	_, _, err = func() (s, i *Tree, err error) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer CatchFault(&err)
+		return LoadModel(doc)
+	}()
+	if !errors.As(err, &ce) || ce.File != name {
+		t.Fatalf("LoadModel of a truncated mapped file: %v, want a *ChangedError naming %s", err, name)
+	}
+
+	err = func() (err error) {
+		defer CatchFault(&err)
+		doc.SHA256()
+		return nil
+	}()
+	if !errors.As(err, &ce) || ce.File != name {
+		t.Fatalf("SHA256 of a truncated mapped file: %v, want a *ChangedError naming %s", err, name)
+	}
+}
+
+// TestCatchFaultPassesOtherPanics: CatchFault re-panics with what is not a
+// fault in a mapped document.
+func TestCatchFaultPassesOtherPanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r != "other" {
+			t.Fatalf("recovered %v, want the panic passed on", r)
+		}
+	}()
+	var err error
+	func() {
+		defer CatchFault(&err)
+		panic("other")
+	}()
+	t.Fatal("CatchFault swallowed a panic that was not a fault")
+}
+
+// TestCheckMapped: a mapped file written in place after it was mapped is a
+// *ChangedError (its bytes may be part old, part new); an untouched one and
+// a file read into memory (its own copy) are not.
+func TestCheckMapped(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "model.json")
+	body := []byte(`{"Objects": null, "ObjectsCopy": null}`)
+	if err := os.WriteFile(name, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// An hour back, so that the write below changes the modification
+	// time whatever the clock's granularity.
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(name, past, past); err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadDocument(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapAll(t)
+	mapped, err := ReadDocument(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mapped.Close()
+	if err := mapped.CheckMapped(); err != nil {
+		t.Fatalf("untouched file: %v", err)
+	}
+	// The same bytes written in place: size and contents alike, the
+	// status change time is not.
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(body[:1], 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var ce *ChangedError
+	if err := mapped.CheckMapped(); !errors.As(err, &ce) || ce.File != name {
+		t.Fatalf("file written in place: %v, want a *ChangedError naming %s", err, name)
+	}
+	if err := read.CheckMapped(); err != nil {
+		t.Fatalf("a document read into memory: %v, want nil", err)
+	}
+}

@@ -1,0 +1,127 @@
+package snapshot
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/objgc/objgc/internal/modelgen"
+)
+
+// loadResult is what the three loaders make of one input, in comparable
+// form: each tree's objects (summarize), records and string values, or
+// the loader's error.
+type loadResult struct {
+	Model, Snapshot, Graph []string
+}
+
+func treeResult(t *Tree) []string {
+	var out []string
+	for _, s := range summarize(t) {
+		out = append(out, fmt.Sprintf("%+v", s))
+	}
+	for i := range t.Objects {
+		out = append(out, fmt.Sprintf("deps %d %v dup %v", i, t.Dependencies(int32(i)), t.Objects[i].First))
+	}
+	t.Strings(func(sv StringValue) bool {
+		out = append(out, fmt.Sprintf("str %d %q", sv.Offset, sv.Value))
+		return true
+	})
+	return append(out, fmt.Sprintf("span %d %d null %v idless %v dups %v", t.Start, t.End, t.Null, t.IDless, t.Duplicates))
+}
+
+func loadAll(data []byte) loadResult {
+	var r loadResult
+	d := NewDocument("m.json", data)
+	if s, i, err := LoadModel(d); err != nil {
+		r.Model = []string{err.Error()}
+	} else {
+		r.Model = append(treeResult(s), treeResult(i)...)
+	}
+	if s, err := LoadSnapshot(d); err != nil {
+		r.Snapshot = []string{err.Error()}
+	} else {
+		r.Snapshot = treeResult(s)
+	}
+	if g, err := LoadGraph(d); err != nil {
+		r.Graph = []string{err.Error()}
+	} else {
+		r.Graph = treeResult(g)
+	}
+	return r
+}
+
+// checkParallelSame fails when reading data with the trees scanned in
+// parallel (every "Objects" and "ObjectsCopy" value, ParallelMin 1) gives
+// anything but what the one-pass scanner gives: the same trees, records,
+// strings and the same errors.
+func checkParallelSame(t *testing.T, data []byte) {
+	t.Helper()
+	old := ParallelMin
+	defer func() { ParallelMin = old }()
+	ParallelMin = 1 << 62
+	one := loadAll(data)
+	ParallelMin = 1
+	par := loadAll(data)
+	if !reflect.DeepEqual(one, par) {
+		for _, k := range []struct {
+			name string
+			o, p []string
+		}{{"LoadModel", one.Model, par.Model}, {"LoadSnapshot", one.Snapshot, par.Snapshot}, {"LoadGraph", one.Graph, par.Graph}} {
+			if !reflect.DeepEqual(k.o, k.p) {
+				n := min(len(k.o), len(k.p), 5)
+				t.Fatalf("%s: the parallel scan differs from the one-pass scan:\none pass (%d lines): %q\nparallel (%d lines): %q", k.name, len(k.o), k.o[:n], len(k.p), k.p[:n])
+			}
+		}
+	}
+}
+
+// TestParallelScanSameAsOnePass reads the real models and pairs of
+// testdata, a generated envelope, and broken copies of them (cut short,
+// a byte changed, brackets unbalanced inside a tree) with the trees
+// scanned in parallel and in one pass: the results and errors are the
+// same (scan falls back to one pass when a tree's scan fails).
+func TestParallelScanSameAsOnePass(t *testing.T) {
+	var inputs [][]byte
+	for _, pattern := range []string{"../testdata/models/*.json", "../testdata/pairs/*.json"} {
+		files, err := filepath.Glob(pattern)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no files match %s: %v", pattern, err)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs = append(inputs, data)
+		}
+	}
+	var snap, inc bytes.Buffer
+	if _, err := modelgen.Generate(&snap, &inc, modelgen.Config{Objects: 2000, RemoveApps: 0.2, Seed: 3, Indent: true, DanglingRefs: 5}); err != nil {
+		t.Fatal(err)
+	}
+	env := []byte(`{"Objects": ` + inc.String() + `, "ObjectsCopy": ` + snap.String() + `, "Attributes": []}`)
+	task := []byte(`{"model": {"ObjectsCopy": ` + snap.String() + `, "Objects": ` + inc.String() + `}, "token": "x"}`)
+	// A model object at the root with a key "Objects": read apart, its
+	// objects must still be in the one tree.
+	rootObj := []byte(`{"?": {"id": "root"}, "Objects": ` + snap.String() + `}`)
+	inputs = append(inputs, env, task, rootObj)
+	for _, in := range inputs[:len(inputs):len(inputs)] {
+		n := len(in)
+		broken := [][]byte{
+			in[:n/2], // cut short
+			in[:n-1], // the last bracket missing
+			append(append(bytes.Clone(in[:n/3]), ']'), in[n/3:]...), // a bracket too many
+			append(append(bytes.Clone(in[:n/3]), '"'), in[n/3:]...), // a quote too many
+			bytes.Replace(in, []byte(`"?"`), []byte(`"?" `), 1),
+			bytes.Replace(in, []byte(`"id"`), []byte(`"id\u0000"`), 1),
+		}
+		inputs = append(inputs, broken...)
+	}
+	for i, in := range inputs {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkParallelSame(t, in) })
+	}
+}
