@@ -37,8 +37,10 @@ var applyCmds = map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	"hooks":      cmdHooks,
 	"doomed":     cmdDoomed,
 	"traceorder": cmdTraceorder,
+	"traceruns":  cmdTraceruns,
 	"json":       cmdJSON,
 	"alive":      cmdAlive,
+	"undeploy":   cmdUndeploy,
 }
 
 // waitLimit bounds every wait of a script for a process or a file: a
@@ -387,18 +389,7 @@ func cmdTraceorder(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("traceorder: bad line number %q", args[2])
 		}
 	}
-	data, err := os.ReadFile(ts.MkAbs(args[0]))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		ts.Check(err)
-	}
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	var runs []string
-	for i, l := range lines {
-		if i+1 < from || l == "" || strings.HasPrefix(l, "start ") {
-			continue
-		}
-		runs = append(runs, l)
-	}
+	runs := traceRuns(ts, args[0], from)
 	p := readPlan(ts, args[1])
 	var blocks [][]string
 	for i, n := range p.Notifications {
@@ -438,6 +429,36 @@ func cmdTraceorder(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// traceRuns returns the run lines ("<event> <id> <group>") of a trace
+// from line from on: every line but the "start " ones.
+func traceRuns(ts *testscript.TestScript, name string, from int) []string {
+	data, err := os.ReadFile(ts.MkAbs(name))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		ts.Check(err)
+	}
+	var runs []string
+	for i, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if i+1 < from || l == "" || strings.HasPrefix(l, "start ") {
+			continue
+		}
+		runs = append(runs, l)
+	}
+	return runs
+}
+
+// cmdTraceruns prints the run lines of a trace ("<event> <id> <group>",
+// not the "start " lines), sorted: traceruns TRACE. A missing trace has
+// none.
+func cmdTraceruns(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: traceruns TRACE")
+	}
+	out := ts.Stdout()
+	for _, l := range slices.Sorted(slices.Values(traceRuns(ts, args[0], 1))) {
+		fmt.Fprintln(out, l)
+	}
+}
+
 // cmdJSON prints values of a JSON file, one a line, each selected by a
 // gjson path (github.com/tidwall/gjson): json FILE PATH... A string
 // prints as itself, anything else as JSON; a path that selects nothing
@@ -462,6 +483,64 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 			fmt.Fprintln(ts.Stdout(), r.Raw)
 		}
 	}
+}
+
+// cmdUndeploy removes every object with header id ID from the Objects
+// tree of a model, as the next deployment would: undeploy MODEL ID. The
+// model is rewritten with encoding/json (keys sorted, two-space indent).
+// An ID that is not in Objects fails.
+func cmdUndeploy(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: undeploy MODEL ID")
+	}
+	path := ts.MkAbs(args[0])
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	var env map[string]any
+	if err := json.Unmarshal(data, &env); err != nil {
+		ts.Fatalf("undeploy: %s: %v", args[0], err)
+	}
+	found := false
+	is := func(v any) bool {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		h, ok := m["?"].(map[string]any)
+		return ok && h["id"] == args[1]
+	}
+	var drop func(v any) any
+	drop = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if is(x) {
+					found = true
+					v[k] = nil
+					continue
+				}
+				v[k] = drop(x)
+			}
+		case []any:
+			out := v[:0]
+			for _, x := range v {
+				if is(x) {
+					found = true
+					continue
+				}
+				out = append(out, drop(x))
+			}
+			return out
+		}
+		return v
+	}
+	env["Objects"] = drop(env["Objects"])
+	if !found {
+		ts.Fatalf("undeploy: %s has no object %s in Objects", args[0], args[1])
+	}
+	data, err = json.MarshalIndent(env, "", "  ")
+	ts.Check(err)
+	ts.Check(os.WriteFile(path, data, 0o644))
 }
 
 // cmdAlive asserts that a process whose pid a file holds still runs (not
