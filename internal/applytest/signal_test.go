@@ -235,3 +235,12 @@ func TestInterruptDuringNotifications(t *testing.T) {
 		t.Errorf("an interrupted notification phase changed what is doomed")
 	}
 }
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid string) bool {
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || !strings.HasPrefix(string(stat[i+1:]), " Z")
+}
