@@ -235,6 +235,7 @@ func TestInterruptDuringNotifications(t *testing.T) {
 		t.Errorf("an interrupted notification phase changed what is doomed")
 	}
 }
+
 // alive reports whether process pid exists and is not a zombie.
 func alive(pid string) bool {
 	stat, err := os.ReadFile("/proc/" + pid + "/stat")
