@@ -41,6 +41,8 @@ var applyCmds = map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	"json":       cmdJSON,
 	"alive":      cmdAlive,
 	"undeploy":   cmdUndeploy,
+	"waitopen":   cmdWaitopen,
+	"partition":  cmdPartition,
 }
 
 // waitLimit bounds every wait of a script for a process or a file: a
@@ -447,15 +449,63 @@ func traceRuns(ts *testscript.TestScript, name string, from int) []string {
 }
 
 // cmdTraceruns prints the run lines of a trace ("<event> <id> <group>",
-// not the "start " lines), sorted: traceruns TRACE. A missing trace has
-// none.
+// not the "start " lines), sorted: traceruns [-ids] TRACE. With -ids it
+// prints only their ids. A missing trace has none.
 func cmdTraceruns(ts *testscript.TestScript, neg bool, args []string) {
+	ids := len(args) > 0 && args[0] == "-ids"
+	if ids {
+		args = args[1:]
+	}
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: traceruns TRACE")
+		ts.Fatalf("usage: traceruns [-ids] TRACE")
 	}
 	out := ts.Stdout()
-	for _, l := range slices.Sorted(slices.Values(traceRuns(ts, args[0], 1))) {
+	var lines []string
+	for _, l := range traceRuns(ts, args[0], 1) {
+		if f := strings.Fields(l); ids && len(f) > 1 {
+			l = f[1]
+		}
+		lines = append(lines, l)
+	}
+	for _, l := range slices.Sorted(slices.Values(lines)) {
 		fmt.Fprintln(out, l)
+	}
+}
+
+// cmdPartition asserts that the lines of files A and B are disjoint and
+// together are the lines of ALL (as sets): partition ALL A B.
+func cmdPartition(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: partition ALL A B")
+	}
+	set := func(name string) map[string]bool {
+		data, err := os.ReadFile(ts.MkAbs(name))
+		ts.Check(err)
+		out := map[string]bool{}
+		for _, l := range strings.Split(string(data), "\n") {
+			if l != "" {
+				out[l] = true
+			}
+		}
+		return out
+	}
+	all, a, b := set(args[0]), set(args[1]), set(args[2])
+	for l := range a {
+		if b[l] {
+			ts.Fatalf("%s is in both %s and %s", l, args[1], args[2])
+		}
+	}
+	for l := range all {
+		if !a[l] && !b[l] {
+			ts.Fatalf("%s of %s is in neither %s nor %s", l, args[0], args[1], args[2])
+		}
+	}
+	for _, m := range []map[string]bool{a, b} {
+		for l := range m {
+			if !all[l] {
+				ts.Fatalf("%s is not in %s", l, args[0])
+			}
+		}
 	}
 }
 
@@ -580,6 +630,40 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("processes %v still run", running)
 	case !neg && len(running) < len(files):
 		ts.Fatalf("only %v of the %d processes run", running, len(files))
+	}
+}
+
+// cmdWaitopen waits until a process bg started has a file open (Linux
+// /proc/PID/fd): waitopen NAME FILE. A process waiting for a lock has
+// its lock file open, so this tells a waiting objgc from one that has not
+// got that far yet. It polls every 10 ms, for at most a minute.
+func cmdWaitopen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitopen NAME FILE")
+	}
+	p := findBg(ts, args[0])
+	pid := strconv.Itoa(p.cmd.Process.Pid)
+	want := ts.MkAbs(args[1])
+	holds := func() bool {
+		fds, _ := os.ReadDir(filepath.Join("/proc", pid, "fd"))
+		for _, fd := range fds {
+			if to, err := os.Readlink(filepath.Join("/proc", pid, "fd", fd.Name())); err == nil && to == want {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(waitLimit)
+	for !holds() {
+		select {
+		case <-p.done:
+			ts.Fatalf("%s ended before it opened %s", args[0], args[1])
+		default:
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waited %v for %s to open %s", waitLimit, args[0], args[1])
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for time to pass
 	}
 }
 
