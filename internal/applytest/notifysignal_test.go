@@ -36,7 +36,6 @@ func TestInterruptDuringNotifications(t *testing.T) {
 	e.touchState("sleep", "0.3")
 
 	c, stdout, stderr := e.command("apply", "--hooks-dir", e.hooks, "--parallelism", "1", model)
-	start := time.Now()
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +51,7 @@ func TestInterruptDuringNotifications(t *testing.T) {
 		return perGroup[g] >= 2
 	})
 	signal(t, c, syscall.SIGINT)
-	r := e.wait(c, stdout, stderr, start, time.Minute)
+	r := e.wait(c, stdout, stderr, time.Minute)
 	mustExit(t, r, 130)
 	if st := e.started(); len(st) != running {
 		t.Errorf("%d hooks started, want only the %d started before SIGINT: %q", len(st), running, e.trace())
