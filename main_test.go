@@ -25,7 +25,8 @@ var update = flag.Bool("update", false, "rewrite the expected output in testdata
 // as "objgc" in the scripts' PATH, and runs cmd.Main when called so.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"objgc": func() { os.Exit(cmd.Main(cmd.BuildInfo{Version: "test"})) },
+		"objgc":    func() { os.Exit(cmd.Main(cmd.BuildInfo{Version: "test"})) },
+		"holdlock": func() { os.Exit(holdlockMain()) },
 	})
 }
 
@@ -53,6 +54,16 @@ func TestScripts(t *testing.T) {
 			// A race-enabled objgc would sleep a second before every
 			// successful exit (the race runtime's default).
 			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			// The hook scripts of testdata/hooks keep their trace and
+			// read their orders there.
+			env.Setenv("OBJGC_TEST_STATE", filepath.Join(env.WorkDir, "state"))
+			var names []string
+			for _, kv := range env.Vars {
+				if n, _, ok := strings.Cut(kv, "="); ok && n != "" {
+					names = append(names, n)
+				}
+			}
+			env.Values[bgEnvKey{}] = names
 			for _, dir := range []string{"models", "pairs"} {
 				if err := copyDir(filepath.Join(repo, "testdata", dir), filepath.Join(env.WorkDir, dir)); err != nil {
 					return err
@@ -60,7 +71,7 @@ func TestScripts(t *testing.T) {
 			}
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		Cmds: scriptCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":   cmdExitcode,
 			"bigstring":  cmdBigstring,
 			"repeat":     cmdRepeat,
@@ -68,7 +79,7 @@ func TestScripts(t *testing.T) {
 			"unwritable": cmdUnwritable,
 			"usepkg":     cmdUsePackage,
 			"zipdir":     cmdZipDir,
-		},
+		}),
 		Condition: func(cond string) (bool, error) {
 			if cond == "unwritable" {
 				return canMakeUnwritable(), nil
@@ -76,6 +87,14 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// scriptCmds adds the commands of main_apply_test.go to cmds.
+func scriptCmds(cmds map[string]func(ts *testscript.TestScript, neg bool, args []string)) map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	for name, c := range applyCmds {
+		cmds[name] = c
+	}
+	return cmds
 }
 
 // cmdExitcode runs a command and asserts its exact exit status:

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,7 +62,7 @@ func TestJournalGroupCommit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- j.Append(Record{ID: fmt.Sprintf("o%d", w), To: StateDoomed})
+			errs <- j.Append(StateChange{ID: fmt.Sprintf("o%d", w), To: StateDoomed})
 		}()
 	}
 	wg.Wait()
@@ -97,9 +96,9 @@ func TestJournalWriteThenClose(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mustWrite(Record{ID: "o", To: StateDoomed})
-	mustWrite(Record{ID: "o", To: StateNotified})
-	mustWrite(Record{ID: "o", To: StateDestroying})
+	mustWrite(StateChange{ID: "o", To: StateDoomed})
+	mustWrite(StateChange{ID: "o", To: StateNotified})
+	mustWrite(StateChange{ID: "o", To: StateDestroying})
 	if lines := readLines(t, path); len(lines) != 1 {
 		t.Errorf("state changes reached the file before a hook record, Sync or Close: %q", lines)
 	}
@@ -113,7 +112,7 @@ func TestJournalWriteThenClose(t *testing.T) {
 	if *syncs != 0 {
 		t.Errorf("%d fsyncs for state changes and a start record, want none", *syncs)
 	}
-	mustWrite(Record{ID: "o", To: StateFailed})
+	mustWrite(StateChange{ID: "o", To: StateFailed})
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -218,12 +217,26 @@ func TestApplySyncsBeforeDependentHook(t *testing.T) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		off += int64(len(sc.Bytes())) + 1
-		var rec Record
-		json.Unmarshal(sc.Bytes(), &rec)
-		if rec.ID == "a" && rec.Phase == PhaseStart {
+		if off == int64(len(sc.Bytes()))+1 {
+			continue // the header
+		}
+		_, rec, err := decodeRecord(sc.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, ok := rec.(HookStart); ok && h.Key.ID == "a" {
 			break
 		}
-		if strings.HasPrefix(rec.ID, "i") {
+		var id string
+		switch r := rec.(type) {
+		case StateChange:
+			id = r.ID
+		case HookStart:
+			id = r.Key.ID
+		case HookEnd:
+			id = r.Key.ID
+		}
+		if strings.HasPrefix(id, "i") {
 			need = off
 		}
 	}

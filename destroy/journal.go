@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,41 +34,6 @@ const (
 	PhaseStart Phase = "start"
 	PhaseEnd   Phase = "end"
 )
-
-// RecordKind is the kind of a journal Record. The JSON lines carry no
-// kind: it follows from the fields a record sets (Record.Kind), so that
-// journals written before there was a RecordKind read the same.
-type RecordKind int
-
-// Record kinds.
-const (
-	KindState      RecordKind = iota + 1 // a state change: From, To
-	KindHook                             // a hook record: Hook, Phase
-	KindCommitting                       // a committing record: Committing
-	KindCommitted                        // a commit record: Committed
-)
-
-// Kind returns the kind of r from the fields it sets, and an error for a
-// record that sets the fields of no kind or of more than one.
-func (r *Record) Kind() (RecordKind, error) {
-	var kinds []RecordKind
-	if r.To != "" || r.From != "" {
-		kinds = append(kinds, KindState)
-	}
-	if r.Hook != "" || r.Phase != "" {
-		kinds = append(kinds, KindHook)
-	}
-	if r.Committing != nil {
-		kinds = append(kinds, KindCommitting)
-	}
-	if r.Committed != nil {
-		kinds = append(kinds, KindCommitted)
-	}
-	if len(kinds) != 1 {
-		return 0, errors.New("a record is one of a state change, a hook record, a committing record and a commit record")
-	}
-	return kinds[0], nil
-}
 
 // ErrJournalInputs is wrapped by OpenJournal's error when the journal
 // belongs to a run on other inputs. The journal is left alone.
@@ -91,43 +57,6 @@ type journalHeader struct {
 	PID     int            `json:"pid"`
 }
 
-// Record is one line of the journal after the header. It is one of
-// (Kind tells which from the fields it sets):
-//
-//   - a state change: ID, From, To (From may be left empty in Append: the
-//     journal fills in the object's last recorded state);
-//   - a hook record: Hook (the hook's path), Event ("destroy" or the
-//     handler's name), ID (the object the hook runs for: for a notification
-//     the publisher), Subscriber (notifications only), Phase; an end record
-//     also has OK, and Exit when the hook exited (not when it was killed by
-//     a signal or could not start), and Patch, the merge patch a
-//     notification printed;
-//   - a committing record: Committing, the outputs of a write-back about
-//     to be renamed into place, with the sha256 of the new content
-//     (absolute paths). Should the run die before its commit record, the
-//     next OpenJournal reads the outputs: if they hold that content, the
-//     rename happened and the journal is finished;
-//   - a commit record: Committed, the outputs of a write-back that has been
-//     renamed into place.
-//
-// Seq numbers the records 1, 2, 3... in the order they were written;
-// Append assigns it.
-type Record struct {
-	Seq        int64           `json:"seq"`
-	Hook       string          `json:"hook,omitempty"`
-	Event      string          `json:"event,omitempty"`
-	ID         string          `json:"id,omitempty"`
-	Subscriber string          `json:"subscriber,omitempty"`
-	From       State           `json:"from,omitempty"`
-	To         State           `json:"to,omitempty"`
-	Phase      Phase           `json:"phase,omitempty"`
-	Exit       *int            `json:"exit,omitempty"`
-	OK         *bool           `json:"ok,omitempty"`
-	Patch      json.RawMessage `json:"patch,omitempty"`
-	Committing []JournalInput  `json:"committing,omitempty"`
-	Committed  []JournalInput  `json:"committed,omitempty"`
-}
-
 // HookKey names one run of a hook: the same key in a resumed run is the
 // same hook run.
 type HookKey struct {
@@ -135,10 +64,6 @@ type HookKey struct {
 	Event      string // "destroy" or the handler's name
 	ID         string // the object (for a notification, the publisher)
 	Subscriber string // notifications only
-}
-
-func (r *Record) key() HookKey {
-	return HookKey{Hook: r.Hook, Event: r.Event, ID: r.ID, Subscriber: r.Subscriber}
 }
 
 // HookResult is what an end record says about a hook run.
@@ -389,17 +314,17 @@ func (j *Journal) replay(r io.Reader) (res replayed, end, torn int64, err error)
 				return res, 0, 0, fmt.Errorf("line 1: %w", err)
 			}
 		} else {
-			var rec Record
-			if err := strictUnmarshal(line, &rec); err != nil {
-				return res, 0, 0, fmt.Errorf("line %d: not a record: %w", n, err)
-			}
-			if rec.Seq != j.seq+1 {
-				return res, 0, 0, fmt.Errorf("line %d: seq %d after %d", n, rec.Seq, j.seq)
-			}
-			if err := j.check(&rec, true); err != nil {
+			seq, rec, err := decodeRecord(bytes.TrimSuffix(line, []byte{'\n'}))
+			if err != nil {
 				return res, 0, 0, fmt.Errorf("line %d: %w", n, err)
 			}
-			j.apply(&rec)
+			if seq != j.seq+1 {
+				return res, 0, 0, fmt.Errorf("line %d: seq %d after %d", n, seq, j.seq)
+			}
+			if err := j.check(rec, true); err != nil {
+				return res, 0, 0, fmt.Errorf("line %d: seq %d: %w", n, seq, err)
+			}
+			j.apply(seq, rec)
 		}
 		end += int64(len(line))
 	}
@@ -449,113 +374,94 @@ func strictUnmarshal(line []byte, v any) error {
 
 // check validates rec against the journal's state. replay is true while
 // reading an existing journal: a hook that started without an end may
-// start again (the resumed run restarted it).
-func (j *Journal) check(rec *Record, replay bool) error {
-	kind, err := rec.Kind()
-	if err != nil {
-		return err
-	}
+// start again (the resumed run restarted it). A StateChange's From must
+// be filled in.
+func (j *Journal) check(rec Record, replay bool) error {
 	if j.committed {
 		return errors.New("record after the commit record")
 	}
-	switch kind {
-	case KindCommitting, KindCommitted:
-		if rec.ID != "" || rec.Event != "" || rec.Subscriber != "" || rec.Exit != nil || rec.OK != nil || rec.Patch != nil {
-			return errors.New("commit record with other fields")
+	switch r := rec.(type) {
+	case CommittingRecord:
+		if len(r.Outputs) == 0 {
+			return errors.New("committing record without outputs")
 		}
-		if kind == KindCommitting {
-			if len(rec.Committing) == 0 {
-				return errors.New("committing record without outputs")
-			}
-			for _, o := range rec.Committing {
-				if !filepath.IsAbs(o.Path) || !isSHA256(o.SHA256) {
-					return fmt.Errorf("committing record: output %q (sha256 %q): want an absolute path and 64 lower-case hex digits", o.Path, o.SHA256)
-				}
+		for _, o := range r.Outputs {
+			if !filepath.IsAbs(o.Path) || !isSHA256(o.SHA256) {
+				return fmt.Errorf("committing record: output %q (sha256 %q): want an absolute path and 64 lower-case hex digits", o.Path, o.SHA256)
 			}
 		}
 		return nil
-	case KindState:
-		if rec.ID == "" {
+	case CommitRecord:
+		return nil // Commit refuses one without outputs
+	case StateChange:
+		if r.ID == "" {
 			return errors.New("state change without an object id")
 		}
-		if rec.Event != "" || rec.Subscriber != "" || rec.Exit != nil || rec.OK != nil || rec.Patch != nil {
-			return fmt.Errorf("object %s: state change with hook fields", rec.ID)
+		if cur := j.state(r.ID); r.From != cur {
+			return fmt.Errorf("object %s: state change from %s, but its recorded state is %s", r.ID, r.From, cur)
 		}
-		cur := j.state(rec.ID)
-		if rec.From == "" {
-			if replay {
-				return fmt.Errorf("object %s: state change without from", rec.ID)
-			}
-			rec.From = cur
-		}
-		if rec.From != cur {
-			return fmt.Errorf("object %s: state change from %s, but its recorded state is %s", rec.ID, rec.From, cur)
-		}
-		if err := Transition(rec.From, rec.To); err != nil {
-			err.(*TransitionError).ID = rec.ID
+		if err := Transition(r.From, r.To); err != nil {
+			err.(*TransitionError).ID = r.ID
 			return err
 		}
 		return nil
-	}
-	if rec.Hook == "" || rec.Event == "" || rec.ID == "" {
-		return errors.New("hook record without hook, event or object id")
-	}
-	k := rec.key()
-	switch rec.Phase {
-	case PhaseStart:
+	case HookStart:
+		k := r.Key
+		if err := checkHookKey(k); err != nil {
+			return err
+		}
 		// A hook that succeeded never runs again. One that failed may be
 		// retried: the new start record begins a new attempt.
-		if r, ok := j.done[k]; ok && r.OK {
-			return fmt.Errorf("hook %s %s for %s: already ended successfully", rec.Hook, rec.Event, rec.ID)
-		}
-		if rec.Exit != nil || rec.OK != nil || rec.Patch != nil {
-			return fmt.Errorf("hook %s %s for %s: start record with a result", rec.Hook, rec.Event, rec.ID)
+		if res, ok := j.done[k]; ok && res.OK {
+			return fmt.Errorf("hook %s %s for %s: already ended successfully", k.Hook, k.Event, k.ID)
 		}
 		if !replay && j.here[k] {
-			return fmt.Errorf("hook %s %s for %s: already started", rec.Hook, rec.Event, rec.ID)
+			return fmt.Errorf("hook %s %s for %s: already started", k.Hook, k.Event, k.ID)
 		}
-	case PhaseEnd:
+		return nil
+	case HookEnd:
+		k := r.Key
+		if err := checkHookKey(k); err != nil {
+			return err
+		}
 		if _, ok := j.done[k]; ok {
-			return fmt.Errorf("hook %s %s for %s: already has an end record", rec.Hook, rec.Event, rec.ID)
-		}
-		if rec.OK == nil {
-			return fmt.Errorf("hook %s %s for %s: end record without ok", rec.Hook, rec.Event, rec.ID)
+			return fmt.Errorf("hook %s %s for %s: already has an end record", k.Hook, k.Event, k.ID)
 		}
 		if _, ok := j.running[k]; !ok {
-			return fmt.Errorf("hook %s %s for %s: end record without a start record", rec.Hook, rec.Event, rec.ID)
+			return fmt.Errorf("hook %s %s for %s: end record without a start record", k.Hook, k.Event, k.ID)
 		}
-		if rec.Patch != nil && !json.Valid(rec.Patch) {
-			return fmt.Errorf("hook %s %s for %s: patch is not JSON", rec.Hook, rec.Event, rec.ID)
+		if r.Result.Patch != nil && !json.Valid(r.Result.Patch) {
+			return fmt.Errorf("hook %s %s for %s: patch is not JSON", k.Hook, k.Event, k.ID)
 		}
-	default:
-		return fmt.Errorf("hook record phase %q, want %q or %q", rec.Phase, PhaseStart, PhaseEnd)
+		return nil
+	}
+	return fmt.Errorf("record of type %T", rec)
+}
+
+func checkHookKey(k HookKey) error {
+	if k.Hook == "" || k.Event == "" || k.ID == "" {
+		return errors.New("hook record without hook, event or object id")
 	}
 	return nil
 }
 
-// apply updates the journal's state with a checked record.
-func (j *Journal) apply(rec *Record) {
-	j.seq = rec.Seq
-	kind, _ := rec.Kind() // checked
-	switch {
-	case kind == KindCommitted:
+// apply updates the journal's state with checked record seq.
+func (j *Journal) apply(seq int64, rec Record) {
+	j.seq = seq
+	switch r := rec.(type) {
+	case CommitRecord:
 		j.committed = true
-	case kind == KindCommitting:
-		j.committing = rec.Committing
-	case kind == KindState:
-		j.states[rec.ID] = rec.To
-	case rec.Phase == PhaseStart:
-		delete(j.done, rec.key()) // a retry after a failure
-		j.running[rec.key()] = rec.Seq
-	default:
-		k := rec.key()
-		delete(j.running, k)
-		delete(j.here, k)
-		res := HookResult{OK: *rec.OK, Exit: -1, Patch: rec.Patch}
-		if rec.Exit != nil {
-			res.Exit = *rec.Exit
-		}
-		j.done[k] = res
+	case CommittingRecord:
+		j.committing = r.Outputs
+	case StateChange:
+		j.states[r.ID] = r.To
+	case HookStart:
+		delete(j.done, r.Key) // a retry after a failure
+		j.running[r.Key] = seq
+	case HookEnd:
+		delete(j.running, r.Key)
+		delete(j.here, r.Key)
+		j.done[r.Key] = r.Result
 	}
 }
 
@@ -601,11 +507,11 @@ const journalBuffer = 64 << 10
 // or of a later one, returns; a step that depends on it must not start
 // before that.
 //
-// A state change must be legal (Transition) from the object's last
+// A StateChange must be legal (Transition) from the object's last
 // recorded state (alive when none); an empty From is filled in with that
-// state. A hook start is refused for a hook that ended successfully, or
+// state. A HookStart is refused for a hook that ended successfully, or
 // that this process started and has not ended; a hook that ended in
-// failure may start again (a retry). A hook end needs a start and OK.
+// failure may start again (a retry). A HookEnd needs a start.
 // A refused record is not written, and the error is a *TransitionError for
 // an illegal transition. After a failed write or fsync the journal
 // refuses every record: the file's content is in doubt.
@@ -618,26 +524,31 @@ func (j *Journal) Write(rec Record) (int64, error) {
 	if j.f == nil {
 		return 0, fmt.Errorf("journal %s: closed", j.path)
 	}
-	if err := j.check(&rec, false); err != nil {
+	sc, isState := rec.(StateChange)
+	if isState && sc.From == "" {
+		sc.From = j.state(sc.ID)
+		rec = sc
+	}
+	if err := j.check(rec, false); err != nil {
 		return 0, fmt.Errorf("journal %s: %w", j.path, err)
 	}
-	rec.Seq = j.seq + 1
-	line, err := json.Marshal(&rec)
+	seq := j.seq + 1
+	line, err := encodeRecord(seq, rec)
 	if err != nil {
 		return 0, fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	j.buf = append(append(j.buf, line...), '\n')
 	j.pending++
-	j.apply(&rec)
-	if rec.Phase == PhaseStart {
-		j.here[rec.key()] = true
+	j.apply(seq, rec)
+	if r, ok := rec.(HookStart); ok {
+		j.here[r.Key] = true
 	}
-	if rec.To == "" || len(j.buf) >= journalBuffer {
+	if !isState || len(j.buf) >= journalBuffer {
 		if err := j.flushLocked(); err != nil {
 			return 0, err
 		}
 	}
-	return rec.Seq, nil
+	return seq, nil
 }
 
 // flushLocked writes the buffered records to the file with one write(2).
@@ -716,7 +627,7 @@ func (j *Journal) flushSoon() {
 // SetState writes a state change of the object from its last recorded
 // state to to (Write: no fsync of its own; a dependent step Syncs).
 func (j *Journal) SetState(id string, to State) error {
-	_, err := j.Write(Record{ID: id, To: to})
+	_, err := j.Write(StateChange{ID: id, To: to})
 	return err
 }
 
@@ -724,7 +635,7 @@ func (j *Journal) SetState(id string, to State) error {
 // started. It is not synced: a hook with no durable end record runs again
 // on resume whether or not its start record survived (docs/journal.md).
 func (j *Journal) HookStarted(k HookKey) error {
-	_, err := j.Write(Record{Hook: k.Hook, Event: k.Event, ID: k.ID, Subscriber: k.Subscriber, Phase: PhaseStart})
+	_, err := j.Write(HookStart{Key: k})
 	return err
 }
 
@@ -733,11 +644,10 @@ func (j *Journal) HookStarted(k HookKey) error {
 // end records of the other hooks that ended meanwhile; a step that
 // depends on the result Syncs the Seq.
 func (j *Journal) EndHook(k HookKey, res HookResult) (int64, error) {
-	rec := Record{Hook: k.Hook, Event: k.Event, ID: k.ID, Subscriber: k.Subscriber, Phase: PhaseEnd, OK: &res.OK, Patch: res.Patch}
-	if res.Exit >= 0 {
-		rec.Exit = &res.Exit
+	if res.Exit < 0 {
+		res.Exit = -1
 	}
-	seq, err := j.Write(rec)
+	seq, err := j.Write(HookEnd{Key: k, Result: res})
 	if err == nil {
 		j.flushSoon()
 	}
@@ -752,7 +662,7 @@ func (j *Journal) Commit(outputs []JournalInput) error {
 	if len(outputs) == 0 {
 		return fmt.Errorf("journal %s: commit record without outputs", j.path)
 	}
-	return j.Append(Record{Committed: outputs})
+	return j.Append(CommitRecord{Outputs: outputs})
 }
 
 // Committing records that outputs (absolute paths, each with the sha256
@@ -763,7 +673,7 @@ func (j *Journal) Committing(outputs []JournalInput) error {
 	if len(outputs) == 0 {
 		return fmt.Errorf("journal %s: committing record without outputs", j.path)
 	}
-	return j.Append(Record{Committing: outputs})
+	return j.Append(CommittingRecord{Outputs: outputs})
 }
 
 // landed reports whether every output holds the content a committing
@@ -847,6 +757,251 @@ func (j *Journal) Remove() error {
 		return fmt.Errorf("removing journal %s: %w", j.path, err)
 	}
 	return cerr
+}
+
+// Record is one line of the journal after the header. It is one of
+//
+//   - StateChange: an object's state changes;
+//   - HookStart and HookEnd: a hook run starts, and ends with a result;
+//   - CommittingRecord: the outputs of a write-back are about to be
+//     renamed into place;
+//   - CommitRecord: they have been.
+//
+// The journal numbers the records it writes (Seq 1, 2, 3...): a record
+// value carries no Seq. On disk a line carries no kind either (journals
+// of format 1 were written before there were types): encodeRecord and
+// decodeRecord are the one place that turns records into lines and lines
+// into records, telling the kind from the keys a line sets.
+type Record interface {
+	kind() recordKind
+}
+
+// recordKind names a kind of Record, for errors.
+type recordKind string
+
+const (
+	kindState      recordKind = "state change"
+	kindHookStart  recordKind = "hook start record"
+	kindHookEnd    recordKind = "hook end record"
+	kindCommitting recordKind = "committing record"
+	kindCommit     recordKind = "commit record"
+)
+
+// StateChange records that object ID went from state From to state To.
+// An empty From in Write is filled in with the object's last recorded
+// state; a line on disk always has both.
+type StateChange struct {
+	ID       string
+	From, To State
+}
+
+// HookStart records that a hook run starts.
+type HookStart struct {
+	Key HookKey
+}
+
+// HookEnd records how a hook run ended: Result.OK, Result.Exit (the exit
+// status; -1 when the hook did not exit: killed by a signal, or could not
+// start) and Result.Patch (the merge patch a notification printed, nil
+// when none).
+type HookEnd struct {
+	Key    HookKey
+	Result HookResult
+}
+
+// CommittingRecord records that the outputs of a write-back (absolute
+// paths, each with the sha256 of its new content) are about to be renamed
+// into place. Should the run die before its CommitRecord, the next
+// OpenJournal reads the outputs: if they hold that content, the rename
+// happened and the journal is finished.
+type CommittingRecord struct {
+	Outputs []JournalInput
+}
+
+// CommitRecord records that the outputs of a write-back have been renamed
+// into place. No record may follow it.
+type CommitRecord struct {
+	Outputs []JournalInput
+}
+
+func (StateChange) kind() recordKind      { return kindState }
+func (HookStart) kind() recordKind        { return kindHookStart }
+func (HookEnd) kind() recordKind          { return kindHookEnd }
+func (CommittingRecord) kind() recordKind { return kindCommitting }
+func (CommitRecord) kind() recordKind     { return kindCommit }
+
+// wireRecord is a record line as JSON: the union of the keys of every
+// kind, in the order format 1 writes them. Only encodeRecord and
+// decodeRecord use it.
+type wireRecord struct {
+	Seq        int64           `json:"seq"`
+	Hook       string          `json:"hook,omitempty"`
+	Event      string          `json:"event,omitempty"`
+	ID         string          `json:"id,omitempty"`
+	Subscriber string          `json:"subscriber,omitempty"`
+	From       State           `json:"from,omitempty"`
+	To         State           `json:"to,omitempty"`
+	Phase      Phase           `json:"phase,omitempty"`
+	Exit       *int            `json:"exit,omitempty"`
+	OK         *bool           `json:"ok,omitempty"`
+	Patch      json.RawMessage `json:"patch,omitempty"`
+	Committing []JournalInput  `json:"committing,omitempty"`
+	Committed  []JournalInput  `json:"committed,omitempty"`
+}
+
+// encodeRecord returns rec as the JSON line (without its newline) of
+// record seq.
+func encodeRecord(seq int64, rec Record) ([]byte, error) {
+	w := wireRecord{Seq: seq}
+	hook := func(k HookKey, p Phase) {
+		w.Hook, w.Event, w.ID, w.Subscriber, w.Phase = k.Hook, k.Event, k.ID, k.Subscriber, p
+	}
+	switch r := rec.(type) {
+	case StateChange:
+		w.ID, w.From, w.To = r.ID, r.From, r.To
+	case HookStart:
+		hook(r.Key, PhaseStart)
+	case HookEnd:
+		hook(r.Key, PhaseEnd)
+		ok := r.Result.OK
+		w.OK, w.Patch = &ok, r.Result.Patch
+		if r.Result.Exit >= 0 {
+			exit := r.Result.Exit
+			w.Exit = &exit
+		}
+	case CommittingRecord:
+		w.Committing = r.Outputs
+	case CommitRecord:
+		w.Committed = r.Outputs
+	default:
+		return nil, fmt.Errorf("record of type %T", rec)
+	}
+	return json.Marshal(&w)
+}
+
+// decodeRecord reads one record line (without its newline). A line must
+// be one JSON object with known keys; its kind follows from the key only
+// that kind sets ("to" and "from": a state change; "phase": a hook
+// record, "start" or "end"; "committing"; "committed"), and it may set
+// no key of another kind. The error for a line of mixed or unknown shape
+// names its seq and the keys at fault.
+func decodeRecord(line []byte) (int64, Record, error) {
+	var w wireRecord
+	if err := strictUnmarshal(line, &w); err != nil {
+		return 0, nil, fmt.Errorf("not a record: %w", err)
+	}
+	present := w.keys()
+	var kinds []recordKind
+	for _, key := range present {
+		var k recordKind
+		switch key {
+		case "from", "to":
+			k = kindState
+		case "phase":
+			k = kindHookStart // or an end: the phase says
+		case "committing":
+			k = kindCommitting
+		case "committed":
+			k = kindCommit
+		default:
+			continue
+		}
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	switch {
+	case len(kinds) == 0:
+		return w.Seq, nil, fmt.Errorf("seq %d: a record of no known kind: it sets none of from and to (a state change), phase (a hook record), committing, committed", w.Seq)
+	case len(kinds) > 1:
+		return w.Seq, nil, fmt.Errorf("seq %d: a record that mixes the keys of a %s", w.Seq, describeKinds(kinds))
+	}
+	k := kinds[0]
+	if k == kindHookStart {
+		switch w.Phase {
+		case PhaseStart:
+		case PhaseEnd:
+			k = kindHookEnd
+		default:
+			return w.Seq, nil, fmt.Errorf("seq %d: hook record phase %q, want %q or %q", w.Seq, w.Phase, PhaseStart, PhaseEnd)
+		}
+	}
+	var extra []string
+	for _, key := range present {
+		if !slices.Contains(recordKeys[k], key) {
+			extra = append(extra, key)
+		}
+	}
+	if len(extra) > 0 {
+		return w.Seq, nil, fmt.Errorf("seq %d: a %s with keys of another kind: %s", w.Seq, k, strings.Join(extra, ", "))
+	}
+	key := HookKey{Hook: w.Hook, Event: w.Event, ID: w.ID, Subscriber: w.Subscriber}
+	switch k {
+	case kindState:
+		if w.From == "" || w.To == "" {
+			return w.Seq, nil, fmt.Errorf("seq %d: object %s: state change without from or to", w.Seq, w.ID)
+		}
+		return w.Seq, StateChange{ID: w.ID, From: w.From, To: w.To}, nil
+	case kindHookStart:
+		return w.Seq, HookStart{Key: key}, nil
+	case kindHookEnd:
+		if w.OK == nil {
+			return w.Seq, nil, fmt.Errorf("seq %d: hook %s %s for %s: end record without ok", w.Seq, w.Hook, w.Event, w.ID)
+		}
+		res := HookResult{OK: *w.OK, Exit: -1, Patch: w.Patch}
+		if w.Exit != nil {
+			res.Exit = *w.Exit
+		}
+		return w.Seq, HookEnd{Key: key, Result: res}, nil
+	case kindCommitting:
+		return w.Seq, CommittingRecord{Outputs: w.Committing}, nil
+	default:
+		return w.Seq, CommitRecord{Outputs: w.Committed}, nil
+	}
+}
+
+// recordKeys are the keys (but seq) a record of each kind may set.
+var recordKeys = map[recordKind][]string{
+	kindState:      {"id", "from", "to"},
+	kindHookStart:  {"hook", "event", "id", "subscriber", "phase"},
+	kindHookEnd:    {"hook", "event", "id", "subscriber", "phase", "exit", "ok", "patch"},
+	kindCommitting: {"committing"},
+	kindCommit:     {"committed"},
+}
+
+// keys returns the keys (but seq) the line set, in wire order. A key set
+// to its zero value (which format 1 never writes) counts as not set.
+func (w *wireRecord) keys() []string {
+	var out []string
+	add := func(key string, set bool) {
+		if set {
+			out = append(out, key)
+		}
+	}
+	add("hook", w.Hook != "")
+	add("event", w.Event != "")
+	add("id", w.ID != "")
+	add("subscriber", w.Subscriber != "")
+	add("from", w.From != "")
+	add("to", w.To != "")
+	add("phase", w.Phase != "")
+	add("exit", w.Exit != nil)
+	add("ok", w.OK != nil)
+	add("patch", w.Patch != nil)
+	add("committing", w.Committing != nil)
+	add("committed", w.Committed != nil)
+	return out
+}
+
+func describeKinds(kinds []recordKind) string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		if k == kindHookStart {
+			k = "hook record"
+		}
+		s[i] = string(k)
+	}
+	return strings.Join(s, " and a ")
 }
 
 // ReplayError is OpenJournal's error for a journal it cannot read back:

@@ -92,3 +92,98 @@ func TestJournalFormatV1Committed(t *testing.T) {
 		t.Errorf("resume %+v, want a replaced journal with one note", res)
 	}
 }
+
+// currentInputs are the inputs the v1-current-* journals were written
+// for: the sha256 of "model.json of the fixture\n".
+var currentInputs = []JournalInput{{Path: "model.json", SHA256: "52b463762ca66b44c782157a26ceba1d16d0c8f2d98a4f7342079d2de6f26a75"}}
+
+// TestJournalFormatCurrent: journals written through OpenJournal,
+// SetState, HookStarted, EndHook, Committing, Commit and Close by the
+// build before the records were typed (commit 6528557;
+// testdata/journal/v1-current-*.journal: every kind of record, a hook
+// end with a patch, one without an exit status, a failed hook retried,
+// a hook with no end) replay to the same states, results and unfinished
+// hooks, and every line encodes back to the same bytes.
+func TestJournalFormatCurrent(t *testing.T) {
+	path := copyFixture(t, "v1-current-crashed.journal")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	kinds := map[recordKind]int{}
+	for i, line := range lines[1:] {
+		seq, rec, err := decodeRecord([]byte(line))
+		if err != nil {
+			t.Fatalf("line %d: %v", i+2, err)
+		}
+		kinds[rec.kind()]++
+		again, err := encodeRecord(seq, rec)
+		if err != nil || string(again) != line {
+			t.Errorf("line %d encodes back to %s (%v), want %s", i+2, again, err, line)
+		}
+	}
+	want := map[recordKind]int{kindState: 15, kindHookStart: 5, kindHookEnd: 4, kindCommitting: 1}
+	if !reflect.DeepEqual(kinds, want) {
+		t.Errorf("records by kind %v, want %v", kinds, want)
+	}
+
+	j, res, err := OpenJournal(path, currentInputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if !res.Resumed || res.PID != 18303 || len(res.Notes) != 0 {
+		t.Errorf("resume %+v, want resumed, pid 18303, no notes", res)
+	}
+	wantStates := map[string]State{"vm-1": StateDestroyed, "net-1": StateFailed, "vol-1": StateDestroying}
+	if !reflect.DeepEqual(res.States, wantStates) {
+		t.Errorf("States = %v, want %v", res.States, wantStates)
+	}
+	net := HookKey{Hook: "/hooks/io.murano.resources.Network/destroy", Event: "destroy", ID: "net-1"}
+	wantDone := map[HookKey]HookResult{
+		{Hook: "/hooks/io.murano.Environment/notify/onVmDestroyed", Event: "onVmDestroyed", ID: "vm-1", Subscriber: "env-1"}: {OK: true, Exit: 0, Patch: json.RawMessage(`{"vms":null,"status":"ok"}`)},
+		{Hook: "/hooks/io.murano.resources.Instance/destroy", Event: "destroy", ID: "vm-1"}:                                  {OK: true, Exit: 0},
+		net: {OK: false, Exit: 3}, // the retry's result
+	}
+	if !reflect.DeepEqual(res.Done, wantDone) {
+		t.Errorf("Done = %v, want %v", res.Done, wantDone)
+	}
+	vol := HookKey{Hook: "/hooks/io.murano.resources.Volume/destroy", Event: "destroy", ID: "vol-1"}
+	if !reflect.DeepEqual(res.Unfinished, []HookKey{vol}) {
+		t.Errorf("Unfinished = %v, want %v", res.Unfinished, []HookKey{vol})
+	}
+	// The committing record's output does not hold its content (there is
+	// no /srv/murano/model.json here): the run is resumed, and goes on in
+	// the same format.
+	if _, err := j.EndHook(vol, HookResult{OK: true, Exit: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.SetState("vol-1", StateDestroyed); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err = os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTail := `{"seq":26,"hook":"/hooks/io.murano.resources.Volume/destroy","event":"destroy","id":"vol-1","phase":"end","exit":0,"ok":true}` + "\n" +
+		`{"seq":27,"id":"vol-1","from":"destroying","to":"destroyed"}` + "\n"
+	if !strings.HasSuffix(string(data), wantTail) {
+		t.Errorf("records appended to the resumed journal:\n%s\nwant them to end with:\n%s", data, wantTail)
+	}
+
+	// The journal of a run that committed is finished: replaced, with a
+	// note.
+	path = copyFixture(t, "v1-current-committed.journal")
+	j2, res, err := OpenJournal(path, currentInputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	if res.Resumed || len(res.States) != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "started 2026-11-23T18:25:08Z by pid 18303 that had completed its write-back") {
+		t.Errorf("resume %+v, want a replaced journal with one note", res)
+	}
+}

@@ -103,15 +103,12 @@ func lockHeld(t *testing.T) (target string, h *helper) {
 
 func TestLockTargetFailsAtOnceWhenHeld(t *testing.T) {
 	target, h := lockHeld(t)
-	start := time.Now()
 	unlock, err := LockTarget(context.Background(), target, 0)
 	if err == nil {
 		unlock()
 		t.Fatal("second LockTarget took the lock")
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("timeout 0 waited %s", d)
-	}
+	// It did not wait: LockedError.Waited (checked below) is 0.
 	if !errors.Is(err, ErrLocked) {
 		t.Fatalf("error %v does not wrap ErrLocked", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -52,8 +53,12 @@ func runHelper(role string) error {
 	case "user":
 		return userLoop(ctx, c, sources, deadline, iters, rng)
 	case "pruner":
+		// SIGTERM ends the loop (the test sends it once the users are
+		// done); the counts are printed either way.
+		stop := make(chan os.Signal, 1)
+		signal.Notify(stop, syscall.SIGTERM)
 		n, removed, skipped := 0, 0, 0
-		for i := 0; i < iters && time.Now().Before(deadline); i++ {
+		for i := 0; i < iters && time.Now().Before(deadline) && len(stop) == 0; i++ {
 			res, err := c.Prune(ctx, PruneOptions{Outdated: true, LimitSize: true, MaxSize: 40 << 10})
 			if err != nil && !errors.Is(err, ErrPruneRunning) {
 				return err
@@ -149,20 +154,31 @@ func stressSources(t *testing.T) []string {
 	return out
 }
 
-// TestConcurrentUsersAndPrune runs 16 user processes that add and read
-// packages while another process prunes (outdated + max size) in a loop:
-// no package disappears or is seen half-installed while a usage lock is
-// held (the Murano spec's guarantee).
+// TestConcurrentUsersAndPrune runs user processes that add and read
+// packages while two other processes prune (outdated + max size) in a
+// loop: no package disappears or is seen half-installed while a usage
+// lock is held (the Murano spec's guarantee). The default run has 4 users
+// doing 15 rounds each; OBJGC_STRESS=1 runs 16 users of 60 rounds for up
+// to 8 seconds (18 processes). Either way the run must have overlapped:
+// prunes removed packages, and met packages a user held a usage lock on,
+// else the test fails instead of passing without having tested anything.
 func TestConcurrentUsersAndPrune(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
+	}
+	stress, seed := stressMode(t)
+	users, rounds, limit := 4, 15, 30*time.Second
+	if stress {
+		users, rounds, limit = 16, 60, 8*time.Second
 	}
 	root := filepath.Join(t.TempDir(), "cache")
 	if _, err := Open(root); err != nil {
 		t.Fatal(err)
 	}
 	sources := strings.Join(stressSources(t), string(os.PathListSeparator))
-	deadline := time.Now().Add(8 * time.Second)
+	// The deadline bounds a stress run; the default run ends by its
+	// rounds, the deadline only stops a hung one.
+	deadline := time.Now().Add(limit)
 	common := []string{"PKGCACHE_SOURCES=" + sources, "PKGCACHE_DEADLINE=" + strconv.FormatInt(deadline.UnixMilli(), 10)}
 	var cmds []*exec.Cmd
 	var outs []*strings.Builder
@@ -176,17 +192,37 @@ func TestConcurrentUsersAndPrune(t *testing.T) {
 		cmds = append(cmds, cmd)
 		outs = append(outs, out)
 	}
-	start("pruner", "PKGCACHE_ITER=2000", "PKGCACHE_SEED=99")
-	start("pruner", "PKGCACHE_ITER=2000", "PKGCACHE_SEED=98") // a second pruner mostly meets ErrPruneRunning
-	for i := 0; i < 16; i++ {
-		start("user", "PKGCACHE_ITER=60", "PKGCACHE_SEED="+strconv.Itoa(i))
+	iter := func(n int) string { return "PKGCACHE_ITER=" + strconv.Itoa(n) }
+	seedEnv := func(k uint64) string { return "PKGCACHE_SEED=" + strconv.FormatUint(seed+k, 10) }
+	start("pruner", iter(2000), seedEnv(99))
+	start("pruner", iter(2000), seedEnv(98)) // a second pruner mostly meets ErrPruneRunning
+	for i := 0; i < users; i++ {
+		start("user", iter(rounds), seedEnv(uint64(i)))
 	}
-	for i, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("helper %d: %v\n%s", i, err, outs[i])
-		} else {
-			t.Logf("helper %d: %s", i, strings.TrimSpace(outs[i].String()))
+	// The pruners loop until the deadline or 2000 rounds: stop them once
+	// the users are done.
+	used, removed, inUse := 0, 0, 0
+	for i := 2; i < len(cmds); i++ {
+		if err := cmds[i].Wait(); err != nil {
+			t.Errorf("user %d: %v\n%s", i-2, err, outs[i])
+			continue
 		}
+		var n int
+		fmt.Sscanf(outs[i].String(), "used %d", &n)
+		used += n
+		t.Logf("user %d: %s", i-2, strings.TrimSpace(outs[i].String()))
+	}
+	for i := 0; i < 2; i++ {
+		cmds[i].Process.Signal(syscall.SIGTERM)
+		cmds[i].Wait()
+		var prunes, n, skipped int
+		fmt.Sscanf(outs[i].String(), "prunes %d, removed %d packages, skipped %d in use", &prunes, &n, &skipped)
+		removed += n
+		inUse += skipped
+		t.Logf("pruner %d: %s", i, strings.TrimSpace(outs[i].String()))
+	}
+	if used == 0 || removed == 0 || inUse == 0 {
+		t.Errorf("the run did not overlap: users used %d packages, prunes removed %d and met %d in use: nothing was tested", used, removed, inUse)
 	}
 	c, _ := Open(root)
 	res, err := c.Verify(context.Background())
@@ -195,12 +231,26 @@ func TestConcurrentUsersAndPrune(t *testing.T) {
 	}
 }
 
-// TestKilledAdd kills an add with SIGKILL at random points, 20 times:
-// afterwards packages/ holds only complete packages, Verify passes, the
-// next add succeeds and a prune clears the leftovers in tmp/.
+// TestKilledAdd kills adds with SIGKILL while they unpack: afterwards
+// packages/ holds only complete packages, Verify passes, the next add
+// succeeds and a prune clears the leftovers in tmp/. The default run
+// kills 5 adds, each once its staging folder holds a number of files
+// drawn from the seed: every kill lands mid-unpack. OBJGC_STRESS=1 kills
+// 20 adds at random moments: after a random number of staged files (0:
+// as soon as the add puts anything in tmp/) and a random delay of up to
+// 3 ms, which may also land after the add ended. (Kills after a random
+// delay from the start, 0 to 700 ms, mostly killed adds that had ended:
+// 5 of 20 on a busy machine.) At least half of the kills must land
+// mid-run (a leftover in tmp/ shows it), else the test fails instead of
+// passing without having tested anything.
 func TestKilledAdd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
+	}
+	stress, seed := stressMode(t)
+	kills := 5
+	if stress {
+		kills = 20
 	}
 	root := filepath.Join(t.TempDir(), "cache")
 	c, err := Open(root)
@@ -213,20 +263,30 @@ func TestKilledAdd(t *testing.T) {
 		extra[fmt.Sprintf("Resources/f%03d.txt", i)] = strings.Repeat("x", 1000+i)
 	}
 	var srcs []string
-	for rev := 0; rev < 21; rev++ {
+	for rev := 0; rev <= kills; rev++ {
 		extra["Resources/rev.txt"] = strconv.Itoa(rev)
 		srcs = append(srcs, writeFile(t, t.TempDir(), "big.zip", zipPackage(t, testPkg("io.murano"), extra)))
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	killed := 0
-	for i := 0; i < 20; i++ {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	tmp := filepath.Join(root, "tmp")
+	killed, midRun := 0, 0
+	for i := 0; i < kills; i++ {
+		before := map[string]bool{}
+		for _, n := range dirNames(t, tmp) {
+			before[n] = true
+		}
 		cmd := helperCmd(t, "add", root, "PKGCACHE_SOURCES="+srcs[i])
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rng.IntN(700)) * time.Millisecond)
+		if stress {
+			waitStaged(t, tmp, before, rng.IntN(100))
+			time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond) // a random moment after that is the point
+		} else {
+			waitStaged(t, tmp, before, 1+rng.IntN(90))
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		err := cmd.Wait()
 		if err != nil && !strings.Contains(err.Error(), "killed") {
@@ -234,16 +294,25 @@ func TestKilledAdd(t *testing.T) {
 		}
 		if err != nil {
 			killed++
+			for _, n := range dirNames(t, tmp) {
+				if !before[n] {
+					midRun++ // it left work in tmp/: it was killed mid-run
+					break
+				}
+			}
 		}
 		res, verr := c.Verify(context.Background())
 		if verr != nil || len(res.Problems) != 0 {
 			t.Fatalf("after kill %d: %+v, %v", i, res, verr)
 		}
 	}
-	t.Logf("%d of 20 adds killed before they finished", killed)
+	t.Logf("%d of %d adds killed before they finished, %d of them mid-run", killed, kills, midRun)
+	if want := map[bool]int{false: kills, true: kills / 2}[stress]; midRun < want {
+		t.Fatalf("%d of %d kills landed mid-run, want at least %d: the test did not test killed adds", midRun, kills, want)
+	}
 	// The next add, of the last killed source and of a new one, succeeds:
 	// the killed processes' download locks died with them.
-	for _, src := range []string{srcs[19], srcs[20]} {
+	for _, src := range []string{srcs[kills-1], srcs[kills]} {
 		if _, err := c.Add(context.Background(), src); err != nil {
 			t.Fatalf("add after kills: %v", err)
 		}
@@ -265,6 +334,31 @@ func TestKilledAdd(t *testing.T) {
 	if v, err := c.Verify(context.Background()); err != nil || len(v.Problems) != 0 {
 		t.Errorf("verify: %+v, %v", v, err)
 	}
+}
+
+// waitStaged waits (polling every millisecond, for at most a minute)
+// until a staging folder in tmp that is not in old holds at least n
+// files; n == 0: until tmp holds anything not in old.
+func waitStaged(t *testing.T, tmp string, old map[string]bool, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if n == 0 {
+			for _, e := range dirNames(t, tmp) {
+				if !old[e] {
+					return
+				}
+			}
+		}
+		stages, _ := filepath.Glob(filepath.Join(tmp, "*.stage.*"))
+		for _, s := range stages {
+			if !old[filepath.Base(s)] && len(dirNames(t, s)) >= n {
+				return
+			}
+		}
+		time.Sleep(time.Millisecond) // polling a condition, not waiting for time to pass
+	}
+	t.Fatalf("no staging folder in %s reached %d files within a minute", tmp, n)
 }
 
 // TestSecondPruneProcess: while another process holds the prune lock, a

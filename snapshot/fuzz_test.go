@@ -26,6 +26,9 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
+		if len(files) == 0 {
+			f.Fatalf("no seeds at %s: the committed fixtures are missing", pattern)
+		}
 		seeds = append(seeds, files...)
 	}
 	for _, name := range seeds {

@@ -35,9 +35,11 @@ func writeHook(t *testing.T, dir, rel, body string) string {
 	return path
 }
 
-// run runs an inline hook script for object "abc" and checks it returns
-// within limit.
-func run(t *testing.T, inv Invocation, body string, limit time.Duration) (*Result, error) {
+// run runs body as a hook for object "abc". It sets no time limit: a test asserts what
+// ended the hook (its reason, signal, exec.ErrWaitDelay, its process group
+// gone), not how long that took; a Run that hangs fails at go test's
+// -timeout.
+func run(t *testing.T, inv Invocation, body string) (*Result, error) {
 	t.Helper()
 	if inv.Hook == "" {
 		inv.Hook = writeHook(t, t.TempDir(), "io.murano.Object/destroy", body)
@@ -48,11 +50,7 @@ func run(t *testing.T, inv Invocation, body string, limit time.Duration) (*Resul
 	if inv.Env == nil {
 		inv.Env = os.Environ()
 	}
-	start := time.Now()
 	res, err := Run(context.Background(), inv)
-	if d := time.Since(start); d > limit {
-		t.Errorf("Run took %v, want at most %v", d, limit)
-	}
 	if res == nil {
 		t.Fatalf("Run returned a nil Result (err %v)", err)
 	}
@@ -128,7 +126,7 @@ cat >"$BASE_OUT/stdin"
 				// A stale OBJGC_EVENT in objgc's own environment is replaced.
 				Env: append(os.Environ(), "BASE_OUT="+out, "BASE_X=kept", "OBJGC_EVENT=stale"),
 			}
-			if _, err := run(t, inv, "", 2*time.Second); err != nil {
+			if _, err := run(t, inv, ""); err != nil {
 				t.Fatal(err)
 			}
 			dump, err := os.ReadFile(filepath.Join(out, "dump"))
@@ -208,7 +206,7 @@ func TestRunStdout(t *testing.T) {
 					return nil
 				}
 			}
-			res, err := run(t, inv, "printf '"+tc.stdout+"'\n", 2*time.Second)
+			res, err := run(t, inv, "printf '"+tc.stdout+"'\n")
 			if tc.wantErr != "" {
 				he := hookError(t, err)
 				if !strings.Contains(he.Reason, tc.wantErr) {
@@ -233,7 +231,7 @@ func TestRunStdout(t *testing.T) {
 }
 
 func TestRunStdoutLimit(t *testing.T) {
-	_, err := run(t, Invocation{MaxStdout: 10}, `printf '{"a": "0123456789"}'`, 2*time.Second)
+	_, err := run(t, Invocation{MaxStdout: 10}, `printf '{"a": "0123456789"}'`)
 	he := hookError(t, err)
 	if he.Reason != "stdout is larger than 10 bytes" {
 		t.Errorf("Reason = %q", he.Reason)
@@ -243,7 +241,7 @@ func TestRunStdoutLimit(t *testing.T) {
 func TestRunExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	hook := writeHook(t, dir, "C/destroy", "echo cleaning up >&2\nexit 3\n")
-	res, err := run(t, Invocation{Hook: hook}, "", 2*time.Second)
+	res, err := run(t, Invocation{Hook: hook}, "")
 	he := hookError(t, err)
 	if want := "hook " + hook + " destroy of abc: exit status 3"; err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err.Error(), want)
@@ -261,7 +259,7 @@ func TestRunExitStatus(t *testing.T) {
 }
 
 func TestRunSignal(t *testing.T) {
-	_, err := run(t, Invocation{}, "kill -USR1 $$\nsleep 1\n", 2*time.Second)
+	_, err := run(t, Invocation{}, "kill -USR1 $$\nsleep 1\n")
 	he := hookError(t, err)
 	if he.Signal != "SIGUSR1" || he.ExitCode != -1 || he.Reason != "killed by signal SIGUSR1" {
 		t.Errorf("Signal %q ExitCode %d Reason %q", he.Signal, he.ExitCode, he.Reason)
@@ -274,7 +272,7 @@ func TestRunNotExecutable(t *testing.T) {
 	if err := os.Chmod(hook, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := run(t, Invocation{Hook: hook}, "", time.Second)
+	_, err := run(t, Invocation{Hook: hook}, "")
 	if want := "hook " + hook + " destroy of abc: not executable"; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
@@ -282,11 +280,11 @@ func TestRunNotExecutable(t *testing.T) {
 		t.Errorf("err does not wrap ErrNotExecutable")
 	}
 
-	_, err = run(t, Invocation{Hook: filepath.Join(dir, "C/missing")}, "", time.Second)
+	_, err = run(t, Invocation{Hook: filepath.Join(dir, "C/missing")}, "")
 	if he := hookError(t, err); he.Reason != "not found" {
 		t.Errorf("missing hook: Reason = %q", he.Reason)
 	}
-	_, err = run(t, Invocation{Hook: filepath.Join(dir, "C")}, "", time.Second)
+	_, err = run(t, Invocation{Hook: filepath.Join(dir, "C")}, "")
 	if he := hookError(t, err); he.Reason != "not a regular file" {
 		t.Errorf("directory: Reason = %q", he.Reason)
 	}
@@ -294,7 +292,7 @@ func TestRunNotExecutable(t *testing.T) {
 	if err := os.WriteFile(noShebang, []byte("\x00\x01\x02"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err = run(t, Invocation{Hook: noShebang}, "", time.Second)
+	_, err = run(t, Invocation{Hook: noShebang}, "")
 	if he := hookError(t, err); !strings.HasPrefix(he.Reason, "cannot start: ") {
 		t.Errorf("not a program: Reason = %q", he.Reason)
 	}
@@ -313,7 +311,7 @@ while [ $i -lt 200 ]; do
 done
 printf 'with cr\r\n' >&2
 printf 'last' >&2
-`, 2*time.Second)
+`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +417,7 @@ func assertGroupGone(t *testing.T, pgid int, pidFiles ...string) {
 		}
 		pids = append(pids, pid)
 	}
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(10 * time.Second) // a bound on a busy machine; it returns as soon as they are gone
 	for {
 		var left []int
 		for _, pid := range pids {
@@ -454,7 +452,7 @@ sleep 30 &
 echo $! >"`+child+`"
 echo started >&2
 wait
-`, 2*time.Second)
+`)
 	he := hookError(t, err)
 	if !he.TimedOut || he.Signal != "SIGKILL" || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("TimedOut %v Signal %q, errors.Is DeadlineExceeded %v", he.TimedOut, he.Signal, errors.Is(err, context.DeadlineExceeded))
@@ -462,6 +460,8 @@ wait
 	if want := "timed out after 300ms, process group killed"; he.Reason != want {
 		t.Errorf("Reason = %q, want %q", he.Reason, want)
 	}
+	// A lower bound: timers never fire early, so a slow machine cannot
+	// fail it; it shows the grace period passed before the SIGKILL.
 	if res.Duration < 600*time.Millisecond {
 		t.Errorf("Duration = %v, want at least timeout+grace", res.Duration)
 	}
@@ -475,7 +475,7 @@ func TestRunTimeoutNeverExits(t *testing.T) {
 	dir := t.TempDir()
 	leader := filepath.Join(dir, "leader.pid")
 	res, err := run(t, Invocation{Timeout: 200 * time.Millisecond, Grace: 5 * time.Second},
-		"echo $$ >\""+leader+"\"\nwhile :; do sleep 1; done\n", 2*time.Second)
+		"echo $$ >\""+leader+"\"\nwhile :; do sleep 1; done\n")
 	he := hookError(t, err)
 	// SIGTERM is enough: the grace period is not waited out.
 	if !he.TimedOut || he.Signal != "SIGTERM" || he.Reason != "timed out after 200ms, process group terminated" {
@@ -490,11 +490,7 @@ func TestRunCancel(t *testing.T) {
 	hook := writeHook(t, dir, "C/destroy", "echo $$ >\""+leader+"\"\nsleep 30\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
-	start := time.Now()
 	res, err := Run(ctx, Invocation{Hook: hook, ObjectID: "abc", Env: os.Environ(), Grace: 300 * time.Millisecond})
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Run took %v after cancel", d)
-	}
 	he := hookError(t, err)
 	if he.TimedOut || !errors.Is(err, context.Canceled) || !strings.HasPrefix(he.Reason, "interrupted (context canceled), process group") {
 		t.Errorf("TimedOut %v Reason %q", he.TimedOut, he.Reason)
@@ -514,7 +510,7 @@ func TestRunGrandchildHoldsStdout(t *testing.T) {
 	// The hook exits 0 at once, but a background process keeps its stdout
 	// open (and ignores SIGTERM).
 	res, err := run(t, Invocation{Grace: 300 * time.Millisecond},
-		"(trap '' TERM; exec sleep 30) &\necho $! >\""+child+"\"\nexit 0\n", 2*time.Second)
+		"(trap '' TERM; exec sleep 30) &\necho $! >\""+child+"\"\nexit 0\n")
 	he := hookError(t, err)
 	if !errors.Is(err, exec.ErrWaitDelay) || he.ExitCode != 0 || !strings.Contains(he.Reason, "kept its stdout or stderr open") {
 		t.Errorf("ExitCode %d Reason %q, err %v", he.ExitCode, he.Reason, err)
@@ -527,7 +523,7 @@ func TestRunTimeoutGrandchildHoldsStdout(t *testing.T) {
 	child := filepath.Join(dir, "child.pid")
 	// The hook dies on SIGTERM; its child ignores it and holds stdout.
 	res, err := run(t, Invocation{Timeout: 200 * time.Millisecond, Grace: 300 * time.Millisecond},
-		"(trap '' TERM; exec sleep 30) &\necho $! >\""+child+"\"\nsleep 30\n", 2*time.Second)
+		"(trap '' TERM; exec sleep 30) &\necho $! >\""+child+"\"\nsleep 30\n")
 	he := hookError(t, err)
 	if !he.TimedOut || he.Reason != "timed out after 200ms, process group killed" {
 		t.Errorf("TimedOut %v Reason %q", he.TimedOut, he.Reason)
@@ -541,7 +537,7 @@ func TestRunTimeoutGrandchildRedirected(t *testing.T) {
 	// The grandchild ignores SIGTERM but does not hold the hook's output:
 	// Run still waits for it and kills it after the grace period.
 	res, err := run(t, Invocation{Timeout: 200 * time.Millisecond, Grace: 300 * time.Millisecond},
-		"(trap '' TERM; exec sleep 30) >/dev/null 2>&1 &\necho $! >\""+child+"\"\nsleep 30\n", 2*time.Second)
+		"(trap '' TERM; exec sleep 30) >/dev/null 2>&1 &\necho $! >\""+child+"\"\nsleep 30\n")
 	he := hookError(t, err)
 	if !he.TimedOut || he.Reason != "timed out after 200ms, process group killed" {
 		t.Errorf("TimedOut %v Reason %q", he.TimedOut, he.Reason)

@@ -19,7 +19,7 @@ func bigDocument() []byte {
 func TestRunStdinNeverRead(t *testing.T) {
 	// A hook that never reads a document larger than a pipe's buffer
 	// succeeds: it is not blocked, and objgc is not either.
-	if _, err := run(t, Invocation{Stdin: bigDocument()}, "exit 0\n", 5*time.Second); err != nil {
+	if _, err := run(t, Invocation{Stdin: bigDocument()}, "exit 0\n"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -28,14 +28,14 @@ func TestRunStdoutLarge(t *testing.T) {
 	// 256 KiB of stdout, more than a pipe holds, all of it kept; one
 	// byte over the limit fails the hook.
 	body := `printf '{"a": "'; head -c 262131 /dev/zero | tr '\0' x; printf '"}'` + "\n"
-	res, err := run(t, Invocation{MaxStdout: 262140}, body, 5*time.Second)
+	res, err := run(t, Invocation{MaxStdout: 262140}, body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Stdout) != 262140 || len(res.Output) != 262140 {
 		t.Errorf("got %d bytes of stdout, output %d, want 262140", len(res.Stdout), len(res.Output))
 	}
-	res, err = run(t, Invocation{MaxStdout: 262139}, body, 5*time.Second)
+	res, err = run(t, Invocation{MaxStdout: 262139}, body)
 	if he := hookError(t, err); he.Reason != "stdout is larger than 262139 bytes" || len(res.Stdout) != 262139 {
 		t.Errorf("Reason %q, %d bytes kept", he.Reason, len(res.Stdout))
 	}
@@ -48,7 +48,7 @@ func TestRunGrandchildHoldsOnlyStdout(t *testing.T) {
 	// output is not complete until it closes, so it gets the grace period,
 	// then its group is killed and the hook fails.
 	res, err := run(t, Invocation{Grace: 300 * time.Millisecond},
-		"(trap '' TERM; exec sleep 30) 2>/dev/null &\necho $! >\""+child+"\"\nexit 0\n", 2*time.Second)
+		"(trap '' TERM; exec sleep 30) 2>/dev/null &\necho $! >\""+child+"\"\nexit 0\n")
 	he := hookError(t, err)
 	if !errors.Is(err, exec.ErrWaitDelay) || he.ExitCode != 0 || !strings.Contains(he.Reason, "kept its stdout or stderr open") {
 		t.Errorf("ExitCode %d Reason %q, err %v", he.ExitCode, he.Reason, err)
@@ -61,11 +61,11 @@ func TestRunStdinPipeFallback(t *testing.T) {
 	defer func() { stdinPipe = false }()
 	// Through a pipe the hook reads the whole document, and one that never
 	// reads it succeeds.
-	res, err := run(t, Invocation{Stdin: bigDocument()}, "wc -c\n", 5*time.Second)
+	res, err := run(t, Invocation{Stdin: bigDocument()}, "wc -c\n")
 	if err == nil || !strings.Contains(err.Error(), "stdout is not a JSON object") || strings.TrimSpace(string(res.Stdout)) != strconv.Itoa(len(bigDocument())) {
 		t.Errorf("stdout %q, err %v; want the document's length", res.Stdout, err)
 	}
-	if _, err := run(t, Invocation{Stdin: bigDocument()}, "exit 0\n", 5*time.Second); err != nil {
+	if _, err := run(t, Invocation{Stdin: bigDocument()}, "exit 0\n"); err != nil {
 		t.Fatal(err)
 	}
 	// A background process holds stdin without reading it (fd 3 keeps it
@@ -74,7 +74,7 @@ func TestRunStdinPipeFallback(t *testing.T) {
 	dir := t.TempDir()
 	child := dir + "/child.pid"
 	res, err = run(t, Invocation{Stdin: bigDocument(), Grace: 300 * time.Millisecond},
-		"exec 3<&0\n(exec sleep 30 <&3 3<&-) >/dev/null 2>&1 &\necho $! >\""+child+"\"\nexit 0\n", 3*time.Second)
+		"exec 3<&0\n(exec sleep 30 <&3 3<&-) >/dev/null 2>&1 &\necho $! >\""+child+"\"\nexit 0\n")
 	if !errors.Is(err, exec.ErrWaitDelay) {
 		t.Errorf("err = %v, want one wrapping exec.ErrWaitDelay", err)
 	}

@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -84,25 +86,81 @@ func journalEnded(t *testing.T, path string) map[string]bool {
 	return out
 }
 
+// journalLines returns the complete lines of the journal at path (none
+// when there is no journal).
+func journalLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+		return strings.Split(string(data[:i]), "\n")
+	}
+	return nil
+}
+
+// startedWork reports whether a run that was killed left hook work
+// started and not committed: the journal after it (after) has no commit
+// record, and holds a hook start record that the journal before it
+// (before) did not. A journal is only ever appended to, or replaced with
+// a new one after a commit; a replaced journal shares no lines with the
+// old one.
+func startedWork(before, after []string) bool {
+	if len(after) == 0 || len(before) > 0 && (len(after) < len(before) || after[0] != before[0]) {
+		before = nil // a new journal
+	}
+	for _, l := range after {
+		if strings.Contains(l, `"committed":`) {
+			return false
+		}
+	}
+	for _, l := range after[min(len(before), len(after)):] {
+		if strings.Contains(l, `"phase":"start"`) {
+			return true
+		}
+	}
+	return false
+}
+
 func sha(data []byte) string {
 	s := sha256.Sum256(data)
 	return hex.EncodeToString(s[:])
 }
 
-// TestCrashResume SIGKILLs objgc apply at random moments, 20 times, on a
-// generated model with hundreds of doomed objects, then lets it finish.
-// It checks that a hook the journal recorded as ended successfully never
-// starts again, that every doomed object is destroyed and every
-// notification made, that the model file is always the old or the final
-// version (never a mix, never empty), and that the last run leaves nothing
+// TestCrashResume SIGKILLs objgc apply again and again on a generated
+// model with hundreds of doomed objects, then lets it finish. It checks
+// that a hook the journal recorded as ended successfully never starts
+// again, that every doomed object is destroyed and every notification
+// made, that the model file is always the old or the final version
+// (never a mix, never empty), and that the last run leaves nothing
 // doomed.
+//
+// The default run kills 4 times (1,000-object model), each once the hooks' trace has grown by
+// a number of lines drawn from the seed: every kill lands while hooks
+// run. OBJGC_STRESS=1 kills 20 times (4,000 objects): a quarter of the kills after a
+// random delay from the start (0 to 450 ms: they may land while the model
+// is read or written back, or after the run ended), the others after a
+// random number of trace lines and up to 5 ms more. Every kill must land
+// mid-run (the journal shows hook work this run started and no commit)
+// in the default run, and at least half of them in stress mode, else the
+// test fails instead of passing without having tested anything.
 func TestCrashResume(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills objgc 20 times")
+		t.Skip("kills objgc again and again")
 	}
 	t.Parallel()
+	stress, seed := stressMode(t)
+	kills, objects := 4, 1000
+	if stress {
+		// Enough work that the last of the 20 runs still has some.
+		kills, objects = 20, 4000
+	}
 	e := newEnv(t)
-	model := e.generatedModel(1000)
+	model := e.generatedModel(objects)
 	old := e.readFile("m.json")
 	installHooks(t, e.hooks, old, crashHook)
 	p := e.plan(model)
@@ -116,39 +174,75 @@ func TestCrashResume(t *testing.T) {
 		}
 	}
 	t.Logf("%d doomed objects, %d hook runs to complete", len(p.doomed()), len(wantDone))
-
-	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 1))
-	t.Logf("kill delays from seed %d", seed)
 
 	type kill struct {
 		lines int             // trace lines when objgc was dead
 		ended map[string]bool // hook runs the journal had recorded as ended
 	}
-	var kills []kill
+	var killed []kill
+	midRun := 0
 	seen := map[string]int{} // sha256 of the model after a kill: how often
 	args := []string{"apply", "--hooks-dir", e.hooks, "--parallelism", "4", model}
-	for k := 0; k < 20; k++ {
+	journal := model + ".journal"
+	for k := 0; k < kills; k++ {
+		before := journalLines(t, journal)
 		c, stdout, stderr := e.command(args...)
-		start := time.Now()
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rng.Int64N(int64(450 * time.Millisecond))))
-		c.Process.Signal(syscall.SIGKILL)
-		r := e.wait(c, stdout, stderr, start, time.Minute)
+		exited := make(chan struct{})
+		var werr error
+		go func() { werr = c.Wait(); close(exited) }()
 		switch {
-		case r.code == 0:
+		case stress && rng.IntN(4) == 0:
+			time.Sleep(time.Duration(rng.Int64N(int64(450 * time.Millisecond)))) // a random moment is the point
+		default:
+			want := len(e.trace()) + rng.IntN(60)
+			if !stress {
+				want++ // at least one hook has started
+			}
+			waitFor(t, time.Minute, "the trace to grow", func() bool {
+				select {
+				case <-exited:
+					return true
+				default:
+					return len(e.trace()) >= want
+				}
+			})
+			if stress {
+				time.Sleep(time.Duration(rng.IntN(5000)) * time.Microsecond) // a random moment after that is the point
+			}
+		}
+		c.Process.Signal(syscall.SIGKILL)
+		select {
+		case <-exited:
+		case <-time.After(time.Minute):
+			t.Fatalf("kill %d: objgc still runs a minute after SIGKILL", k)
+		}
+		r := result{stdout: stdout.String(), stderr: stderr.String()}
+		var ee *exec.ExitError
+		switch {
+		case werr == nil:
 			// It finished before the kill.
-		case r.code != -1:
-			t.Fatalf("kill %d: %s", k, r)
+		case errors.As(werr, &ee) && ee.ExitCode() == -1:
+			r.code = -1
+		default:
+			t.Fatalf("kill %d: %v\n%s", k, werr, r)
+		}
+		if r.code == -1 && startedWork(before, journalLines(t, journal)) {
+			midRun++
 		}
 		data := e.readFile("m.json")
 		if !json.Valid(data) {
 			t.Fatalf("kill %d: the model is not valid JSON (%d bytes)", k, len(data))
 		}
 		seen[sha(data)]++
-		kills = append(kills, kill{lines: len(e.trace()), ended: journalEnded(t, model+".journal")})
+		killed = append(killed, kill{lines: len(e.trace()), ended: journalEnded(t, journal)})
+	}
+	t.Logf("%d of %d kills landed mid-run", midRun, kills)
+	if want := map[bool]int{false: kills, true: kills / 2}[stress]; midRun < want {
+		t.Fatalf("%d of %d kills landed mid-run, want at least %d: the test did not test a killed apply", midRun, kills, want)
 	}
 
 	r := e.objgc(args...)
@@ -173,7 +267,7 @@ func TestCrashResume(t *testing.T) {
 		}
 		switch f[0] {
 		case "start":
-			for k, kl := range kills {
+			for k, kl := range killed {
 				if i >= kl.lines && kl.ended[f[1]] {
 					t.Errorf("trace line %d: hook %s started again after the journal recorded its success (kill %d)", i+1, f[1], k)
 				}
@@ -199,8 +293,8 @@ func TestCrashResume(t *testing.T) {
 	// A hook completes twice only when objgc was killed after the hook
 	// ended and before its end record was fsynced: at most one per
 	// running hook per kill.
-	if twice > 4*len(kills) {
-		t.Errorf("%d hooks completed twice in %d kills", twice, len(kills))
+	if twice > 4*len(killed) {
+		t.Errorf("%d hooks completed twice in %d kills", twice, len(killed))
 	}
 	t.Logf("%d of %d hook runs completed twice (killed before their end record)", twice, len(wantDone))
 	if tmp, _ := filepath.Glob(filepath.Join(e.dir, ".m.json.tmp-*")); len(tmp) > 0 {

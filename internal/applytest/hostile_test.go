@@ -98,7 +98,6 @@ func TestHostileIDsCrashResume(t *testing.T) {
 	const block = "app-é destroy -"
 	e.touchState("block", block)
 	c, stdout, stderr := e.command("apply", "--format", "json", "--hooks-dir", e.hooks, model)
-	start := time.Now()
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +106,7 @@ func TestHostileIDsCrashResume(t *testing.T) {
 		return err == nil
 	})
 	signal(t, c, syscall.SIGKILL)
-	if r := e.wait(c, stdout, stderr, start, time.Minute); r.code != -1 {
+	if r := e.wait(c, stdout, stderr, time.Minute); r.code != -1 {
 		t.Fatalf("objgc was not killed: %s", r)
 	}
 	ended := journalEnded(t, model+".journal")

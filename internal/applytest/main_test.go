@@ -114,7 +114,6 @@ func (e *env) environ() []string {
 type result struct {
 	code           int
 	stdout, stderr string
-	elapsed        time.Duration
 }
 
 func (r result) String() string {
@@ -135,15 +134,14 @@ func (e *env) command(args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) 
 func (e *env) objgc(args ...string) result {
 	e.t.Helper()
 	c, stdout, stderr := e.command(args...)
-	start := time.Now()
 	if err := c.Start(); err != nil {
 		e.t.Fatal(err)
 	}
-	return e.wait(c, stdout, stderr, start, time.Minute)
+	return e.wait(c, stdout, stderr, time.Minute)
 }
 
 // wait waits for c, killing it after limit.
-func (e *env) wait(c *exec.Cmd, stdout, stderr *bytes.Buffer, start time.Time, limit time.Duration) result {
+func (e *env) wait(c *exec.Cmd, stdout, stderr *bytes.Buffer, limit time.Duration) result {
 	e.t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
@@ -155,7 +153,7 @@ func (e *env) wait(c *exec.Cmd, stdout, stderr *bytes.Buffer, start time.Time, l
 		<-done
 		e.t.Fatalf("objgc %q did not end within %v\nstdout:\n%s\nstderr:\n%s", c.Args[1:], limit, stdout, stderr)
 	}
-	r := result{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	r := result{stdout: stdout.String(), stderr: stderr.String()}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
