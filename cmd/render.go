@@ -87,6 +87,7 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 		h.kind[i] = k
 	}
 	for i, n := range p.Notifications {
+		snap.Doc.Release() // subscribers lie pages apart: see snapshot.Document.Release
 		if t, ok := subscriberType(p, n); ok {
 			h.subTypes[i] = &t
 		}

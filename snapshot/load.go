@@ -56,13 +56,14 @@ var MapThreshold int64 = 64 << 20
 const TrimInterval = 10 * time.Millisecond
 
 // releaseGap is the least time between two Releases that do anything:
-// each walks the mapping's page tables (60 us for a 370 MB model with
-// few pages resident), while a loop over objects far apart maps 10 to 20
+// each walks the mapping's page tables (20 to 60 us for a 370 MB model
+// with few pages resident: at 250 us apart a few percent of a loop's
+// time), while a loop over objects far apart maps 10 to 20
 // MB of pages a millisecond: the kernel maps the whole folio of page
 // cache around each fault, up to a megabyte, for a read of a few bytes.
 // Loops over objects far apart call Release for every object, and loops
 // over a whole tree every few thousand.
-const releaseGap = 100 * time.Microsecond
+const releaseGap = 250 * time.Microsecond
 
 // Release drops the pages of a mapped document from the resident set, at
 // most once every releaseGap (a no-op for a document in memory). The pages

@@ -196,6 +196,17 @@ func (x *flatIndex) alloc(data []byte, mapped bool) {
 	adviseHuge(x.segs)
 }
 
+// reserve makes room in the index for data still to be read, sized as
+// alloc sizes it, keeping what the index holds.
+func (x *flatIndex) reserve(data []byte, mapped bool) {
+	var more flatIndex
+	more.alloc(data, mapped)
+	x.objects = append(more.objects, x.objects...)
+	x.strs = append(more.strs, x.strs...)
+	x.segs = append(more.segs, x.segs...)
+	x.deps = append(more.deps, x.deps...)
+}
+
 // looksLikeEnvelope reports whether data begins as an envelope or an
 // engine task does: an object whose first key is "Objects", "ObjectsCopy",
 // "Attributes" or "model". It only chooses how to scan.
@@ -221,7 +232,9 @@ func looksLikeEnvelope(data []byte) bool {
 
 // spawn scans the value data[start:end] (an array or object, end found by
 // skipValue) on a goroutine of its own, as the one-pass scanner would at
-// this place: the same path and depth. The caller goes on at end.
+// this place: the same path and depth. The caller goes on at end and
+// reads the rest itself: the first tree of an envelope is read apart, the
+// other one by the caller once it skipped the first.
 func (s *scanner) spawn(start, end int) {
 	sub := &subScan{start: start, end: end, done: make(chan struct{})}
 	s.idx.subs = append(s.idx.subs, sub)
@@ -237,13 +250,44 @@ func (s *scanner) spawn(start, end int) {
 	}()
 }
 
-// skipValue returns the end of the array or object at data[i], found by
-// counting brackets outside strings without checking anything else, or -1
-// when the input ends first. On valid JSON it is where the scanner ends
+// skipString returns the offset after the closing quote of the string
+// whose contents start at data[i], or -1 when the input ends first.
+func skipString(data []byte, i int) int {
+	for {
+		for i+8 <= len(data) {
+			x := binary.LittleEndian.Uint64(data[i:])
+			if hasByte(x, '"')|hasByte(x, '\\') != 0 {
+				break
+			}
+			i += 8
+		}
+		for i < len(data) && data[i] != '"' && data[i] != '\\' {
+			i++
+		}
+		switch {
+		case i >= len(data):
+			return -1
+		case data[i] == '"':
+			return i + 1
+		}
+		i += 2 // an escape: the next byte is never the string's end
+	}
+}
+
+// skipValue returns the end of the array or object at doc.Data[i], found
+// by counting brackets outside strings without checking anything else, or
+// -1 when the input ends first. It releases the pages it read as it goes
+// (a mapped document: Document.Release). On valid JSON it is where the scanner ends
 // the value; scan checks that it is.
-func skipValue(data []byte, i int) int {
+func skipValue(doc *Document, i int) int {
+	data := doc.Data
 	depth := 0
+	next := i + passChunk // release the pages skipped every passChunk bytes
 	for i < len(data) {
+		if i >= next {
+			doc.Release()
+			next = i + passChunk
+		}
 		// Eight bytes at a time while none is a quote or a bracket ('{'
 		// and '[' are 0x7b and 0x5b, '}' and ']' 0x7d and 0x5d: one test
 		// each with bit 0x20 cleared).
@@ -260,23 +304,9 @@ func skipValue(data []byte, i int) int {
 		}
 		switch data[i] {
 		case '"':
-			j := i + 1
-			for {
-				k := bytes.IndexByte(data[j:], '"')
-				if k < 0 {
-					return -1
-				}
-				j += k
-				b := j - 1 // an odd run of backslashes escapes the quote
-				for b > i && data[b] == '\\' {
-					b--
-				}
-				if (j-1-b)%2 == 0 {
-					break
-				}
-				j++
+			if i = skipString(data, i+1); i < 0 {
+				return -1
 			}
-			i = j + 1
 		case '{', '[':
 			depth++
 			i++
@@ -728,10 +758,12 @@ func (s *scanner) object() error {
 					if depth == 1 {
 						s.inModel = k == "model"
 					}
-					if s.parallel && (k == "Objects" || k == "ObjectsCopy") && s.pos < len(s.data) && (s.data[s.pos] == '[' || s.data[s.pos] == '{') {
-						if end := skipValue(s.data, s.pos); end-s.pos >= ParallelMin {
+					if s.parallel && len(s.idx.subs) == 0 && (k == "Objects" || k == "ObjectsCopy") && s.pos < len(s.data) && (s.data[s.pos] == '[' || s.data[s.pos] == '{') {
+						if end := skipValue(s.doc, s.pos); end-s.pos >= ParallelMin {
 							s.spawn(s.pos, end)
 							s.pos, spawned = end, true
+							// The rest (the other tree) is this scanner's.
+							s.idx.reserve(s.data[end:], s.doc.mapped)
 						}
 					}
 				}

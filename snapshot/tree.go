@@ -107,15 +107,10 @@ type Tree struct {
 }
 
 // Lookup returns the index of the object with id (its first copy).
-//
-// Lookup and ObjectPath read the document at places far apart; for a
-// mapped document they release its pages as they go (Document.Release),
-// so that a loop over objects spread over a large model holds few of its
-// pages, whoever wrote the loop.
+// Loops that look up many ids of a mapped document release its pages as
+// they go (Document.Release): Lookup does not, it is called millions of
+// times a plan.
 func (t *Tree) Lookup(id string) (int32, bool) {
-	if t.Doc != nil && t.Doc.mapped {
-		t.Doc.Release()
-	}
 	return t.byID.get(t.Objects, id)
 }
 
@@ -207,6 +202,10 @@ func (t *Tree) ObjectAt(off int) int32 {
 
 // ObjectPath returns the JSON path of copy i, e.g.
 // $.applications[2].instance.
+//
+// ObjectPath reads the document at places far apart (the keys of the
+// object's ancestors); for a mapped document it releases the pages read
+// as it goes (Document.Release), whoever calls it.
 func (t *Tree) ObjectPath(i int32) string {
 	t.Doc.Release()
 	o := &t.Objects[i]
