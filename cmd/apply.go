@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -321,6 +322,13 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	if err := checkQuietVerbose(opts.Quiet, opts.Verbose); err != nil {
 		return err
 	}
+	// Apply holds the plan's model and index for its whole run too: the
+	// same garbage collector target as plan (planGCPercent), unless GOGC
+	// is set. On the 1M model the heap peaked at 577 MB for 380 MB live
+	// with the runtime's default.
+	if _, set := os.LookupEnv("GOGC"); !set {
+		defer debug.SetGCPercent(debug.SetGCPercent(planGCPercent))
+	}
 	switch opts.Format {
 	case "text", "json":
 	default:
@@ -408,6 +416,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	if err != nil {
 		return applyError(err)
 	}
+	defer rep.Inputs.Close()
 	ai.unchanged = rep.Unchanged
 	ai.warnings = rep.Warnings
 	result := rep.Result

@@ -186,7 +186,7 @@ type Report struct {
 // error when the hooks could not go on (the journal stays, for the next
 // run to resume); write-back and writing errors. When Run fails the model
 // is not written, unless the failure is the write's own.
-func Run(ctx context.Context, opts RunOptions) (*Report, error) {
+func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	if opts.Plan != nil {
 		if diffs := PlanChanges(ctx, opts.Plan, opts.Finder); len(diffs) > 0 {
 			return nil, &StaleError{Plan: opts.PlanPath, Diffs: diffs}
@@ -216,7 +216,13 @@ func Run(ctx context.Context, opts RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer in.Close()
+	// The pages of a mapped model are released until the caller is done
+	// with the report (Report.Inputs.Close), which reads the model too.
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
 	if opts.Plan != nil {
 		for k, d := range in.Docs() {
 			if d.SHA256() != opts.Plan.Inputs[k].SHA256 {
