@@ -207,3 +207,35 @@ func BenchmarkNewPlanTiny200k(b *testing.B) {
 	b.ReportMetric(kept/float64(b.N)/n, "kept-B/doomed")
 	b.ReportMetric(alloc/float64(b.N)/n, "alloc-B/doomed")
 }
+
+// BenchmarkReasonsSubscribersCycle finds again the reasons and successors
+// of every object of modelgen's Subscribers shape (one doomed publisher
+// with 60,000 doomed subscribers, in one cycle), as the plan writers and
+// apply do. Each object's reasons must cost time linear in its records:
+// checking each of 60,000 subscribers against a list of the 60,000 edges
+// ignored in the cycle took seconds.
+func BenchmarkReasonsSubscribersCycle(b *testing.B) {
+	snap, in, err := snapshot.LoadModel(snapshot.NewDocument("subscribers.json", modelgen.Hostile(modelgen.Subscribers, 60_000)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := NewPlan(diff.Compare(snap, in))
+	if len(p.Cycles) != 1 || len(p.Cycles[0]) != 60_001 {
+		b.Fatalf("cycles: %d, want one of 60,001 objects", len(p.Cycles))
+	}
+	b.ResetTimer()
+	for range b.N {
+		cycle := 0
+		for i := range p.Objects {
+			for _, r := range p.Reasons(i) {
+				if r.Code == ReasonCycle {
+					cycle++
+				}
+			}
+			p.Successors(i)
+		}
+		if cycle != 120_000 {
+			b.Fatalf("%d reasons ignored in the cycle, want 120,000", cycle)
+		}
+	}
+}

@@ -187,9 +187,18 @@ func (p *Plan) Reasons(i int) []Reason {
 		out[0] = Reason{Code: ReasonTopLevel}
 	}
 	ignored := p.ignored[int32(i)]
+	isIgnored := func(j int32) bool { return slices.Contains(ignored, j) }
+	if len(ignored) > 8 {
+		// A cycle may hold a publisher and 60,000 of its subscribers.
+		set := make(map[int32]bool, len(ignored))
+		for _, j := range ignored {
+			set[j] = true
+		}
+		isIgnored = func(j int32) bool { return set[j] }
+	}
 	p.doomedSubscribers(si, func(j int32, id string) {
 		code := ReasonSubscriber
-		if slices.Contains(ignored, j) {
+		if isIgnored(j) {
 			code = ReasonCycle
 		}
 		out = append(out, Reason{Code: code, ID: id})
