@@ -546,10 +546,10 @@ func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *a
 	rep.Summary.Warnings = len(rep.Warnings)
 	for _, g := range p.Groups {
 		for _, i := range g.Objects {
-			o, res := &p.Objects[i], &r.Objects[i]
+			o, res := p.Object(i), &r.Objects[i]
 			ro := applyReportObject{ID: o.ID, Type: o.Type, Group: o.Group, State: res.Outcome, Hooks: []applyReportRun{}}
 			if res.BlockedBy >= 0 {
-				id := p.Objects[res.BlockedBy].ID
+				id := p.ID(res.BlockedBy)
 				ro.BlockedBy = &id
 			}
 			if res.Err != nil {
@@ -572,7 +572,7 @@ func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *a
 	}
 	for i, n := range p.Notifications {
 		res := r.Notifications[i]
-		rn := applyReportNotify{Publisher: p.Objects[n.Publisher].ID, Subscriber: n.Subscriber, Handler: n.Handler, Patch: res.Patch}
+		rn := applyReportNotify{Publisher: p.ID(n.Publisher), Subscriber: n.Subscriber, Handler: n.Handler, Patch: res.Patch}
 		if res.Hook != nil {
 			rn.Hook = &applyReportRun{HookRun: *res.Hook, DurationMS: res.Hook.Duration.Milliseconds()}
 		}

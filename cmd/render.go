@@ -124,11 +124,11 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 // found that cannot run: apply would fail its object or notification.
 func (h *planHooks) warnCannotRun(p *destroy.Plan) {
 	for i := range p.Objects {
-		o := &p.Objects[i]
 		for _, f := range h.of(i).destroy {
 			if f.Err != nil {
-				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: o.ID, Path: o.Path,
-					Message: fmt.Sprintf("destroy hook %s of %s cannot run (%s): apply would fail the object", f.Path, o.ID, hookErrText(f))})
+				id := p.ID(i)
+				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: id, Path: p.Path(i),
+					Message: fmt.Sprintf("destroy hook %s of %s cannot run (%s): apply would fail the object", f.Path, id, hookErrText(f))})
 			}
 		}
 	}
@@ -208,7 +208,7 @@ func (pj *planJSON) hooksDirs() []string {
 
 // object returns Plan.Objects[i] as the plan lists it.
 func (pj *planJSON) object(i int) destroy.PlanObject {
-	o := &pj.p.Objects[i]
+	o := pj.p.Object(i)
 	k := pj.hooks.of(i)
 	if k.planned == nil {
 		k.planned = make([]destroy.PlanHook, 0, len(k.destroy))
@@ -236,7 +236,7 @@ func (pj *planJSON) object(i int) destroy.PlanObject {
 
 func (pj *planJSON) notification(i int) destroy.PlanNotification {
 	n := pj.p.Notifications[i]
-	pn := destroy.PlanNotification{Group: n.Group, Publisher: pj.p.Objects[n.Publisher].ID, Subscriber: n.Subscriber, Handler: n.Handler,
+	pn := destroy.PlanNotification{Group: n.Group, Publisher: pj.p.ID(n.Publisher), Subscriber: n.Subscriber, Handler: n.Handler,
 		OldPlaces: pj.hooks.oldNotify[i]}
 	if t := pj.hooks.subTypes[i]; t != nil {
 		pt := destroy.NewPlanType(*t)
@@ -253,7 +253,7 @@ func (pj *planJSON) cycle(i int) []string {
 	c := pj.p.Cycles[i]
 	ids := make([]string, len(c))
 	for k, j := range c {
-		ids[k] = pj.p.Objects[j].ID
+		ids[k] = pj.p.ID(j)
 	}
 	return ids
 }
@@ -510,7 +510,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 	for _, g := range p.Groups {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading(fmt.Sprintf("group %d", g.Index)))
 		for _, i := range g.Objects {
-			o := &p.Objects[i]
+			o := p.Object(i)
 			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(o.Type)), pal.id(term(o.ID)), pal.dim(term(o.Path)))
 			reasons := make([]string, len(o.Reasons))
 			for k, r := range o.Reasons {
@@ -534,7 +534,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
 		for i, n := range p.Notifications {
 			fmt.Fprintf(bw, "  %d. %s handler %s: %s will be destroyed (group %d)\n", i+1, pal.id(term(n.Subscriber)), term(n.Handler),
-				pal.id(term(p.Objects[n.Publisher].ID)), n.Group)
+				pal.id(term(p.ID(n.Publisher))), n.Group)
 			if h := hooks.notify[i]; h != nil {
 				fmt.Fprintf(bw, "      hook notify %s: %s%s\n", term(n.Handler), term(h.Path), hookProblem(*h))
 			} else {
@@ -612,21 +612,21 @@ func writeDot(w io.Writer, p *destroy.Plan) error {
 	for _, g := range p.Groups {
 		fmt.Fprintf(bw, "  subgraph cluster_group_%d {\n    label=%s;\n", g.Index, q(fmt.Sprintf("group %d", g.Index)))
 		for _, i := range g.Objects {
-			o := &p.Objects[i]
+			o := p.Object(i)
 			fmt.Fprintf(bw, "    %s [label=\"%s\\n%s\"];\n", q(o.ID), dotLabel(orDash(o.Class)), dotLabel(o.ID))
 		}
 		fmt.Fprintln(bw, "  }")
 	}
 	for i := range p.Objects {
-		o := &p.Objects[i]
-		for _, r := range o.Reasons {
+		id := p.ID(i)
+		for _, r := range p.Reasons(i) {
 			switch r.Code {
 			case destroy.ReasonOwnedBy:
-				fmt.Fprintf(bw, "  %s -> %s [style=solid];\n", q(o.ID), q(r.ID))
+				fmt.Fprintf(bw, "  %s -> %s [style=solid];\n", q(id), q(r.ID))
 			case destroy.ReasonSubscriber:
-				fmt.Fprintf(bw, "  %s -> %s [style=dashed];\n", q(o.ID), q(r.ID))
+				fmt.Fprintf(bw, "  %s -> %s [style=dashed];\n", q(id), q(r.ID))
 			case destroy.ReasonCycle:
-				fmt.Fprintf(bw, "  %s -> %s [style=dashed, color=red, label=\"ignored: cycle\"];\n", q(o.ID), q(r.ID))
+				fmt.Fprintf(bw, "  %s -> %s [style=dashed, color=red, label=\"ignored: cycle\"];\n", q(id), q(r.ID))
 			}
 		}
 	}

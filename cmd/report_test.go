@@ -3,10 +3,13 @@ package cmd
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/snapshot"
 )
 
 // TestApplyReportMarksForcedResumedAndHookless renders the text and JSON
@@ -14,14 +17,19 @@ import (
 // hook, destroyed by hooks an earlier run ran (resumed), destroyed under
 // --force after a failed hook, destroyed with no destroy hook.
 func TestApplyReportMarksForcedResumedAndHookless(t *testing.T) {
-	p := &destroy.Plan{
-		Objects: []destroy.Planned{
-			{ID: "ran", Type: "T", Group: 1},
-			{ID: "resumed", Type: "T", Group: 1},
-			{ID: "forced", Type: "T", Group: 1},
-			{ID: "hookless", Type: "U", Group: 1},
-		},
-		Groups: []destroy.Group{{Index: 1, Objects: []int{0, 1, 2, 3}}},
+	snap, err := snapshot.LoadSnapshot(snapshot.NewDocument("snap.json", []byte(`{"?": {"id": "env", "type": "E"}, "apps": [
+		{"?": {"id": "ran", "type": "T"}}, {"?": {"id": "resumed", "type": "T"}},
+		{"?": {"id": "forced", "type": "T"}}, {"?": {"id": "hookless", "type": "U"}}]}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := snapshot.LoadGraph(snapshot.NewDocument("in.json", []byte(`{"?": {"id": "env", "type": "E"}, "apps": []}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := destroy.NewPlan(diff.Compare(snap, in))
+	if len(p.Groups) != 1 || !slices.Equal(p.Groups[0].Objects, []int{0, 1, 2, 3}) {
+		t.Fatalf("groups: %+v", p.Groups)
 	}
 	run := destroy.HookRun{Hook: "/h/T/destroy", Class: "T", Event: "destroy"}
 	resumed := run

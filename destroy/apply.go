@@ -203,7 +203,7 @@ func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error
 	a.progress = Progress{Notifications: len(p.Notifications), Objects: len(p.Objects), Groups: len(p.Groups)}
 	for i := range a.res.Objects {
 		a.res.Objects[i] = ObjectResult{Outcome: OutcomePending, BlockedBy: -1}
-		if err := a.advance(p.Objects[i].ID, StateDoomed); err != nil {
+		if err := a.advance(p.ID(i), StateDoomed); err != nil {
 			return a.res, err
 		}
 	}
@@ -340,7 +340,7 @@ func (a *applier) notifyAll() error {
 			return nil
 		}
 		for _, i := range grp.Objects {
-			if err := a.advance(p.Objects[i].ID, StateNotified); err != nil {
+			if err := a.advance(p.ID(i), StateNotified); err != nil {
 				return err
 			}
 		}
@@ -355,7 +355,7 @@ func (a *applier) notifyAll() error {
 func (a *applier) notify(i int) error {
 	p := a.p
 	n := p.Notifications[i]
-	pub := &p.Objects[n.Publisher]
+	pub := p.Object(n.Publisher)
 	snap, in := p.Diff.Snapshot, p.Diff.Incoming
 	subTree, subIdx := in, int32(-1)
 	if j, ok := in.Lookup(n.Subscriber); ok {
@@ -442,7 +442,7 @@ func (a *applier) destroyGroup(g Group) error {
 // ancestor's, one after the other.
 func (a *applier) destroy(i int) error {
 	p := a.p
-	o := &p.Objects[i]
+	o := p.Object(i)
 	snap := p.Diff.Snapshot
 	obj := &snap.Objects[o.Snapshot]
 	r := &a.res.Objects[i]

@@ -70,7 +70,7 @@ echo "end $OBJGC_OBJECT_ID" >> "$TRACE"
 func outcomes(p *Plan, r *ApplyResult) map[string]Outcome {
 	out := map[string]Outcome{}
 	for i, o := range r.Objects {
-		out[p.Objects[i].ID] = o.Outcome
+		out[p.ID(i)] = o.Outcome
 	}
 	return out
 }
@@ -92,7 +92,7 @@ func TestApplyFailureInsideACycleGroup(t *testing.T) {
 	t.Run("not started", func(t *testing.T) {
 		p, r, trace := applyCycle(t, 1, false)
 		got := outcomes(p, r)
-		first := p.Objects[p.Groups[0].Objects[0]].ID
+		first := p.ID(p.Groups[0].Objects[0])
 		if first != "a" {
 			// The group's order is the document's: a comes first.
 			t.Fatalf("group order starts with %s, want a", first)
@@ -104,7 +104,7 @@ func TestApplyFailureInsideACycleGroup(t *testing.T) {
 			t.Errorf("trace = %q, want only a's hook", trace)
 		}
 		for i, o := range r.Objects {
-			if p.Objects[i].ID == "b" && (o.BlockedBy < 0 || p.Objects[o.BlockedBy].ID != "a") {
+			if p.ID(i) == "b" && (o.BlockedBy < 0 || p.ID(o.BlockedBy) != "a") {
 				t.Errorf("b blocked by %d, want a", o.BlockedBy)
 			}
 		}

@@ -274,7 +274,7 @@ printf '{"patch": {"cfg": "x-%s", "last": "x-%s", "%s": true}}' "$OBJGC_OBJECT_I
 	if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
 		t.Fatalf("write-back: %v", err)
 	}
-	last := p.Objects[p.Notifications[len(p.Notifications)-1].Publisher].ID
+	last := p.ID(p.Notifications[len(p.Notifications)-1].Publisher)
 	for _, want := range []string{`"cfg": "x-` + last + `"`, `"last": "x-` + last + `"`, `"pub": true`, `"pub2": true`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("written model lacks %s:\n%s", want, b.String())

@@ -36,6 +36,32 @@ type Ordering struct {
 	Ignored map[int32][]int32
 }
 
+// graph is the ordering's input in compact form, 8 bytes a node plus 4 a
+// subscriber (a []Node costs 40 bytes a node: issue 9 keeps a plan's
+// memory near its input's): node v's owner is owner[v] (-1 for none or a
+// survivor), its subscribers subs[subEnd[v-1]:subEnd[v]] (from 0 for v ==
+// 0). key[v] orders nodes that tie; nil means the nodes' own order.
+type graph struct {
+	owner, subEnd, subs []int32
+	key                 []int
+}
+
+func (g *graph) subscribers(v int32) []int32 {
+	lo := int32(0)
+	if v > 0 {
+		lo = g.subEnd[v-1]
+	}
+	return g.subs[lo:g.subEnd[v]:g.subEnd[v]]
+}
+
+// less reports whether node a comes before node b in document order.
+func (g *graph) less(a, b int32) bool {
+	if g.key == nil {
+		return a < b
+	}
+	return g.key[a] < g.key[b]
+}
+
 // Order computes the destruction groups of nodes.
 //
 // The successors of a node are its owner and its subscribers. Its index is
@@ -48,9 +74,20 @@ type Ordering struct {
 // objects before their owners; Murano leaves the order of a cycle
 // undefined, objgc makes it deterministic.
 func Order(nodes []Node) *Ordering {
-	n := len(nodes)
+	g := &graph{owner: make([]int32, len(nodes)), subEnd: make([]int32, len(nodes)), key: make([]int, len(nodes))}
+	for v, nd := range nodes {
+		g.owner[v], g.key[v] = nd.Owner, nd.Key
+		g.subs = append(g.subs, nd.Subscribers...)
+		g.subEnd[v] = int32(len(g.subs))
+	}
+	return order(g)
+}
+
+// order is Order of a compact graph.
+func order(g *graph) *Ordering {
+	n := len(g.owner)
 	o := &Ordering{Index: make([]int32, n), Ignored: map[int32][]int32{}}
-	comp, flat, ends := scc(nodes)
+	comp, flat, ends := scc(g)
 	// Components come in reverse topological order: every successor's
 	// component before the component itself.
 	for c, end := range ends {
@@ -60,17 +97,17 @@ func Order(nodes []Node) *Ordering {
 		}
 		members := flat[start:end:end]
 		if len(members) > 1 {
-			sort.Slice(members, func(a, b int) bool { return nodes[members[a]].Key < nodes[members[b]].Key })
+			sort.Slice(members, func(a, b int) bool { return g.less(members[a], members[b]) })
 			o.Cycles = append(o.Cycles, members)
 		}
 		// In Key order an owner precedes what it owns, so inside a
 		// component the owners' indexes are known when needed.
 		for _, v := range members {
 			m := int32(0)
-			if w := nodes[v].Owner; w >= 0 {
+			if w := g.owner[v]; w >= 0 {
 				m = o.Index[w]
 			}
-			for _, w := range nodes[v].Subscribers {
+			for _, w := range g.subscribers(v) {
 				if comp[w] == comp[v] && len(members) > 1 {
 					o.Ignored[v] = append(o.Ignored[v], w)
 					continue
@@ -82,7 +119,7 @@ func Order(nodes []Node) *Ordering {
 			o.Index[v] = m + 1
 		}
 	}
-	sort.Slice(o.Cycles, func(a, b int) bool { return nodes[o.Cycles[a][0]].Key < nodes[o.Cycles[b][0]].Key })
+	sort.Slice(o.Cycles, func(a, b int) bool { return g.less(o.Cycles[a][0], o.Cycles[b][0]) })
 	maxIndex := int32(0)
 	for _, x := range o.Index {
 		if x > maxIndex {
@@ -94,17 +131,26 @@ func Order(nodes []Node) *Ordering {
 		counts[x]++
 	}
 	o.Groups = make([][]int32, maxIndex)
-	for g := range o.Groups {
-		o.Groups[g] = make([]int32, 0, counts[g+1])
+	for k := range o.Groups {
+		o.Groups[k] = make([]int32, 0, counts[k+1])
 	}
-	order := make([]int32, n)
-	for i := range order {
-		order[i] = int32(i)
+	add := func(v int32) {
+		k := o.Index[v] - 1
+		o.Groups[k] = append(o.Groups[k], v)
 	}
-	sort.Slice(order, func(a, b int) bool { return nodes[order[a]].Key < nodes[order[b]].Key })
-	for _, v := range order {
-		g := o.Index[v] - 1
-		o.Groups[g] = append(o.Groups[g], v)
+	if g.key == nil {
+		for v := range int32(n) {
+			add(v)
+		}
+		return o
+	}
+	byKey := make([]int32, n)
+	for i := range byKey {
+		byKey[i] = int32(i)
+	}
+	sort.Slice(byKey, func(a, b int) bool { return g.less(byKey[a], byKey[b]) })
+	for _, v := range byKey {
+		add(v)
 	}
 	return o
 }
@@ -117,8 +163,8 @@ func Order(nodes []Node) *Ordering {
 // about as many components, and a slice each cost ~250 bytes per object
 // in the plan's peak (issue 9). Iterative, so that a million nodes do not
 // exhaust the stack.
-func scc(nodes []Node) (comp, flat, ends []int32) {
-	n := len(nodes)
+func scc(g *graph) (comp, flat, ends []int32) {
+	n := len(g.owner)
 	const unvisited = -1
 	index := make([]int32, n)
 	low := make([]int32, n)
@@ -137,14 +183,14 @@ func scc(nodes []Node) (comp, flat, ends []int32) {
 	counter := int32(0)
 	succ := func(v int32, k int32) (int32, bool) {
 		if k < 0 {
-			return nodes[v].Owner, true
+			return g.owner[v], true
 		}
-		if int(k) < len(nodes[v].Subscribers) {
-			return nodes[v].Subscribers[k], true
+		if subs := g.subscribers(v); int(k) < len(subs) {
+			return subs[k], true
 		}
 		return 0, false
 	}
-	for root := range nodes {
+	for root := range n {
 		if index[root] != unvisited {
 			continue
 		}

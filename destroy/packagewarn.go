@@ -22,7 +22,7 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		return nil
 	}
 	type missing struct {
-		first   *Planned
+		first   int // index into p.Objects
 		objects int
 		types   map[string]bool
 	}
@@ -34,19 +34,19 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 			return nil
 		}
 		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
-		o := &p.Objects[i]
-		c := f.Hierarchy(ctx, snap.Objects[o.Snapshot].Type())
+		o := &snap.Objects[p.Objects[i].Snapshot]
+		c := f.Hierarchy(ctx, o.Type())
 		if c.Missing == "" {
 			continue
 		}
 		m := byPkg[c.Missing]
 		if m == nil {
-			m = &missing{first: o, types: map[string]bool{}}
+			m = &missing{first: i, types: map[string]bool{}}
 			byPkg[c.Missing] = m
 			order = append(order, c.Missing)
 		}
 		m.objects++
-		m.types[o.Type] = true
+		m.types[o.TypeString] = true
 	}
 	var out []Warning
 	for _, pkg := range order {
@@ -59,7 +59,7 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		if len(types) > 5 {
 			types = append(types[:5], fmt.Sprintf("and %d more", len(m.types)-5))
 		}
-		out = append(out, Warning{Code: WarnPackageMissing, ID: m.first.ID, Path: m.first.Path, Message: fmt.Sprintf(
+		out = append(out, Warning{Code: WarnPackageMissing, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
 			"package %s is not in the package cache: %d doomed %s of %d %s (%s) %s it; their class hierarchy is the class alone (no destroy hook of an ancestor class is found) and the package's hooks do not run; objgc cache add the package to use them",
 			pkg, m.objects, plural(m.objects, "object", "objects"), len(m.types), plural(len(m.types), "type", "types"), strings.Join(types, ", "), plural(m.objects, "names", "name"))})
 	}

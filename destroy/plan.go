@@ -1,8 +1,10 @@
 package destroy
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/objgc/objgc/diff"
@@ -69,7 +71,20 @@ func (r Reason) Text() string {
 	return string(r.Code)
 }
 
-// Planned is one doomed object of the plan.
+// Doomed is what a plan keeps of one doomed object: 8 bytes and no
+// pointer, so that a plan of a million tiny objects costs 8 MB beside its
+// model rather than hundreds (issue 9: memory bounded by the input for
+// every shape). Everything else about the object (its id, type, path,
+// owner and reasons) is found again in the snapshot when asked for:
+// Plan.Object, Plan.ID, Plan.Path, Plan.Reasons.
+type Doomed struct {
+	Snapshot int32 // index in the snapshot tree's Objects (a first copy)
+	Group    int32 // the group index
+}
+
+// Planned is one doomed object as the plan lists it, built from the
+// snapshot by Plan.Object when asked for (it is not kept: Plan.Objects
+// holds a Doomed for each).
 type Planned struct {
 	Snapshot int32 // index in the snapshot tree's Objects
 	ID       string
@@ -111,8 +126,9 @@ type Warning struct {
 // Plan is the ordered destruction of the doomed objects of a Diff.
 type Plan struct {
 	Diff *diff.Result
-	// Objects holds the doomed objects, in snapshot document order.
-	Objects []Planned
+	// Objects holds the doomed objects, in snapshot document order (that
+	// of their Start offsets).
+	Objects []Doomed
 	// Groups are in destruction order: descending index, deepest first.
 	Groups []Group
 	// Notifications are in the order they run: groups by ascending index,
@@ -123,22 +139,156 @@ type Plan struct {
 	Cycles   [][]int
 	Warnings []Warning
 
-	nodes []Node // the ordering graph, by index into Objects
+	// ignored holds, by index into Objects, the snapshot indexes of the
+	// subscribers whose dependency edge Order ignored to break a cycle:
+	// the one fact about an object's reasons the snapshot cannot tell.
+	ignored map[int32][]int32
+}
+
+// Object returns Plan.Objects[i] as the plan lists it, built from the
+// snapshot: its path rendered, its reasons found again (Reasons).
+func (p *Plan) Object(i int) *Planned {
+	snap := p.Diff.Snapshot
+	si := p.Objects[i].Snapshot
+	o := &snap.Objects[si]
+	pl := &Planned{Snapshot: si, ID: o.ID, Type: o.TypeString, Class: o.Type().Name, Path: snap.ObjectPath(si),
+		Group: int(p.Objects[i].Group), Reasons: p.Reasons(i)}
+	if o.Owner >= 0 {
+		pl.Owner = snap.Objects[o.Owner].ID
+	}
+	return pl
+}
+
+// ID returns the id of Plan.Objects[i].
+//
+// ID, Object and Reasons read the snapshot's document where the object
+// lies; for a mapped model they release its pages as they go
+// (snapshot.Document.Release), so that the loops over the doomed objects,
+// which lie pages apart, hold few of them whoever wrote the loop.
+func (p *Plan) ID(i int) string {
+	snap := p.Diff.Snapshot
+	snap.Doc.Release()
+	return snap.Objects[p.Objects[i].Snapshot].ID
+}
+
+// Path returns the JSON path of Plan.Objects[i] in the snapshot document,
+// e.g. $.ObjectsCopy.applications[2]; a new string each call.
+func (p *Plan) Path(i int) string { return p.Diff.Snapshot.ObjectPath(p.Objects[i].Snapshot) }
+
+// Reasons returns why Plan.Objects[i] sits in its group, found again in
+// the snapshot (a new slice each call): first its owner (ReasonOwnedBy
+// when the owner is doomed too, ReasonOwnerSurvives, or ReasonTopLevel),
+// then each of its doomed subscribers once, in the order of its
+// onDestruction records, ReasonCycle for those whose dependency was
+// ignored to break a cycle, else ReasonSubscriber.
+func (p *Plan) Reasons(i int) []Reason {
+	d := p.Diff
+	snap := d.Snapshot
+	snap.Doc.Release()
+	si := p.Objects[i].Snapshot
+	o := &snap.Objects[si]
+	out := make([]Reason, 1, 1+len(snap.Dependencies(si)))
+	switch {
+	case o.Owner >= 0 && d.IsDoomed(o.Owner):
+		out[0] = Reason{Code: ReasonOwnedBy, ID: snap.Objects[o.Owner].ID}
+	case o.Owner >= 0:
+		out[0] = Reason{Code: ReasonOwnerSurvives, ID: snap.Objects[o.Owner].ID}
+	default:
+		out[0] = Reason{Code: ReasonTopLevel}
+	}
+	ignored := p.ignored[int32(i)]
+	isIgnored := func(j int32) bool { return slices.Contains(ignored, j) }
+	if len(ignored) > 8 {
+		// A cycle may hold a publisher and 60,000 of its subscribers.
+		set := make(map[int32]bool, len(ignored))
+		for _, j := range ignored {
+			set[j] = true
+		}
+		isIgnored = func(j int32) bool { return set[j] }
+	}
+	p.doomedSubscribers(si, func(j int32, id string) {
+		code := ReasonSubscriber
+		if isIgnored(j) {
+			code = ReasonCycle
+		}
+		out = append(out, Reason{Code: code, ID: id})
+	})
+	return out
+}
+
+// doomedSubscribers calls yield for each doomed subscriber of snapshot
+// object si other than itself, once, in the order of its onDestruction
+// records (the same subscriber may be named again with another handler),
+// with its snapshot index and id.
+func (p *Plan) doomedSubscribers(si int32, yield func(j int32, id string)) {
+	d := p.Diff
+	snap := d.Snapshot
+	deps := snap.Dependencies(si)
+	// A publisher may name 60,000 subscribers: a set past a few, so that
+	// finding the repeats is not quadratic (issue 9).
+	var seen map[int32]bool
+	if len(deps) > 8 {
+		seen = make(map[int32]bool, len(deps))
+	}
+	var listed [8]int32
+	n := 0
+	for _, dep := range deps {
+		j, ok := snap.Lookup(dep.Subscriber)
+		if !ok || j == si || !d.IsDoomed(j) {
+			continue
+		}
+		if seen != nil {
+			if seen[j] {
+				continue
+			}
+			seen[j] = true
+		} else {
+			if slices.Contains(listed[:n], j) {
+				continue
+			}
+			listed[n] = j
+			n++
+		}
+		yield(j, dep.Subscriber)
+	}
+}
+
+// index returns the index in Objects of doomed snapshot object j, -1 when
+// it is not doomed: Objects is in document order, so a binary search on
+// the objects' Start offsets.
+func (p *Plan) index(j int32) int {
+	if !p.Diff.IsDoomed(j) {
+		return -1
+	}
+	objs := p.Diff.Snapshot.Objects
+	start := objs[j].Start
+	k, found := slices.BinarySearchFunc(p.Objects, start, func(e Doomed, s int) int { return cmp.Compare(objs[e.Snapshot].Start, s) })
+	if !found {
+		return -1
+	}
+	return k
 }
 
 // Successors returns the doomed objects that must be destroyed after
 // object i (indexes into Objects): its owner when doomed, and its doomed
-// subscribers (also those whose edge was ignored to break a cycle). A
-// failed destroy of i blocks them (DESIGN.md section 4).
+// subscribers (also those whose edge was ignored to break a cycle), each
+// once. A failed destroy of i blocks them (DESIGN.md section 4). They are
+// found again in the snapshot: O(s log n) for s onDestruction records.
 func (p *Plan) Successors(i int) []int {
-	n := p.nodes[i]
-	out := make([]int, 0, 1+len(n.Subscribers))
-	if n.Owner >= 0 {
-		out = append(out, int(n.Owner))
+	snap := p.Diff.Snapshot
+	si := p.Objects[i].Snapshot
+	owner := snap.Objects[si].Owner
+	var out []int
+	if k := p.index(owner); owner >= 0 && k >= 0 {
+		out = append(out, k)
+	} else {
+		owner = -1
 	}
-	for _, w := range n.Subscribers {
-		out = append(out, int(w))
-	}
+	p.doomedSubscribers(si, func(j int32, _ string) {
+		if j != owner {
+			out = append(out, p.index(j))
+		}
+	})
 	return out
 }
 
@@ -156,7 +306,7 @@ const checkEvery = 1 << 12
 // thousand objects, and returns ctx.Err() and no Plan.
 func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 	snap, in := d.Snapshot, d.Incoming
-	p := &Plan{Diff: d, Objects: make([]Planned, len(d.Doomed))}
+	p := &Plan{Diff: d, Objects: make([]Doomed, len(d.Doomed)), ignored: map[int32][]int32{}}
 	nodeOf := make([]int32, len(snap.Objects)) // snapshot index -> node, -1
 	for i := range nodeOf {
 		nodeOf[i] = -1
@@ -164,82 +314,52 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 	for n, i := range d.Doomed {
 		nodeOf[i] = int32(n)
 	}
-	nodes := make([]Node, len(d.Doomed))
-	// mark[w] == stamp: node w is already in the list being built. A
-	// publisher may name 60,000 subscribers: searching the list for each
-	// was quadratic (issue 9).
-	mark := make([]int32, len(d.Doomed))
-	stamp := int32(0)
+	// The ordering graph, in document order (no keys needed): 8 bytes a
+	// doomed object and 4 a doomed subscriber, dropped once ordered.
+	g := &graph{owner: make([]int32, len(d.Doomed)), subEnd: make([]int32, len(d.Doomed))}
 	for n, i := range d.Doomed {
 		if n%checkEvery == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
-		stamp++
 		o := &snap.Objects[i]
-		nodes[n] = Node{Owner: -1, Key: o.Start}
+		owner := int32(-1)
 		if o.Owner >= 0 {
-			nodes[n].Owner = nodeOf[o.Owner]
+			owner = nodeOf[o.Owner]
 		}
+		g.owner[n] = owner
 		for _, dep := range snap.Dependencies(i) {
-			j, ok := snap.Lookup(dep.Subscriber)
-			if !ok || !d.IsDoomed(j) {
-				if !ok {
-					if _, alive := in.Lookup(dep.Subscriber); !alive {
-						p.warn(WarnSubscriberMissing, o.ID, snap.ObjectPath(i),
-							"onDestruction record of %s names subscriber %s, which is in neither model; ignored", o.ID, dep.Subscriber)
-					}
-				}
+			if _, ok := snap.Lookup(dep.Subscriber); ok {
 				continue
 			}
-			w := nodeOf[j]
-			if w == int32(n) || w == nodes[n].Owner || mark[w] == stamp {
-				continue
+			if _, alive := in.Lookup(dep.Subscriber); !alive {
+				p.warn(WarnSubscriberMissing, o.ID, snap.ObjectPath(i),
+					"onDestruction record of %s names subscriber %s, which is in neither model; ignored", o.ID, dep.Subscriber)
 			}
-			mark[w] = stamp
-			nodes[n].Subscribers = append(nodes[n].Subscribers, w)
 		}
+		p.doomedSubscribers(i, func(j int32, _ string) {
+			if w := nodeOf[j]; w != owner {
+				g.subs = append(g.subs, w)
+			}
+		})
+		g.subEnd[n] = int32(len(g.subs))
 	}
-	ord := Order(nodes)
-	p.nodes = nodes
+	ord := order(g)
+	for v, ws := range ord.Ignored {
+		subs := make([]int32, len(ws))
+		for k, w := range ws {
+			subs[k] = d.Doomed[w]
+		}
+		p.ignored[v] = subs
+	}
 	for n, i := range d.Doomed {
 		if n%checkEvery == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
-		o := &snap.Objects[i]
-		pl := &p.Objects[n]
-		*pl = Planned{Snapshot: i, ID: o.ID, Type: o.TypeString, Class: o.Type().Name, Path: snap.ObjectPath(i), Group: int(ord.Index[n])}
-		if o.Owner >= 0 {
-			pl.Owner = snap.Objects[o.Owner].ID
-		}
-		if o.Start == snap.Start {
-			p.warnRoot(pl)
-		}
-		switch {
-		case nodes[n].Owner >= 0:
-			pl.Reasons = append(pl.Reasons, Reason{Code: ReasonOwnedBy, ID: pl.Owner})
-		case o.Owner >= 0:
-			pl.Reasons = append(pl.Reasons, Reason{Code: ReasonOwnerSurvives, ID: pl.Owner})
-		default:
-			pl.Reasons = append(pl.Reasons, Reason{Code: ReasonTopLevel})
-		}
-		// Ignored subscribers get stamp+1, the ones listed stamp+2.
-		stamp += 2
-		for _, w := range ord.Ignored[int32(n)] {
-			mark[w] = stamp - 1
-		}
-		for _, dep := range snap.Dependencies(i) {
-			j, ok := snap.Lookup(dep.Subscriber)
-			if !ok || !d.IsDoomed(j) || j == i || mark[nodeOf[j]] == stamp {
-				continue
-			}
-			code := ReasonSubscriber
-			if mark[nodeOf[j]] == stamp-1 {
-				code = ReasonCycle
-			}
-			mark[nodeOf[j]] = stamp
-			pl.Reasons = append(pl.Reasons, Reason{Code: code, ID: dep.Subscriber})
+		p.Objects[n] = Doomed{Snapshot: i, Group: ord.Index[n]}
+		if snap.Objects[i].Start == snap.Start {
+			p.warnRoot(n)
 		}
 	}
 	for g := len(ord.Groups) - 1; g >= 0; g-- {
@@ -255,10 +375,10 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		ids := make([]string, len(c))
 		for k, v := range c {
 			members[k] = int(v)
-			ids[k] = p.Objects[v].ID
+			ids[k] = p.ID(int(v))
 		}
 		p.Cycles = append(p.Cycles, members)
-		p.warn(WarnCycle, ids[0], p.Objects[c[0]].Path,
+		p.warn(WarnCycle, ids[0], p.Path(int(c[0])),
 			"destruction dependencies form a cycle among %s; their dependency order is ignored, ownership is kept", strings.Join(ids, ", "))
 	}
 	if ctx.Err() != nil {
@@ -327,20 +447,21 @@ func (p *Plan) diffWarnings() {
 	}
 }
 
-// warnRoot warns that pl, the snapshot's root object, is doomed: the whole
+// warnRoot warns that object i, the snapshot's root object, is doomed: the whole
 // environment is destroyed. That is what deleting an environment
 // (Objects: null) means, and what planning two models of different
 // environments does by mistake: the message says which.
-func (p *Plan) warnRoot(pl *Planned) {
+func (p *Plan) warnRoot(i int) {
+	id, path := p.ID(i), p.Path(i)
 	in := p.Diff.Incoming
 	for i := range in.Objects {
 		if in.Objects[i].Start == in.Start {
-			p.warn(WarnEnvironmentDestroyed, pl.ID, pl.Path,
-				"the whole environment %s is destroyed: the incoming model's root is %s, another object; are both models of the same environment?", pl.ID, in.Objects[i].ID)
+			p.warn(WarnEnvironmentDestroyed, id, path,
+				"the whole environment %s is destroyed: the incoming model's root is %s, another object; are both models of the same environment?", id, in.Objects[i].ID)
 			return
 		}
 	}
-	p.warn(WarnEnvironmentDestroyed, pl.ID, pl.Path, "the whole environment %s is destroyed: the incoming model has no objects (the environment is deleted)", pl.ID)
+	p.warn(WarnEnvironmentDestroyed, id, path, "the whole environment %s is destroyed: the incoming model has no objects (the environment is deleted)", id)
 }
 
 func (p *Plan) warn(code WarnCode, id, path, format string, args ...any) {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func groupIDs(p *Plan) [][]string {
 	for _, g := range p.Groups {
 		var ids []string
 		for _, i := range g.Objects {
-			ids = append(ids, p.Objects[i].ID)
+			ids = append(ids, p.ID(i))
 		}
 		out = append(out, ids)
 	}
@@ -92,7 +93,7 @@ func TestPlanNotificationsAscendingBeforeDestroys(t *testing.T) {
 	}
 	var got []note
 	for _, n := range p.Notifications {
-		got = append(got, note{n.Group, p.Objects[n.Publisher].ID, n.Subscriber, n.Handler, n.SubscriberDoomed})
+		got = append(got, note{n.Group, p.ID(n.Publisher), n.Subscriber, n.Handler, n.SubscriberDoomed})
 	}
 	want := []note{
 		{1, "f8cb28d147914850978edb35eca156e1", "f7f22c174070455c9cafc59391402bdc", "onRegionRemoved", false},
@@ -178,5 +179,99 @@ func TestPlanEnvironmentDestroyed(t *testing.T) {
 				t.Errorf("warnings %+v; want one for env1 saying %q", got, c.want)
 			}
 		})
+	}
+}
+
+// reasonsSnapshot holds every kind of reason: a cycle (a and b), a
+// subscriber named twice with two handlers, a publisher naming itself, a
+// missing and a live subscriber, an owned object that also subscribes to
+// its owner (d and e), and a publisher with more subscribers (s0..s8, s0
+// twice) than Plan.doomedSubscribers checks without a set.
+const reasonsSnapshot = `{"?": {"id": "env", "type": "E"},
+ "a": {"?": {"id": "a", "type": "T", "dependencies": {"onDestruction": [
+     {"subscriber": "b", "handler": "h1"}, {"subscriber": "b", "handler": "h2"}, {"subscriber": "a", "handler": null},
+     {"subscriber": "ghost", "handler": null}, {"subscriber": "live", "handler": "h"}, {"subscriber": "d", "handler": null}]}}},
+ "b": {"?": {"id": "b", "type": "T", "dependencies": {"onDestruction": [{"subscriber": "a", "handler": null}]}}},
+ "e": {"?": {"id": "e", "type": "T/1.0@pkg"},
+   "d": {"?": {"id": "d", "type": "T", "dependencies": {"onDestruction": [{"subscriber": "e", "handler": null}]}}}},
+ "p": {"?": {"id": "p", "type": "P", "dependencies": {"onDestruction": [
+     {"subscriber": "s0", "handler": null}, {"subscriber": "s1", "handler": null}, {"subscriber": "s2", "handler": null},
+     {"subscriber": "s3", "handler": null}, {"subscriber": "s4", "handler": null}, {"subscriber": "s5", "handler": null},
+     {"subscriber": "s6", "handler": null}, {"subscriber": "s7", "handler": null}, {"subscriber": "s8", "handler": "x"},
+     {"subscriber": "s0", "handler": "x"}, {"subscriber": "live", "handler": null}, {"subscriber": "p", "handler": null}]}}},
+ "s": [{"?": {"id": "s0", "type": "S"}}, {"?": {"id": "s1", "type": "S"}}, {"?": {"id": "s2", "type": "S"}},
+       {"?": {"id": "s3", "type": "S"}}, {"?": {"id": "s4", "type": "S"}}, {"?": {"id": "s5", "type": "S"}},
+       {"?": {"id": "s6", "type": "S"}}, {"?": {"id": "s7", "type": "S"}}, {"?": {"id": "s8", "type": "S"}}],
+ "live": {"?": {"id": "live", "type": "L"}}
+}`
+
+// TestPlanReasonsAndSuccessors: the plan keeps 8 bytes a doomed object
+// and finds its reasons, successors and the rest again in the snapshot
+// (issue 9); they are what the ordering decided (the same as the plan
+// printed when it kept them, checked against that build's output).
+func TestPlanReasonsAndSuccessors(t *testing.T) {
+	p := planJSON(t, reasonsSnapshot, `{"?": {"id": "env", "type": "E"}, "live": {"?": {"id": "live", "type": "L"}}}`)
+	survives := Reason{Code: ReasonOwnerSurvives, ID: "env"}
+	subs := func(code ReasonCode, ids ...string) []Reason {
+		var out []Reason
+		for _, id := range ids {
+			out = append(out, Reason{Code: code, ID: id})
+		}
+		return out
+	}
+	s := []string{"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"}
+	wantReasons := map[string][]Reason{
+		"a": append([]Reason{survives}, append(subs(ReasonCycle, "b"), subs(ReasonSubscriber, "d")...)...),
+		"b": append([]Reason{survives}, subs(ReasonCycle, "a")...),
+		"d": append([]Reason{{Code: ReasonOwnedBy, ID: "e"}}, subs(ReasonSubscriber, "e")...),
+		"e": {survives},
+		"p": append([]Reason{survives}, subs(ReasonSubscriber, s...)...),
+	}
+	wantSucc := map[string][]string{"a": {"b", "d"}, "b": {"a"}, "d": {"e"}, "e": nil, "p": s}
+	for _, id := range s {
+		wantReasons[id] = []Reason{survives}
+		wantSucc[id] = nil
+	}
+	if len(p.Objects) != len(wantReasons) {
+		t.Fatalf("%d doomed objects, want %d", len(p.Objects), len(wantReasons))
+	}
+	for i := range p.Objects {
+		id := p.ID(i)
+		if got := p.Reasons(i); !reflect.DeepEqual(got, wantReasons[id]) {
+			t.Errorf("reasons of %s = %+v\nwant %+v", id, got, wantReasons[id])
+		}
+		var succ []string
+		for _, k := range p.Successors(i) {
+			succ = append(succ, p.ID(k))
+		}
+		if !reflect.DeepEqual(succ, wantSucc[id]) {
+			t.Errorf("successors of %s = %v, want %v", id, succ, wantSucc[id])
+		}
+		o := p.Object(i)
+		if o.ID != id || o.Path != p.Path(i) || int32(o.Group) != p.Objects[i].Group || o.Snapshot != p.Objects[i].Snapshot ||
+			!reflect.DeepEqual(o.Reasons, wantReasons[id]) {
+			t.Errorf("object %d = %+v", i, o)
+		}
+	}
+	e := p.Object(slices.IndexFunc(p.Objects, func(d Doomed) bool { return p.Diff.Snapshot.Objects[d.Snapshot].ID == "e" }))
+	d := p.Object(slices.IndexFunc(p.Objects, func(d Doomed) bool { return p.Diff.Snapshot.Objects[d.Snapshot].ID == "d" }))
+	if e.Type != "T/1.0@pkg" || e.Class != "T" || e.Owner != "env" || e.Path != "$.e" || e.Group != 1 ||
+		d.Owner != "e" || d.Path != "$.e.d" || d.Group != 2 {
+		t.Errorf("e = %+v, d = %+v", e, d)
+	}
+
+	// The environment deleted: its root is doomed and has no owner.
+	p = planJSON(t, reasonsSnapshot, `null`)
+	for i := range p.Objects {
+		switch id, r := p.ID(i), p.Reasons(i); id {
+		case "env":
+			if !reflect.DeepEqual(r, []Reason{{Code: ReasonTopLevel}}) || p.Object(i).Owner != "" {
+				t.Errorf("env: reasons %+v, owner %q", r, p.Object(i).Owner)
+			}
+		case "live", "b", "e", "p":
+			if r[0] != (Reason{Code: ReasonOwnedBy, ID: "env"}) {
+				t.Errorf("%s: reasons %+v", id, r)
+			}
+		}
 	}
 }

@@ -350,7 +350,7 @@ func requireHooks(ctx context.Context, p *Plan, finder *HookFinder) error {
 	snap := p.Diff.Snapshot
 	for _, g := range p.Groups {
 		for _, i := range g.Objects {
-			o := &p.Objects[i]
+			o := p.Object(i)
 			if len(finder.DestroyHooks(ctx, snap.Objects[o.Snapshot].Type())) == 0 {
 				missing = append(missing, o)
 			}
@@ -372,8 +372,8 @@ func writeDoomedFile(p *Plan) (string, error) {
 		return "", fmt.Errorf("writing the doomed list: %w", err)
 	}
 	var b bytes.Buffer
-	for _, o := range p.Objects {
-		b.WriteString(o.ID)
+	for i := range p.Objects {
+		b.WriteString(p.ID(i))
 		b.WriteByte('\n')
 	}
 	if _, err := f.Write(b.Bytes()); err != nil {

@@ -90,7 +90,7 @@ func runOptions(model, hooks string, f *fakeHooks) RunOptions {
 func outcomesOf(rep *Report) string {
 	var out []string
 	for i, o := range rep.Result.Objects {
-		out = append(out, rep.Plan.Objects[i].ID+"="+string(o.Outcome))
+		out = append(out, rep.Plan.ID(i)+"="+string(o.Outcome))
 	}
 	slices.Sort(out)
 	return strings.Join(out, " ")
@@ -200,8 +200,8 @@ func TestRunProtocol(t *testing.T) {
 				t.Errorf("interrupted %v, want %v", rep.Result.Interrupted, tc.stopped)
 			}
 			for i, o := range rep.Result.Objects {
-				if tc.force && f.fail[rep.Plan.Objects[i].ID] && o.Err == nil {
-					t.Errorf("%s: forced without its failure", rep.Plan.Objects[i].ID)
+				if tc.force && f.fail[rep.Plan.ID(i)] && o.Err == nil {
+					t.Errorf("%s: forced without its failure", rep.Plan.ID(i))
 				}
 			}
 			if got := copyIDs(t, model); got != tc.kept {
@@ -244,7 +244,7 @@ func TestRunResume(t *testing.T) {
 		t.Errorf("resumed run ran %q, want vm app log other (disk was done; vm's hook did not end)", got)
 	}
 	for i, o := range rep.Result.Objects {
-		id := rep.Plan.Objects[i].ID
+		id := rep.Plan.ID(i)
 		resumed := id == "disk"
 		if o.Outcome != OutcomeDestroyed || len(o.Hooks) != 1 || o.Hooks[0].Resumed != resumed {
 			t.Errorf("%s: %s, hooks %+v; want destroyed, one hook, resumed %v", id, o.Outcome, o.Hooks, resumed)

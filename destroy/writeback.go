@@ -691,9 +691,9 @@ func (wb *writeBack) attributes(raw json.RawMessage, destroyedFlags []bool) ([]b
 		return nil, errors.New("write-back: Attributes: expected an array of [objectId, key, value] rows")
 	}
 	gone := map[string]bool{}
-	for k, pl := range wb.p.Objects {
+	for k := range wb.p.Objects {
 		if destroyedFlags[k] {
-			gone[pl.ID] = true
+			gone[wb.p.ID(k)] = true
 		}
 	}
 	for _, i := range wb.d.Dropped {

@@ -68,8 +68,8 @@ func pairNames(t *testing.T) []string {
 // but those with the given ids.
 func destroyedExcept(p *Plan, ids ...string) []bool {
 	out := make([]bool, len(p.Objects))
-	for i, o := range p.Objects {
-		out[i] = !slices.Contains(ids, o.ID)
+	for i := range p.Objects {
+		out[i] = !slices.Contains(ids, p.ID(i))
 	}
 	return out
 }
@@ -536,9 +536,9 @@ func checkOutcome(t *testing.T, p *Plan, out Effects, keep bool) {
 	_, snap, in := writeBackOK(t, p, out, nil, keep)
 	inc := p.Diff.Incoming
 	var retained []string
-	for k, o := range p.Objects {
+	for k := range p.Objects {
 		if !out.Destroyed[k] {
-			retained = append(retained, o.ID)
+			retained = append(retained, p.ID(k))
 		}
 	}
 	sort.Strings(retained)
@@ -553,7 +553,8 @@ func checkOutcome(t *testing.T, p *Plan, out Effects, keep bool) {
 			}
 		}
 	}
-	for k, o := range p.Objects {
+	for k := range p.Objects {
+		o := p.Object(k)
 		if !out.Destroyed[k] {
 			if j, ok := snap.Lookup(o.ID); !ok || snap.Objects[j].Destroyed {
 				t.Errorf("object %s not destroyed is missing from ObjectsCopy", o.ID)
@@ -677,8 +678,8 @@ func TestWriteBackPlaces(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := planJSON(t, tt.snap, tt.in)
 			out := Effects{Destroyed: make([]bool, len(p.Objects))}
-			for i, o := range p.Objects {
-				out.Destroyed[i] = slices.Contains(tt.destroyed, o.ID)
+			for i := range p.Objects {
+				out.Destroyed[i] = slices.Contains(tt.destroyed, p.ID(i))
 			}
 			keep := len(p.Diff.Dangling) > 0
 			m, err := BuildWriteBack(p, out, nil, keep)
