@@ -1,6 +1,7 @@
 package destroy
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -32,19 +33,20 @@ type Effects struct {
 // still in the model, else on the root.
 const RetainedKey = "objgcRetained"
 
-// WrittenModel is the three values of the envelope BuildWriteBack builds.
+// WrittenModel is the model BuildWriteBack decided on, written by WriteTo
+// and WriteNested. Its three values are not held in memory: they are
+// written piece by piece from the input's bytes and the edits, unchanged
+// regions copied in document order (see BuildWriteBack for what is held).
 type WrittenModel struct {
-	Objects, ObjectsCopy, Attributes []byte
+	objects, objectsCopy, attributes func(w jsonedit.Writer) error
 }
 
-// WriteTo writes the envelope to w, without copying the values.
+// WriteTo writes the envelope to w, then a newline.
 func (m *WrittenModel) WriteTo(w io.Writer) (int64, error) {
-	n, err := m.WriteNested(w, "")
-	if err != nil {
-		return n, err
-	}
-	k, err := w.Write([]byte("\n"))
-	return n + int64(k), err
+	cw := newCountWriter(w)
+	m.writeNested(cw, "")
+	cw.WriteByte('\n')
+	return cw.finish()
 }
 
 // WriteNested writes the envelope as the value of a member whose line is
@@ -52,24 +54,89 @@ func (m *WrittenModel) WriteTo(w io.Writer) (int64, error) {
 // with indent before each key and the closing brace, and no final
 // newline.
 func (m *WrittenModel) WriteNested(w io.Writer, indent string) (int64, error) {
-	var n int64
-	key := func(name string) []byte { return []byte("\n" + indent + "  \"" + name + "\": ") }
-	for _, part := range [][]byte{
-		[]byte("{"), key("Objects"), m.Objects,
-		[]byte(","), key("ObjectsCopy"), m.ObjectsCopy,
-		[]byte(","), key("Attributes"), m.Attributes,
-		[]byte("\n" + indent + "}"),
-	} {
-		k, err := w.Write(part)
-		n += int64(k)
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	cw := newCountWriter(w)
+	m.writeNested(cw, indent)
+	return cw.finish()
 }
 
-// BuildWriteBack builds the model `objgc apply` writes back (DESIGN.md
+func (m *WrittenModel) writeNested(w *countWriter, indent string) {
+	key := func(name string) { w.WriteString("\n" + indent + "  \"" + name + "\": ") }
+	w.WriteByte('{')
+	for k, part := range []struct {
+		name  string
+		write func(jsonedit.Writer) error
+	}{{"Objects", m.objects}, {"ObjectsCopy", m.objectsCopy}, {"Attributes", m.attributes}} {
+		if k > 0 {
+			w.WriteByte(',')
+		}
+		key(part.name)
+		if w.err == nil {
+			if err := part.write(w); err != nil && w.err == nil {
+				w.err = err
+			}
+		}
+	}
+	w.WriteString("\n" + indent + "}")
+}
+
+// countWriter is the jsonedit.Writer the values are written to: w itself
+// when it is one (the *bufio.Writer of an atomic write), else w behind a
+// buffer; it counts the bytes and keeps the first error, after which it
+// writes nothing more.
+type countWriter struct {
+	w   jsonedit.Writer
+	buf *bufio.Writer // nil when w is the caller's own
+	n   int64
+	err error
+}
+
+func newCountWriter(w io.Writer) *countWriter {
+	if jw, ok := w.(jsonedit.Writer); ok {
+		return &countWriter{w: jw}
+	}
+	buf := bufio.NewWriterSize(w, 64<<10)
+	return &countWriter{w: buf, buf: buf}
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.err = err
+	return n, err
+}
+
+func (c *countWriter) WriteString(s string) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.WriteString(s)
+	c.n += int64(n)
+	c.err = err
+	return n, err
+}
+
+func (c *countWriter) WriteByte(b byte) error {
+	if c.err != nil {
+		return c.err
+	}
+	c.err = c.w.WriteByte(b)
+	if c.err == nil {
+		c.n++
+	}
+	return c.err
+}
+
+func (c *countWriter) finish() (int64, error) {
+	if c.err == nil && c.buf != nil {
+		c.err = c.buf.Flush()
+	}
+	return c.n, c.err
+}
+
+// BuildWriteBack decides the model `objgc apply` writes back (DESIGN.md
 // section 5, docs/writeback.md); WrittenModel.WriteTo writes it as the
 // envelope
 //
@@ -80,7 +147,7 @@ func (m *WrittenModel) WriteNested(w io.Writer, indent string) (int64, error) {
 //	}
 //
 // followed by a newline: two spaces before each key, the values' bytes as
-// built below, unindented.
+// described below, unindented.
 //
 //   - Objects is the incoming model's bytes with the handlers' patches
 //     applied to their subscribers, the objects of p.Diff.Dropped removed,
@@ -100,7 +167,17 @@ func (m *WrittenModel) WriteNested(w io.Writer, indent string) (int64, error) {
 // an existing object. Patches for a subscriber that is doomed are not
 // applied: the subscriber leaves the model. Unless onDanglingKeep
 // (--on-dangling=keep), a dangling reference in the incoming model is an
-// error, since apply refuses to run on such a model.
+// error, since apply refuses to run on such a model. Every error is
+// returned here, before anything is written; WriteTo returns only the
+// writer's.
+//
+// Memory: the values are written from the model's bytes as WriteTo goes,
+// the incoming model read once from start to end for each of Objects and
+// ObjectsCopy. What BuildWriteBack holds until then is small: the edits
+// (offsets), and each patched subscriber's patched bytes. When a doomed
+// object is not destroyed (failed, blocked, not reached), Objects is
+// built in memory and indexed once more to find the places ObjectsCopy
+// puts those objects back (docs/writeback.md).
 func BuildWriteBack(p *Plan, out Effects, attributes json.RawMessage, onDanglingKeep bool) (*WrittenModel, error) {
 	if len(out.Destroyed) != len(p.Objects) {
 		return nil, fmt.Errorf("write-back: %d destroyed flags for %d doomed objects", len(out.Destroyed), len(p.Objects))
@@ -128,21 +205,24 @@ func BuildWriteBack(p *Plan, out Effects, attributes json.RawMessage, onDangling
 	if err != nil {
 		return nil, err
 	}
-	cp, err := wb.objectsCopy(objects)
-	if err != nil {
-		return nil, err
-	}
 	attrs, err := wb.attributes(attributes, out.Destroyed)
 	if err != nil {
 		return nil, err
 	}
-	m := &WrittenModel{Objects: objects, ObjectsCopy: cp, Attributes: attrs}
-	for _, part := range []struct {
-		name string
-		b    []byte
-	}{{"Objects", objects}, {"ObjectsCopy", cp}, {"Attributes", attrs}} {
-		if !json.Valid(part.b) {
-			return nil, fmt.Errorf("write-back: internal error: %s is not valid JSON", part.name)
+	m := &WrittenModel{objects: objects, objectsCopy: objects, attributes: attrs}
+	some := false
+	for _, pl := range p.Objects {
+		some = some || wb.retained[pl.Snapshot]
+	}
+	if some {
+		var b bytes.Buffer
+		if err := objects(&b); err != nil {
+			return nil, err
+		}
+		built := b.Bytes()
+		m.objects = func(w jsonedit.Writer) error { _, err := w.Write(built); return err }
+		if m.objectsCopy, err = wb.objectsCopy(built); err != nil {
+			return nil, err
 		}
 	}
 	return m, nil
@@ -160,8 +240,8 @@ type writeBack struct {
 	refsDone bool
 }
 
-// snapRef is a reference in the snapshot to an object destroyed in this
-// run.
+// snapRef is a reference in the snapshot (or in a patched copy) to an
+// object destroyed in this run.
 type snapRef struct {
 	off    int
 	object int32
@@ -169,67 +249,55 @@ type snapRef struct {
 
 func (wb *writeBack) isDestroyed(i int32) bool { return wb.d.IsDoomed(i) && wb.destroyed[i] }
 
-// objects builds the Objects value.
-func (wb *writeBack) objects(patches map[string][]json.RawMessage) ([]byte, error) {
-	if wb.in.Null {
+// patchedSub is a copy of a subscriber with its patches applied (and the
+// objects of Dropped inside it removed), and the references in it to
+// objects destroyed in this run, by offset in data.
+type patchedSub struct {
+	data []byte
+	refs []snapRef
+}
+
+// objects returns the writer of the Objects value: the incoming model
+// with the copies of dropped objects removed, patched subscribers written
+// from their patched bytes, and references to destroyed objects expanded.
+// The patches are applied here, so that their errors come before any
+// writing.
+func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedit.Writer) error, error) {
+	null := func(w jsonedit.Writer) error { _, err := w.WriteString("null"); return err }
+	in := wb.in
+	if in.Null {
 		// The environment is deleted: no subscriber is left to patch.
 		for _, id := range sortedKeys(patches) {
 			if _, ok := wb.snap.Lookup(id); !ok {
 				return nil, fmt.Errorf("write-back: patch for subscriber %s: no such object in either model", id)
 			}
 		}
-		return []byte("null"), nil
+		return null, nil
 	}
-	t, err := wb.patchAndDrop(patches)
-	if err != nil {
-		return nil, err
-	}
-	if t.Null {
-		return []byte("null"), nil
-	}
-	data := t.Doc.Data
-	r := jsonedit.NewRewriter(data)
-	ctx := &renderCtx{present: t.Lookup, written: map[string]bool{}, objects: true}
-	add := func(off int, i int32) {
-		r.At(off).Write = func(b *bytes.Buffer, s, e int) error {
-			return wb.expand(b, i, data[s:e], ctx)
-		}
-	}
-	if t == wb.in {
-		for _, dr := range wb.d.Dangling {
-			if wb.destroyed[dr.Doomed] {
-				add(dr.Offset, dr.Doomed)
-			}
-		}
-	} else {
-		t.StringsOfLength(wb.snap.MightBeID, func(sv snapshot.StringValue) bool {
-			if i, ok := wb.snap.Lookup(sv.Value); ok && wb.isDestroyed(i) {
-				add(sv.Offset, i)
-			}
-			return true
-		})
-	}
-	if r.Len() == 0 {
-		return data[t.Start:t.End], nil
-	}
-	var b bytes.Buffer
-	b.Grow(t.End - t.Start + 4096)
-	if err := r.Value(&b, t.Start, t.End); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// patchAndDrop applies the patches to the incoming model and removes the
-// dropped objects. It returns the incoming tree itself when there is
-// nothing to do, else the tree of the new bytes.
-func (wb *writeBack) patchAndDrop(patches map[string][]json.RawMessage) (*snapshot.Tree, error) {
-	in := wb.in
+	objs := in.Objects
 	data := in.Doc.Data
-	r := jsonedit.NewRewriter(data)
-	dropped := map[int32]bool{}
+	dropped := make([]bool, len(objs)) // by first copy
 	for _, i := range wb.d.Dropped {
 		dropped[i] = true
+	}
+	// removed: the copy is gone with a dropped object, itself or one
+	// enclosing it. Copies are in closing order: enclosing ones come later.
+	removed := make([]bool, len(objs))
+	present := make([]bool, len(objs)) // by first copy: a copy is left
+	root := int32(-1)
+	for c := len(objs) - 1; c >= 0; c-- {
+		o := &objs[c]
+		e := in.Enclosing(int32(c))
+		removed[c] = dropped[o.First] || e >= 0 && removed[e]
+		if !removed[c] {
+			present[o.First] = true
+		}
+		if o.Start == in.Start {
+			root = int32(c)
+		}
+	}
+	if root >= 0 && dropped[objs[root].First] {
+		return null, nil // the root itself is dropped
 	}
 	subs := map[int32][]json.RawMessage{}
 	for _, id := range sortedKeys(patches) {
@@ -242,43 +310,130 @@ func (wb *writeBack) patchAndDrop(patches map[string][]json.RawMessage) (*snapsh
 		}
 		subs[j] = patches[id]
 	}
-	for c := range in.Objects {
-		o := &in.Objects[c]
-		switch {
-		case dropped[o.First]:
-			r.At(o.Start).Remove = true
-		case subs[o.First] != nil:
-			list, id, path, depth := subs[o.First], o.ID, in.ObjectPath(int32(c)), in.Depth(int32(c))
-			r.At(o.Start).Write = func(b *bytes.Buffer, s, e int) error {
-				var cur bytes.Buffer
-				if err := r.Inner(&cur, s, e); err != nil {
-					return err
-				}
-				obj := cur.Bytes()
-				for _, patch := range list {
-					var err error
-					if obj, err = CheckPatch(obj, patch, depth); err != nil {
-						return fmt.Errorf("write-back: patch for subscriber %s at %s: %w", id, path, err)
-					}
-				}
-				b.Write(obj)
-				return nil
-			}
+	// The patched bytes of each subscriber copy left, computed in
+	// document order, a copy inside another first (the outer one's bytes
+	// hold the inner one's patched).
+	var order []int32
+	for c := range objs {
+		if o := &objs[c]; !removed[c] && subs[o.First] != nil {
+			order = append(order, int32(c))
 		}
 	}
-	if r.Len() == 0 {
-		return in, nil
+	sort.Slice(order, func(a, b int) bool { return objs[order[a]].Start < objs[order[b]].Start })
+	patched := map[int32]*patchedSub{}
+	rp := jsonedit.NewRewriter(data) // dropped objects out, patches in
+	for c := range objs {
+		if o := &objs[c]; dropped[o.First] {
+			rp.At(o.Start).Remove = true
+		}
 	}
-	var b bytes.Buffer
-	b.Grow(in.End - in.Start + 4096)
-	b.WriteString(`{"Objects":`)
-	if e := r.Lookup(in.Start); e != nil && e.Remove {
-		b.WriteString("null") // the root itself is dropped
-	} else if err := r.Value(&b, in.Start, in.End); err != nil {
-		return nil, err
+	var patch func(c int32) (*patchedSub, error)
+	patch = func(c int32) (*patchedSub, error) {
+		if pc := patched[c]; pc != nil {
+			return pc, nil
+		}
+		o := &objs[c]
+		var cur bytes.Buffer
+		if err := rp.Inner(&cur, o.Start, o.End); err != nil {
+			return nil, err
+		}
+		obj := cur.Bytes()
+		for _, patch := range subs[o.First] {
+			var err error
+			if obj, err = CheckPatch(obj, patch, in.Depth(c)); err != nil {
+				return nil, fmt.Errorf("write-back: patch for subscriber %s at %s: %w", o.ID, in.ObjectPath(c), err)
+			}
+		}
+		pc := &patchedSub{data: obj}
+		patched[c] = pc
+		return pc, nil
 	}
-	b.WriteString("}")
-	return reload(b.Bytes())
+	var patchErr error
+	for _, c := range order {
+		rp.At(objs[c].Start).Write = func(w jsonedit.Writer, s, e int) error {
+			pc, err := patch(c)
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(pc.data)
+			return err
+		}
+	}
+	for _, c := range order {
+		if _, err := patch(c); err != nil && patchErr == nil {
+			patchErr = err
+		}
+	}
+	if patchErr != nil {
+		return nil, patchErr
+	}
+	// The references to destroyed objects in the patched bytes: a patch
+	// may have written some. Only the outermost patched copies are
+	// written; the others are inside them.
+	var top []int32
+	for _, c := range order {
+		inner := false
+		for e := in.Enclosing(c); e >= 0 && !inner; e = in.Enclosing(e) {
+			inner = patched[e] != nil
+		}
+		if !inner {
+			top = append(top, c)
+		}
+	}
+	for _, c := range top {
+		pc := patched[c]
+		t, err := reload(append(append([]byte(`{"Objects":`), pc.data...), '}'))
+		if err != nil {
+			return nil, err
+		}
+		const shift = len(`{"Objects":`)
+		t.StringsOfLength(wb.snap.MightBeID, func(sv snapshot.StringValue) bool {
+			if i, ok := wb.snap.Lookup(sv.Value); ok && wb.isDestroyed(i) {
+				pc.refs = append(pc.refs, snapRef{off: sv.Offset - shift, object: i})
+			}
+			return true
+		})
+	}
+	has := func(id string) bool {
+		j, ok := in.Lookup(id)
+		return ok && present[j]
+	}
+	var expand []snapRef // dangling references to destroyed objects
+	for _, dr := range wb.d.Dangling {
+		if wb.destroyed[dr.Doomed] {
+			expand = append(expand, snapRef{off: dr.Offset, object: dr.Doomed})
+		}
+	}
+	if len(order) == 0 && len(expand) == 0 && len(wb.d.Dropped) == 0 {
+		return func(w jsonedit.Writer) error { _, err := w.Write(data[in.Start:in.End]); return err }, nil
+	}
+	return func(w jsonedit.Writer) error {
+		ctx := &renderCtx{present: has, written: map[string]bool{}, objects: true}
+		r := jsonedit.NewRewriter(data)
+		for c := range objs {
+			if o := &objs[c]; dropped[o.First] {
+				r.At(o.Start).Remove = true
+			}
+		}
+		for _, c := range top {
+			pc := patched[c]
+			r.At(objs[c].Start).Write = func(w jsonedit.Writer, s, e int) error {
+				pr := jsonedit.NewRewriter(pc.data)
+				for _, ref := range pc.refs {
+					pr.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
+						return wb.expand(w, ref.object, pc.data[s:e], ctx)
+					}
+				}
+				return pr.Value(w, 0, len(pc.data))
+			}
+		}
+		for _, ref := range expand {
+			r.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
+				return wb.expand(w, ref.object, data[s:e], ctx)
+			}
+		}
+		return r.Value(w, in.Start, in.End)
+	}, nil
 }
 
 // reload indexes an Objects value wrapped as {"Objects": value}.
@@ -293,7 +448,7 @@ func reload(wrapped []byte) (*snapshot.Tree, error) {
 // renderCtx is the state of one output value being written: which ids
 // are already there as full copies.
 type renderCtx struct {
-	present func(id string) (int32, bool) // ids of the model being written into
+	present func(id string) bool // ids of the model being written into
 	written map[string]bool               // destroyed objects written in full so far
 	objects bool                          // writing Objects (else ObjectsCopy)
 }
@@ -302,13 +457,12 @@ func (c *renderCtx) has(id string) bool {
 	if c.written[id] {
 		return true
 	}
-	_, ok := c.present(id)
-	return ok
+	return c.present(id)
 }
 
 // expand writes a reference to the destroyed snapshot object i: in full
 // the first time, else as the bare reference raw.
-func (wb *writeBack) expand(b *bytes.Buffer, i int32, raw []byte, ctx *renderCtx) error {
+func (wb *writeBack) expand(b jsonedit.Writer, i int32, raw []byte, ctx *renderCtx) error {
 	id := wb.snap.Objects[i].ID
 	if ctx.has(id) {
 		b.Write(raw)
@@ -323,20 +477,20 @@ func (wb *writeBack) expand(b *bytes.Buffer, i int32, raw []byte, ctx *renderCtx
 // in the output elsewhere become bare references; in Objects, doomed
 // objects that still exist are left out (ObjectsCopy puts them back);
 // references to destroyed objects not yet written are written in full.
-func (wb *writeBack) render(b *bytes.Buffer, i int32, ctx *renderCtx) error {
+func (wb *writeBack) render(b jsonedit.Writer, i int32, ctx *renderCtx) error {
 	snap := wb.snap
 	objs := snap.Objects
 	data := snap.Doc.Data
 	o := &objs[i]
 	r := jsonedit.NewRewriter(data)
-	flag := func(b *bytes.Buffer, s, e int) error {
+	flag := func(b jsonedit.Writer, s, e int) error {
 		return flagHeader(b, data, s)
 	}
 	if wb.isDestroyed(o.First) {
 		r.At(o.HeaderStart).Write = flag
 	}
-	bare := func(id string) func(b *bytes.Buffer, s, e int) error {
-		return func(b *bytes.Buffer, s, e int) error {
+	bare := func(id string) func(b jsonedit.Writer, s, e int) error {
+		return func(b jsonedit.Writer, s, e int) error {
 			return jsonedit.WriteString(b, id)
 		}
 	}
@@ -350,7 +504,7 @@ func (wb *writeBack) render(b *bytes.Buffer, i int32, ctx *renderCtx) error {
 		switch {
 		case wb.isDestroyed(oc.First):
 			r.At(oc.HeaderStart).Write = flag
-			r.At(oc.Start).Write = func(b *bytes.Buffer, s, e int) error {
+			r.At(oc.Start).Write = func(b jsonedit.Writer, s, e int) error {
 				// ObjectsCopy always keeps the whole copy: a doomed object
 				// that still exists may sit inside it.
 				if ctx.objects && ctx.has(id) {
@@ -364,14 +518,14 @@ func (wb *writeBack) render(b *bytes.Buffer, i int32, ctx *renderCtx) error {
 				r.At(oc.Start).Remove = true
 			}
 		default:
-			if _, ok := ctx.present(id); ok {
+			if ctx.present(id) {
 				r.At(oc.Start).Write = bare(id)
 			}
 		}
 	}
 	for _, ref := range wb.snapRefs(o.Start, o.End) {
 		obj := ref.object
-		r.At(ref.off).Write = func(b *bytes.Buffer, s, e int) error {
+		r.At(ref.off).Write = func(b jsonedit.Writer, s, e int) error {
 			return wb.expand(b, obj, data[s:e], ctx)
 		}
 	}
@@ -395,15 +549,10 @@ func (wb *writeBack) snapRefs(start, end int) []snapRef {
 	return wb.refs[lo:hi]
 }
 
-// objectsCopy builds the ObjectsCopy value from the Objects value.
-func (wb *writeBack) objectsCopy(objects []byte) ([]byte, error) {
-	some := false
-	for _, pl := range wb.p.Objects {
-		some = some || wb.retained[pl.Snapshot]
-	}
-	if !some {
-		return objects, nil
-	}
+// objectsCopy returns the writer of the ObjectsCopy value, given the
+// Objects value built: the places of the retained objects are found in
+// an index of it, before anything is written.
+func (wb *writeBack) objectsCopy(objects []byte) (func(jsonedit.Writer) error, error) {
 	wrapped := make([]byte, 0, len(objects)+13)
 	wrapped = append(wrapped, `{"Objects":`...)
 	wrapped = append(wrapped, objects...)
@@ -418,29 +567,30 @@ func (wb *writeBack) objectsCopy(objects []byte) ([]byte, error) {
 			top = append(top, i)
 		}
 	}
+	present := func(id string) bool { _, ok := t.Lookup(id); return ok }
 	pl := &placer{wb: wb, t: t, data: t.Doc.Data, r: jsonedit.NewRewriter(t.Doc.Data), root: -1,
-		ctx: &renderCtx{present: t.Lookup, written: map[string]bool{}}, retainedAt: map[int]*[]int32{}, keys: map[string]bool{}, ms: map[int][]jsonedit.Member{}, snapMs: map[int][]jsonedit.Member{}}
+		retainedAt: map[int]*[]int32{}, keys: map[string]bool{}, ms: map[int][]jsonedit.Member{}, snapMs: map[int][]jsonedit.Member{}}
 	for _, i := range top {
 		if err := pl.place(i); err != nil {
 			return nil, err
 		}
 	}
-	var b bytes.Buffer
-	b.Grow(len(objects) + len(wb.snap.Doc.Data)/4)
-	switch {
-	case pl.root >= 0:
-		err = wb.render(&b, pl.root, pl.ctx)
-	case t.Null:
-		b.WriteString(`{"` + RetainedKey + `": `)
-		err = pl.writeList(&b, pl.nullRoot)
-		b.WriteString("}")
-	default:
-		err = pl.r.Value(&b, t.Start, t.End)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return func(w jsonedit.Writer) error {
+		pl.ctx = &renderCtx{present: present, written: map[string]bool{}}
+		switch {
+		case pl.root >= 0:
+			return wb.render(w, pl.root, pl.ctx)
+		case t.Null:
+			w.WriteString(`{"` + RetainedKey + `": `)
+			if err := pl.writeList(w, pl.nullRoot); err != nil {
+				return err
+			}
+			_, err := w.WriteString("}")
+			return err
+		default:
+			return pl.r.Value(w, t.Start, t.End)
+		}
+	}, nil
 }
 
 // covered reports whether the retained snapshot object i is written inside
@@ -597,7 +747,7 @@ func (pl *placer) atPlace(i int32, anchor int, segs []seg) bool {
 				return true
 			case pl.r.Lookup(m.VS) == nil && (bytes.Equal(data[m.VS:m.VE], []byte("null")) || jsonedit.IsString(data, m.VS, m.VE, id)):
 				w := pl.writer(i)
-				pl.r.At(m.VS).Write = func(b *bytes.Buffer, s, e int) error { return w(b) }
+				pl.r.At(m.VS).Write = func(b jsonedit.Writer, s, e int) error { return w(b) }
 				return true
 			}
 			return false
@@ -610,11 +760,11 @@ func (pl *placer) atPlace(i int32, anchor int, segs []seg) bool {
 	return false
 }
 
-func (pl *placer) writer(i int32) func(b *bytes.Buffer) error {
-	return func(b *bytes.Buffer) error { return pl.wb.render(b, i, pl.ctx) }
+func (pl *placer) writer(i int32) func(b jsonedit.Writer) error {
+	return func(b jsonedit.Writer) error { return pl.wb.render(b, i, pl.ctx) }
 }
 
-func (pl *placer) writeList(b *bytes.Buffer, list []int32) error {
+func (pl *placer) writeList(b jsonedit.Writer, list []int32) error {
 	b.WriteByte('[')
 	for k, i := range list {
 		if k > 0 {
@@ -674,15 +824,16 @@ func (pl *placer) retainIn(off int, i int32) bool {
 	list := &[]int32{i}
 	pl.retainedAt[off] = list
 	pl.r.At(off).Adds = append(pl.r.At(off).Adds, jsonedit.Addition{Key: []byte(`"` + RetainedKey + `"`),
-		Value: func(b *bytes.Buffer) error { return pl.writeList(b, *list) }})
+		Value: func(b jsonedit.Writer) error { return pl.writeList(b, *list) }})
 	return true
 }
 
-// attributes drops the rows [objectId, key, value] of destroyed objects.
-func (wb *writeBack) attributes(raw json.RawMessage, destroyedFlags []bool) ([]byte, error) {
+// attributes returns the writer of the Attributes value: attributes
+// without the rows [objectId, key, value] of destroyed objects.
+func (wb *writeBack) attributes(raw json.RawMessage, destroyedFlags []bool) (func(jsonedit.Writer) error, error) {
 	data := bytes.TrimSpace(raw)
 	if len(data) == 0 || string(data) == "null" {
-		return []byte("[]"), nil
+		return func(w jsonedit.Writer) error { _, err := w.WriteString("[]"); return err }, nil
 	}
 	if !json.Valid(data) {
 		return nil, errors.New("write-back: Attributes is not valid JSON")
@@ -713,12 +864,7 @@ func (wb *writeBack) attributes(raw json.RawMessage, destroyedFlags []bool) ([]b
 			r.At(row.VS).Remove = true
 		}
 	}
-	if r.Len() == 0 {
-		return data, nil
-	}
-	var b bytes.Buffer
-	err := r.Value(&b, 0, len(data))
-	return b.Bytes(), err
+	return func(w jsonedit.Writer) error { return r.Value(w, 0, len(data)) }, nil
 }
 
 // pathTo returns the path from the container value at from down to the
@@ -749,7 +895,7 @@ func pathTo(data []byte, from, off int, list func(open int) []jsonedit.Member) [
 
 // flagHeader writes the header at hs with "destroyed": true: an existing
 // "destroyed" value is replaced, else the key is added first.
-func flagHeader(b *bytes.Buffer, data []byte, hs int) error {
+func flagHeader(b jsonedit.Writer, data []byte, hs int) error {
 	ms, end := jsonedit.Members(data, hs)
 	cur := hs
 	found := false

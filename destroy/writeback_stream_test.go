@@ -224,7 +224,7 @@ func derivePair(snap *snapshot.Tree, drop bool) ([]byte, bool) {
 		o := &snap.Objects[first]
 		var flagged bytes.Buffer
 		fr := jsonedit.NewRewriter(data)
-		fr.At(o.HeaderStart).Write = func(b *bytes.Buffer, s, e int) error { return flagHeader(b, data, s) }
+		fr.At(o.HeaderStart).Write = func(b jsonedit.Writer, s, e int) error { return flagHeader(b, data, s) }
 		if err := fr.Value(&flagged, o.Start, o.End); err != nil {
 			return nil, false
 		}
