@@ -449,8 +449,8 @@ func reload(wrapped []byte) (*snapshot.Tree, error) {
 // are already there as full copies.
 type renderCtx struct {
 	present func(id string) bool // ids of the model being written into
-	written map[string]bool               // destroyed objects written in full so far
-	objects bool                          // writing Objects (else ObjectsCopy)
+	written map[string]bool      // destroyed objects written in full so far
+	objects bool                 // writing Objects (else ObjectsCopy)
 }
 
 func (c *renderCtx) has(id string) bool {

@@ -29,9 +29,9 @@ type Rewriter struct {
 
 // Edit is what happens to the value starting at an offset.
 type Edit struct {
-	Remove bool                                  // leave the member out of its container
+	Remove bool                           // leave the member out of its container
 	Write  func(w Writer, s, e int) error // write in place of data[s:e]
-	Adds   []Addition                            // appended to the container starting here
+	Adds   []Addition                     // appended to the container starting here
 }
 
 // Addition is a member appended to an object (Key set) or an array.
