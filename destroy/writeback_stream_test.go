@@ -7,8 +7,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"testing"
@@ -363,4 +366,75 @@ func TestWriteBackSameOutput(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases: %+v", len(cases), shapes)
+}
+
+// BenchmarkWriteBackMemory writes back a generated 200,000-object model
+// (an envelope of 76 MB) to io.Discard, with 200 dangling references to
+// removed applications kept (--on-dangling=keep: their objects written in
+// full), and handler patches on two objects below the root. Metrics:
+// alloc/input, the bytes allocated while deciding and writing the model,
+// and peak-rss/input, the growth of the process's peak RSS (VmHWM, reset
+// through /proc/self/clear_refs) over the same, each divided by the
+// model's size: what the write-back costs beside the model and its plan.
+// "destroyed" has every doomed object destroyed; "half-failed" has every
+// other one failed, so that ObjectsCopy puts them back.
+func BenchmarkWriteBackMemory(b *testing.B) {
+	var snapBuf, inBuf bytes.Buffer
+	if _, err := modelgen.Generate(&snapBuf, &inBuf, modelgen.Config{Objects: 200_000, RemoveApps: 0.1, Seed: 1, Indent: true, DanglingRefs: 200}); err != nil {
+		b.Fatal(err)
+	}
+	env := []byte(`{"Objects": ` + inBuf.String() + `, "ObjectsCopy": ` + snapBuf.String() + `, "Attributes": []}`)
+	snapBuf, inBuf = bytes.Buffer{}, bytes.Buffer{}
+	snap, in, err := snapshot.LoadModel(snapshot.NewDocument("bench.json", env))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := NewPlan(diff.Compare(snap, in))
+	patches := map[string][]json.RawMessage{}
+	for id, list := range patchesFor(p) {
+		if k, _ := in.Lookup(id); in.Objects[k].Start != in.Start {
+			patches[id] = list
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		failed func(i int) bool
+	}{{"destroyed", func(int) bool { return false }}, {"half-failed", func(i int) bool { return i%2 == 1 }}} {
+		b.Run(tc.name, func(b *testing.B) {
+			out := Effects{Destroyed: make([]bool, len(p.Objects)), Patches: patches}
+			for i := range out.Destroyed {
+				out.Destroyed[i] = !tc.failed(i)
+			}
+			b.SetBytes(int64(len(env)))
+			var ms0, ms1 runtime.MemStats
+			var alloc uint64
+			peak := int64(0)
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				runtime.GC()
+				debug.FreeOSMemory()
+				reset := resetPeakRSS()
+				base := rss("VmRSS")
+				runtime.ReadMemStats(&ms0)
+				b.StartTimer()
+				bw := bufio.NewWriterSize(io.Discard, 1<<20)
+				if err := WriteBack(bw, p, out, nil, true); err != nil {
+					b.Fatal(err)
+				}
+				if err := bw.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				runtime.ReadMemStats(&ms1)
+				alloc += ms1.TotalAlloc - ms0.TotalAlloc
+				if reset {
+					peak = max(peak, rss("VmHWM")-base)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(alloc)/float64(b.N)/float64(len(env)), "alloc/input")
+			b.ReportMetric(float64(peak)/float64(len(env)), "peak-rss/input")
+			b.ReportMetric(float64(len(env))/(1<<20), "input-MiB")
+		})
+	}
 }
