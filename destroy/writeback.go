@@ -215,13 +215,17 @@ func BuildWriteBack(p *Plan, out Effects, attributes json.RawMessage, onDangling
 		some = some || wb.retained[pl.Snapshot]
 	}
 	if some {
-		var b bytes.Buffer
-		if err := objects(&b); err != nil {
-			return nil, err
+		m.objectsCopy, err = wb.objectsCopyStreamed()
+		if errors.Is(err, errNotStreamed) {
+			var b bytes.Buffer
+			if err := objects(&b); err != nil {
+				return nil, err
+			}
+			built := b.Bytes()
+			m.objects = func(w jsonedit.Writer) error { _, err := w.Write(built); return err }
+			m.objectsCopy, err = wb.objectsCopy(built)
 		}
-		built := b.Bytes()
-		m.objects = func(w jsonedit.Writer) error { _, err := w.Write(built); return err }
-		if m.objectsCopy, err = wb.objectsCopy(built); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -238,6 +242,8 @@ type writeBack struct {
 
 	refs     []snapRef // references in the snapshot to destroyed objects
 	refsDone bool
+
+	gen *objectsGen // nil when Objects is null
 }
 
 // snapRef is a reference in the snapshot (or in a patched copy) to an
@@ -394,46 +400,79 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 			return true
 		})
 	}
-	has := func(id string) bool {
-		j, ok := in.Lookup(id)
-		return ok && present[j]
-	}
-	var expand []snapRef // dangling references to destroyed objects
+	g := &objectsGen{wb: wb, data: data, removed: removed, present: present, patched: patched, top: top}
 	for _, dr := range wb.d.Dangling {
 		if wb.destroyed[dr.Doomed] {
-			expand = append(expand, snapRef{off: dr.Offset, object: dr.Doomed})
+			g.expand = append(g.expand, snapRef{off: dr.Offset, object: dr.Doomed})
 		}
 	}
-	if len(order) == 0 && len(expand) == 0 && len(wb.d.Dropped) == 0 {
+	for c := range objs {
+		if o := &objs[c]; dropped[o.First] {
+			g.drops = append(g.drops, o.Start)
+		}
+	}
+	wb.gen = g
+	if len(order) == 0 && len(g.expand) == 0 && len(g.drops) == 0 {
 		return func(w jsonedit.Writer) error { _, err := w.Write(data[in.Start:in.End]); return err }, nil
 	}
 	return func(w jsonedit.Writer) error {
-		ctx := &renderCtx{present: has, written: map[string]bool{}, objects: true}
-		r := jsonedit.NewRewriter(data)
-		for c := range objs {
-			if o := &objs[c]; dropped[o.First] {
-				r.At(o.Start).Remove = true
-			}
-		}
-		for _, c := range top {
-			pc := patched[c]
-			r.At(objs[c].Start).Write = func(w jsonedit.Writer, s, e int) error {
-				pr := jsonedit.NewRewriter(pc.data)
-				for _, ref := range pc.refs {
-					pr.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
-						return wb.expand(w, ref.object, pc.data[s:e], ctx)
-					}
-				}
-				return pr.Value(w, 0, len(pc.data))
-			}
-		}
-		for _, ref := range expand {
-			r.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
-				return wb.expand(w, ref.object, data[s:e], ctx)
-			}
-		}
-		return r.Value(w, in.Start, in.End)
+		return g.rewriter(g.newCtx()).Value(w, in.Start, in.End)
 	}, nil
+}
+
+// objectsGen writes the Objects value from the incoming model's bytes and
+// the edits, as often as asked, the same bytes each time.
+type objectsGen struct {
+	wb      *writeBack
+	data    []byte                // the incoming model's document
+	removed []bool                // by incoming copy: gone with a dropped object
+	present []bool                // by incoming first copy: a copy is left
+	patched map[int32]*patchedSub // by incoming copy: subscribers patched
+	top     []int32               // the patched copies not inside another one
+	expand  []snapRef             // references to destroyed objects, by incoming offset
+	drops   []int                 // the starts of the copies of dropped objects
+}
+
+// has reports whether an object with id is in Objects outside the
+// destroyed objects written in full.
+func (g *objectsGen) has(id string) bool {
+	j, ok := g.wb.in.Lookup(id)
+	return ok && g.present[j]
+}
+
+func (g *objectsGen) newCtx() *renderCtx {
+	return &renderCtx{present: g.has, written: map[string]bool{}, objects: true}
+}
+
+// rewriter returns the Rewriter of the incoming model that writes
+// Objects, rendering with ctx.
+func (g *objectsGen) rewriter(ctx *renderCtx) *jsonedit.Rewriter {
+	wb, data, objs := g.wb, g.data, g.wb.in.Objects
+	r := jsonedit.NewRewriter(data)
+	for _, off := range g.drops {
+		r.At(off).Remove = true
+	}
+	for _, c := range g.top {
+		pc := g.patched[c]
+		r.At(objs[c].Start).Write = func(w jsonedit.Writer, s, e int) error {
+			pr := jsonedit.NewRewriter(pc.data)
+			for _, ref := range pc.refs {
+				pr.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
+					return wb.expand(w, ref.object, pc.data[s:e], ctx)
+				}
+			}
+			return pr.Value(w, 0, len(pc.data))
+		}
+	}
+	for _, ref := range g.expand {
+		r.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
+			if ctx.expandedAt != nil && !ctx.has(wb.snap.Objects[ref.object].ID) {
+				ctx.expandedAt[ref.off] = true
+			}
+			return wb.expand(w, ref.object, data[s:e], ctx)
+		}
+	}
+	return r
 }
 
 // reload indexes an Objects value wrapped as {"Objects": value}.
@@ -451,6 +490,11 @@ type renderCtx struct {
 	present func(id string) bool // ids of the model being written into
 	written map[string]bool      // destroyed objects written in full so far
 	objects bool                 // writing Objects (else ObjectsCopy)
+	// When not nil, full records the ids of the other objects written in
+	// full inside destroyed ones, and expandedAt the incoming offsets of
+	// the references written in full (objectsGen.rewriter).
+	full       map[string]bool
+	expandedAt map[int]bool
 }
 
 func (c *renderCtx) has(id string) bool {
@@ -520,6 +564,11 @@ func (wb *writeBack) render(b jsonedit.Writer, i int32, ctx *renderCtx) error {
 		default:
 			if ctx.present(id) {
 				r.At(oc.Start).Write = bare(id)
+			} else if ctx.full != nil {
+				r.At(oc.Start).Write = func(b jsonedit.Writer, s, e int) error {
+					ctx.full[id] = true
+					return r.Inner(b, s, e)
+				}
 			}
 		}
 	}
@@ -561,43 +610,198 @@ func (wb *writeBack) objectsCopy(objects []byte) (func(jsonedit.Writer) error, e
 	if err != nil {
 		return nil, err
 	}
-	var top []int32
-	for _, pl := range wb.p.Objects {
-		if i := pl.Snapshot; wb.retained[i] && !wb.covered(i, t) {
-			top = append(top, i)
-		}
-	}
 	present := func(id string) bool { _, ok := t.Lookup(id); return ok }
-	pl := &placer{wb: wb, t: t, data: t.Doc.Data, r: jsonedit.NewRewriter(t.Doc.Data), root: -1,
-		retainedAt: map[int]*[]int32{}, keys: map[string]bool{}, ms: map[int][]jsonedit.Member{}, snapMs: map[int][]jsonedit.Member{}}
-	for _, i := range top {
-		if err := pl.place(i); err != nil {
-			return nil, err
+	pl := wb.newPlacer(present, t.Doc.Data, t.Null, t.Start, t.End)
+	pl.lookup = func(id string) (int, bool) {
+		j, ok := t.Lookup(id)
+		if !ok {
+			return 0, false
 		}
+		return t.Objects[j].Start, true
+	}
+	if err := pl.placeAll(present); err != nil {
+		return nil, err
 	}
 	return func(w jsonedit.Writer) error {
-		pl.ctx = &renderCtx{present: present, written: map[string]bool{}}
-		switch {
-		case pl.root >= 0:
-			return wb.render(w, pl.root, pl.ctx)
-		case t.Null:
-			w.WriteString(`{"` + RetainedKey + `": `)
-			if err := pl.writeList(w, pl.nullRoot); err != nil {
-				return err
-			}
-			_, err := w.WriteString("}")
-			return err
-		default:
-			return pl.r.Value(w, t.Start, t.End)
-		}
+		return pl.write(w, present, func(w jsonedit.Writer) error { return pl.r.Value(w, t.Start, t.End) })
 	}, nil
 }
+
+func (wb *writeBack) newPlacer(present func(string) bool, data []byte, null bool, start, end int) *placer {
+	return &placer{wb: wb, data: data, null: null, start: start, end: end, r: jsonedit.NewRewriter(data), root: -1,
+		retainedAt: map[int]*[]int32{}, keys: map[string]bool{}, ms: map[int][]jsonedit.Member{}, snapMs: map[int][]jsonedit.Member{}}
+}
+
+// placeAll places the topmost retained objects (those not written inside
+// the copy of another retained one); present tells the ids of Objects.
+func (pl *placer) placeAll(present func(string) bool) error {
+	wb := pl.wb
+	for _, p := range wb.p.Objects {
+		if i := p.Snapshot; wb.retained[i] && !wb.covered(i, present) {
+			if err := pl.place(i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// write writes ObjectsCopy: value writes Objects with the placer's edits.
+func (pl *placer) write(w jsonedit.Writer, present func(string) bool, value func(jsonedit.Writer) error) error {
+	pl.ctx = &renderCtx{present: present, written: map[string]bool{}}
+	switch {
+	case pl.root >= 0:
+		return pl.wb.render(w, pl.root, pl.ctx)
+	case pl.null:
+		w.WriteString(`{"` + RetainedKey + `": `)
+		if err := pl.writeList(w, pl.nullRoot); err != nil {
+			return err
+		}
+		_, err := w.WriteString("}")
+		return err
+	default:
+		return value(w)
+	}
+}
+
+// errNotStreamed: the places of the retained objects are not all in
+// parts of Objects copied from the incoming model (see streamView).
+var errNotStreamed = errors.New("ObjectsCopy cannot be streamed")
+
+// objectsCopyStreamed returns the writer of the ObjectsCopy value written
+// from the incoming model's bytes, as Objects is, with the retained
+// objects added at their places; errNotStreamed when a place lies where
+// the incoming model's bytes do not stand for Objects' (inside a patched
+// subscriber or a destroyed object written in full, or in a container
+// that loses a dropped object), for objectsCopy to do.
+func (wb *writeBack) objectsCopyStreamed() (func(jsonedit.Writer) error, error) {
+	g := wb.gen
+	in := wb.in
+	present := func(string) bool { return false }
+	var pl *placer
+	if g == nil {
+		pl = wb.newPlacer(present, nil, true, 0, 0)
+		pl.lookup = func(string) (int, bool) { return 0, false }
+	} else {
+		// What Objects holds beside the incoming model's objects: the
+		// destroyed objects written in full, and objects inside them; a
+		// dry run of Objects finds them.
+		ctx := g.newCtx()
+		ctx.full, ctx.expandedAt = map[string]bool{}, map[int]bool{}
+		if err := g.rewriter(ctx).Value(discard{}, in.Start, in.End); err != nil {
+			return nil, err
+		}
+		present = func(id string) bool { return g.has(id) || ctx.written[id] || ctx.full[id] }
+		v := &streamView{g: g, present: present, expandedAt: ctx.expandedAt, drops: map[int]bool{}}
+		for _, off := range g.drops {
+			v.drops[off] = true
+		}
+		pl = wb.newPlacer(present, g.data, false, in.Start, in.End)
+		pl.view = v
+		pl.lookup = v.lookup
+	}
+	if err := pl.placeAll(present); err != nil {
+		return nil, err
+	}
+	if pl.view != nil && pl.view.gone {
+		return nil, errNotStreamed
+	}
+	return func(w jsonedit.Writer) error {
+		return pl.write(w, present, func(w jsonedit.Writer) error {
+			r := g.rewriter(g.newCtx())
+			pl.r.Each(func(off int, e *jsonedit.Edit) {
+				re := r.At(off)
+				re.Adds = append(re.Adds, e.Adds...)
+				if e.Write != nil {
+					re.Write = e.Write
+				}
+			})
+			return r.Value(w, in.Start, in.End)
+		})
+	}, nil
+}
+
+// streamView stands the incoming model for Objects while the places of
+// the retained objects are found, and notes (gone) when a place is not
+// in a part that Objects copies from it unchanged in structure.
+type streamView struct {
+	g          *objectsGen
+	present    func(id string) bool // ids in Objects
+	expandedAt map[int]bool         // incoming references written in full
+	drops      map[int]bool         // starts of the dropped copies
+	firstLeft  map[int32]int32      // first copy -> first copy left, when that is another
+	gone       bool
+}
+
+// lookup returns the start of the first copy of id in Objects when that
+// is a copy of the incoming model outside every patched subscriber.
+func (v *streamView) lookup(id string) (int, bool) {
+	in := v.g.wb.in
+	j, ok := in.Lookup(id)
+	if !ok || !v.g.present[j] {
+		if v.present(id) {
+			v.gone = true // only inside a destroyed object written in full
+		}
+		return 0, false
+	}
+	c := j
+	if v.g.removed[j] {
+		if v.firstLeft == nil {
+			v.firstLeft = map[int32]int32{}
+			for k := range in.Objects {
+				o := &in.Objects[k]
+				if cur, ok := v.firstLeft[o.First]; !v.g.removed[k] && (!ok || o.Start < in.Objects[cur].Start) {
+					v.firstLeft[o.First] = int32(k)
+				}
+			}
+		}
+		c = v.firstLeft[j]
+	}
+	v.anchor(in.Objects[c].Start)
+	return in.Objects[c].Start, true
+}
+
+// anchor notes the object or root at off that an object is placed in or
+// below: it must not be a patched subscriber or inside one.
+func (v *streamView) anchor(off int) {
+	in := v.g.wb.in
+	for c := in.ObjectAt(off); c >= 0; c = in.Enclosing(c) {
+		if v.g.patched[c] != nil {
+			v.gone = true
+		}
+	}
+}
+
+// container notes the members of a container looked at: none may be a
+// dropped copy, which Objects leaves out.
+func (v *streamView) container(ms []jsonedit.Member) {
+	for _, m := range ms {
+		if v.drops[m.VS] {
+			v.gone = true
+		}
+	}
+}
+
+// value notes a value a path goes through: not a reference written in
+// full.
+func (v *streamView) value(off int) {
+	if v.expandedAt[off] {
+		v.gone = true
+	}
+}
+
+// discard is a jsonedit.Writer that keeps nothing.
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error)       { return len(p), nil }
+func (discard) WriteString(s string) (int, error) { return len(s), nil }
+func (discard) WriteByte(byte) error              { return nil }
 
 // covered reports whether the retained snapshot object i is written inside
 // the copy of a retained object enclosing it, so that it needs no place of
 // its own: no copy between them is replaced by a bare reference, as render
 // does for the objects of out, the Objects value.
-func (wb *writeBack) covered(i int32, out *snapshot.Tree) bool {
+func (wb *writeBack) covered(i int32, present func(id string) bool) bool {
 	snap := wb.snap
 	for c := snap.Enclosing(i); c >= 0; c = snap.Enclosing(c) {
 		oc := &snap.Objects[c]
@@ -608,7 +812,7 @@ func (wb *writeBack) covered(i int32, out *snapshot.Tree) bool {
 				return true
 			}
 		case oc.HasID:
-			if _, ok := out.Lookup(oc.ID); ok {
+			if present(oc.ID) {
 				return false // written as a bare reference
 			}
 		}
@@ -618,11 +822,18 @@ func (wb *writeBack) covered(i int32, out *snapshot.Tree) bool {
 
 // placer puts the retained objects into ObjectsCopy.
 type placer struct {
-	wb   *writeBack
-	t    *snapshot.Tree // the Objects value
-	data []byte
-	r    *jsonedit.Rewriter
-	ctx  *renderCtx
+	wb *writeBack
+	// The Objects value: lookup returns the offset in data of the first
+	// copy of an id; null, start and end are the value's.
+	lookup     func(id string) (int, bool)
+	null       bool
+	start, end int
+	data       []byte
+	r          *jsonedit.Rewriter // the edits placing the objects
+	ctx        *renderCtx
+	// view, when not nil, is the incoming model standing for Objects
+	// (the streamed ObjectsCopy): it is told each place looked at.
+	view *streamView
 
 	root       int32                     // retained object that becomes the whole value, or -1
 	nullRoot   []int32                   // retained objects when Objects is null
@@ -648,6 +859,9 @@ func (pl *placer) members(off int) []jsonedit.Member {
 	if !ok {
 		ms, _ = jsonedit.Members(pl.data, off)
 		pl.ms[off] = ms
+		if pl.view != nil {
+			pl.view.container(ms)
+		}
 	}
 	return ms
 }
@@ -687,17 +901,20 @@ func (pl *placer) place(i int32) error {
 	case encl >= 0:
 		owner := &snap.Objects[snap.Objects[encl].First]
 		if owner.HasID {
-			if j, ok := pl.t.Lookup(owner.ID); ok {
-				anchor = pl.t.Objects[j].Start
+			if off, ok := pl.lookup(owner.ID); ok {
+				anchor = off
 			}
 		}
-	case pl.t.Null:
+	case pl.null:
 		if len(segs) == 0 && pl.root < 0 {
 			pl.root = i
 			return nil
 		}
 	default:
-		anchor = pl.t.Start
+		anchor = pl.start
+		if pl.view != nil {
+			pl.view.anchor(anchor)
+		}
 	}
 	if anchor >= 0 && len(segs) > 0 && pl.atPlace(i, anchor, segs) {
 		return nil
@@ -728,6 +945,9 @@ func (pl *placer) atPlace(i int32, anchor int, segs []seg) bool {
 				return false
 			}
 			pos = ms[sg.index].VS
+			if pl.view != nil {
+				pl.view.value(pos)
+			}
 			continue
 		}
 		if data[pos] != '{' {
@@ -756,6 +976,9 @@ func (pl *placer) atPlace(i int32, anchor int, segs []seg) bool {
 			return false
 		}
 		pos = m.VS
+		if pl.view != nil {
+			pl.view.value(pos)
+		}
 	}
 	return false
 }
@@ -787,18 +1010,22 @@ func (pl *placer) fallback(i int32) error {
 		if !oa.HasID {
 			continue
 		}
-		if j, ok := pl.t.Lookup(oa.ID); ok && pl.retainIn(pl.t.Objects[j].Start, i) {
+		if off, ok := pl.lookup(oa.ID); ok && pl.retainIn(off, i) {
 			return nil
 		}
 	}
 	switch {
-	case pl.t.Null:
+	case pl.null:
 		pl.nullRoot = append(pl.nullRoot, i)
 		return nil
-	case pl.data[pl.t.Start] == '[':
-		pl.r.At(pl.t.Start).Adds = append(pl.r.At(pl.t.Start).Adds, jsonedit.Addition{Value: pl.writer(i)})
+	case pl.data[pl.start] == '[':
+		if pl.view != nil {
+			pl.view.anchor(pl.start)
+			pl.members(pl.start)
+		}
+		pl.r.At(pl.start).Adds = append(pl.r.At(pl.start).Adds, jsonedit.Addition{Value: pl.writer(i)})
 		return nil
-	case pl.retainIn(pl.t.Start, i):
+	case pl.retainIn(pl.start, i):
 		return nil
 	}
 	return fmt.Errorf("write-back: no place for %s (%s) in ObjectsCopy: the root's %q is not an array",

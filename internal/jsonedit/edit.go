@@ -68,6 +68,14 @@ func (r *Rewriter) within(s, e int) bool {
 	return k < len(r.offs) && r.offs[k] < e
 }
 
+// Each calls f with each offset that has an edit, in ascending order.
+func (r *Rewriter) Each(f func(off int, e *Edit)) {
+	r.within(0, 0) // sorts the offsets
+	for _, off := range r.offs {
+		f(off, r.edits[off])
+	}
+}
+
 // Lookup returns the edit of the value starting at off, or nil.
 func (r *Rewriter) Lookup(off int) *Edit { return r.edits[off] }
 
