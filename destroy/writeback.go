@@ -192,15 +192,7 @@ func BuildWriteBack(p *Plan, out Effects, attributes json.RawMessage, onDangling
 		return nil, fmt.Errorf("write-back: %s references doomed object %s at %s (%d dangling references in all); only --on-dangling=keep writes such a model",
 			referrer, r.DoomedID, r.Path, len(d.Dangling))
 	}
-	wb := &writeBack{p: p, d: d, snap: d.Snapshot, in: d.Incoming,
-		destroyed: make([]bool, len(d.Snapshot.Objects)), retained: make([]bool, len(d.Snapshot.Objects))}
-	for k, pl := range p.Objects {
-		if out.Destroyed[k] {
-			wb.destroyed[pl.Snapshot] = true
-		} else {
-			wb.retained[pl.Snapshot] = true
-		}
-	}
+	wb := newWriteBack(p, out.Destroyed)
 	objects, err := wb.objects(out.Patches)
 	if err != nil {
 		return nil, err
@@ -232,6 +224,20 @@ func BuildWriteBack(p *Plan, out Effects, attributes json.RawMessage, onDangling
 	return m, nil
 }
 
+func newWriteBack(p *Plan, destroyed []bool) *writeBack {
+	d := p.Diff
+	wb := &writeBack{p: p, d: d, snap: d.Snapshot, in: d.Incoming,
+		destroyed: make([]bool, len(d.Snapshot.Objects)), retained: make([]bool, len(d.Snapshot.Objects))}
+	for k, pl := range p.Objects {
+		if destroyed[k] {
+			wb.destroyed[pl.Snapshot] = true
+		} else {
+			wb.retained[pl.Snapshot] = true
+		}
+	}
+	return wb
+}
+
 type writeBack struct {
 	p        *Plan
 	d        *diff.Result
@@ -261,6 +267,9 @@ func (wb *writeBack) isDestroyed(i int32) bool { return wb.d.IsDoomed(i) && wb.d
 type patchedSub struct {
 	data []byte
 	refs []snapRef
+	// base is where data stands in the offsets of streamView: after the
+	// incoming document and the patched copies before it.
+	base int
 }
 
 // objects returns the writer of the Objects value: the incoming model
@@ -386,8 +395,11 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 			top = append(top, c)
 		}
 	}
+	base := len(data)
 	for _, c := range top {
 		pc := patched[c]
+		pc.base = base
+		base += len(pc.data)
 		t, err := reload(append(append([]byte(`{"Objects":`), pc.data...), '}'))
 		if err != nil {
 			return nil, err
@@ -416,7 +428,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 		return func(w jsonedit.Writer) error { _, err := w.Write(data[in.Start:in.End]); return err }, nil
 	}
 	return func(w jsonedit.Writer) error {
-		return g.rewriter(g.newCtx()).Value(w, in.Start, in.End)
+		return g.rewriter(g.newCtx(), nil).Value(w, in.Start, in.End)
 	}, nil
 }
 
@@ -433,6 +445,16 @@ type objectsGen struct {
 	drops   []int                 // the starts of the copies of dropped objects
 }
 
+// segAt returns the top patched copy whose bytes hold offset off, in the
+// offsets of streamView.
+func (g *objectsGen) segAt(off int) *patchedSub {
+	k := sort.Search(len(g.top), func(k int) bool {
+		pc := g.patched[g.top[k]]
+		return pc.base+len(pc.data) > off
+	})
+	return g.patched[g.top[k]]
+}
+
 // has reports whether an object with id is in Objects outside the
 // destroyed objects written in full.
 func (g *objectsGen) has(id string) bool {
@@ -446,9 +468,30 @@ func (g *objectsGen) newCtx() *renderCtx {
 
 // rewriter returns the Rewriter of the incoming model that writes
 // Objects, rendering with ctx.
-func (g *objectsGen) rewriter(ctx *renderCtx) *jsonedit.Rewriter {
+//
+// place, when not nil, holds edits to add, by the offsets of streamView:
+// in the incoming document, or in a patched copy's bytes after it.
+func (g *objectsGen) rewriter(ctx *renderCtx, place *jsonedit.Rewriter) *jsonedit.Rewriter {
 	wb, data, objs := g.wb, g.data, g.wb.in.Objects
 	r := jsonedit.NewRewriter(data)
+	add := func(r *jsonedit.Rewriter, off int, e *jsonedit.Edit) {
+		re := r.At(off)
+		re.Adds = append(re.Adds, e.Adds...)
+		if e.Write != nil {
+			re.Write = e.Write
+		}
+	}
+	inPatched := map[*patchedSub][]int{}
+	if place != nil {
+		place.Each(func(off int, e *jsonedit.Edit) {
+			if off < len(data) {
+				add(r, off, e)
+				return
+			}
+			pc := g.segAt(off)
+			inPatched[pc] = append(inPatched[pc], off)
+		})
+	}
 	for _, off := range g.drops {
 		r.At(off).Remove = true
 	}
@@ -458,8 +501,14 @@ func (g *objectsGen) rewriter(ctx *renderCtx) *jsonedit.Rewriter {
 			pr := jsonedit.NewRewriter(pc.data)
 			for _, ref := range pc.refs {
 				pr.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
+					if ctx.expandedAt != nil && !ctx.has(wb.snap.Objects[ref.object].ID) {
+						ctx.expandedAt[pc.base+ref.off] = true
+					}
 					return wb.expand(w, ref.object, pc.data[s:e], ctx)
 				}
+			}
+			for _, off := range inPatched[pc] {
+				add(pr, off-pc.base, place.Lookup(off))
 			}
 			return pr.Value(w, 0, len(pc.data))
 		}
@@ -688,7 +737,7 @@ func (wb *writeBack) objectsCopyStreamed() (func(jsonedit.Writer) error, error) 
 		// dry run of Objects finds them.
 		ctx := g.newCtx()
 		ctx.full, ctx.expandedAt = map[string]bool{}, map[int]bool{}
-		if err := g.rewriter(ctx).Value(discard{}, in.Start, in.End); err != nil {
+		if err := g.rewriter(ctx, nil).Value(discard{}, in.Start, in.End); err != nil {
 			return nil, err
 		}
 		present = func(id string) bool { return g.has(id) || ctx.written[id] || ctx.full[id] }
@@ -696,7 +745,7 @@ func (wb *writeBack) objectsCopyStreamed() (func(jsonedit.Writer) error, error) 
 		for _, off := range g.drops {
 			v.drops[off] = true
 		}
-		pl = wb.newPlacer(present, g.data, false, in.Start, in.End)
+		pl = wb.newPlacer(present, g.data, false, v.root(), in.End)
 		pl.view = v
 		pl.lookup = v.lookup
 	}
@@ -708,15 +757,7 @@ func (wb *writeBack) objectsCopyStreamed() (func(jsonedit.Writer) error, error) 
 	}
 	return func(w jsonedit.Writer) error {
 		return pl.write(w, present, func(w jsonedit.Writer) error {
-			r := g.rewriter(g.newCtx())
-			pl.r.Each(func(off int, e *jsonedit.Edit) {
-				re := r.At(off)
-				re.Adds = append(re.Adds, e.Adds...)
-				if e.Write != nil {
-					re.Write = e.Write
-				}
-			})
-			return r.Value(w, in.Start, in.End)
+			return g.rewriter(g.newCtx(), pl.r).Value(w, in.Start, in.End)
 		})
 	}, nil
 }
@@ -730,11 +771,14 @@ type streamView struct {
 	expandedAt map[int]bool         // incoming references written in full
 	drops      map[int]bool         // starts of the dropped copies
 	firstLeft  map[int32]int32      // first copy -> first copy left, when that is another
+	trees      map[*patchedSub]*snapshot.Tree
 	gone       bool
 }
 
-// lookup returns the start of the first copy of id in Objects when that
-// is a copy of the incoming model outside every patched subscriber.
+func (v *streamView) segAt(off int) *patchedSub { return v.g.segAt(off) }
+
+// lookup returns the offset of the first copy of id in Objects: in the
+// incoming document, or, inside a patched subscriber, in its bytes.
 func (v *streamView) lookup(id string) (int, bool) {
 	in := v.g.wb.in
 	j, ok := in.Lookup(id)
@@ -757,19 +801,49 @@ func (v *streamView) lookup(id string) (int, bool) {
 		}
 		c = v.firstLeft[j]
 	}
-	v.anchor(in.Objects[c].Start)
+	for e := c; e >= 0; e = in.Enclosing(e) {
+		if pc := v.g.patched[e]; pc != nil && pc.base > 0 {
+			t, err := v.patchedTree(pc)
+			if err != nil {
+				v.gone = true
+				return 0, false
+			}
+			k, ok := t.Lookup(id)
+			if !ok {
+				v.gone = true
+				return 0, false
+			}
+			return pc.base + t.Objects[k].Start - len(`{"Objects":`), true
+		}
+	}
 	return in.Objects[c].Start, true
 }
 
-// anchor notes the object or root at off that an object is placed in or
-// below: it must not be a patched subscriber or inside one.
-func (v *streamView) anchor(off int) {
+// patchedTree indexes the bytes of a patched copy, once.
+func (v *streamView) patchedTree(pc *patchedSub) (*snapshot.Tree, error) {
+	if t := v.trees[pc]; t != nil {
+		return t, nil
+	}
+	t, err := reload(append(append([]byte(`{"Objects":`), pc.data...), '}'))
+	if err != nil {
+		return nil, err
+	}
+	if v.trees == nil {
+		v.trees = map[*patchedSub]*snapshot.Tree{}
+	}
+	v.trees[pc] = t
+	return t, nil
+}
+
+// root returns the offset of the root of Objects.
+func (v *streamView) root() int {
 	in := v.g.wb.in
-	for c := in.ObjectAt(off); c >= 0; c = in.Enclosing(c) {
-		if v.g.patched[c] != nil {
-			v.gone = true
+	if c := in.ObjectAt(in.Start); c >= 0 && in.Objects[c].Start == in.Start {
+		if pc := v.g.patched[c]; pc != nil {
+			return pc.base
 		}
 	}
+	return in.Start
 }
 
 // container notes the members of a container looked at: none may be a
@@ -857,7 +931,12 @@ func (pl *placer) snapMembers(off int) []jsonedit.Member {
 func (pl *placer) members(off int) []jsonedit.Member {
 	ms, ok := pl.ms[off]
 	if !ok {
-		ms, _ = jsonedit.Members(pl.data, off)
+		d, base := pl.seg(off)
+		ms, _ = jsonedit.Members(d, off-base)
+		for k := range ms {
+			m := &ms[k]
+			m.Lead, m.Start, m.KeyEnd, m.VS, m.VE = m.Lead+base, m.Start+base, m.KeyEnd+base, m.VS+base, m.VE+base
+		}
 		pl.ms[off] = ms
 		if pl.view != nil {
 			pl.view.container(ms)
@@ -868,10 +947,35 @@ func (pl *placer) members(off int) []jsonedit.Member {
 
 // findKey returns the member with key of the object at off.
 func (pl *placer) findKey(off int, key string) (jsonedit.Member, bool) {
-	if pl.data[off] != '{' {
+	if pl.at(off) != '{' {
 		return jsonedit.Member{}, false
 	}
-	return jsonedit.KeyIn(pl.data, pl.members(off), key)
+	for _, m := range pl.members(off) {
+		if k, err := jsonedit.DecodeString(pl.bytes(m.Start, m.KeyEnd)); err == nil && k == key {
+			return m, true
+		}
+	}
+	return jsonedit.Member{}, false
+}
+
+// seg returns the bytes holding offset off and the offset of their
+// start: the placer's data, or a patched subscriber's bytes (streamView).
+func (pl *placer) seg(off int) ([]byte, int) {
+	if off < len(pl.data) || pl.view == nil {
+		return pl.data, 0
+	}
+	pc := pl.view.segAt(off)
+	return pc.data, pc.base
+}
+
+func (pl *placer) at(off int) byte {
+	d, base := pl.seg(off)
+	return d[off-base]
+}
+
+func (pl *placer) bytes(s, e int) []byte {
+	d, base := pl.seg(s)
+	return d[s-base : e-base]
 }
 
 func (pl *placer) hasHeader(off int) bool {
@@ -912,9 +1016,6 @@ func (pl *placer) place(i int32) error {
 		}
 	default:
 		anchor = pl.start
-		if pl.view != nil {
-			pl.view.anchor(anchor)
-		}
 	}
 	if anchor >= 0 && len(segs) > 0 && pl.atPlace(i, anchor, segs) {
 		return nil
@@ -925,15 +1026,14 @@ func (pl *placer) place(i int32) error {
 // atPlace puts i at the path segs below the object (or root) at anchor,
 // and reports whether that place exists.
 func (pl *placer) atPlace(i int32, anchor int, segs []seg) bool {
-	data := pl.data
 	pos := anchor
 	for k, sg := range segs {
-		if k > 0 && data[pos] == '{' && pl.hasHeader(pos) {
+		if k > 0 && pl.at(pos) == '{' && pl.hasHeader(pos) {
 			return false // an object in between: not the same owner
 		}
 		last := k == len(segs)-1
 		if sg.raw == nil {
-			if data[pos] != '[' {
+			if pl.at(pos) != '[' {
 				return false
 			}
 			if last {
@@ -950,7 +1050,7 @@ func (pl *placer) atPlace(i int32, anchor int, segs []seg) bool {
 			}
 			continue
 		}
-		if data[pos] != '{' {
+		if pl.at(pos) != '{' {
 			return false
 		}
 		m, ok := pl.findKey(pos, sg.key)
@@ -965,7 +1065,7 @@ func (pl *placer) atPlace(i int32, anchor int, segs []seg) bool {
 				pl.keys[k] = true
 				pl.r.At(pos).Adds = append(pl.r.At(pos).Adds, jsonedit.Addition{Key: sg.raw, Value: pl.writer(i)})
 				return true
-			case pl.r.Lookup(m.VS) == nil && (bytes.Equal(data[m.VS:m.VE], []byte("null")) || jsonedit.IsString(data, m.VS, m.VE, id)):
+			case pl.r.Lookup(m.VS) == nil && (string(pl.bytes(m.VS, m.VE)) == "null" || jsonedit.IsString(pl.bytes(m.VS, m.VE), 0, m.VE-m.VS, id)):
 				w := pl.writer(i)
 				pl.r.At(m.VS).Write = func(b jsonedit.Writer, s, e int) error { return w(b) }
 				return true
@@ -1018,9 +1118,8 @@ func (pl *placer) fallback(i int32) error {
 	case pl.null:
 		pl.nullRoot = append(pl.nullRoot, i)
 		return nil
-	case pl.data[pl.start] == '[':
+	case pl.at(pl.start) == '[':
 		if pl.view != nil {
-			pl.view.anchor(pl.start)
 			pl.members(pl.start)
 		}
 		pl.r.At(pl.start).Adds = append(pl.r.At(pl.start).Adds, jsonedit.Addition{Value: pl.writer(i)})
@@ -1042,7 +1141,7 @@ func (pl *placer) retainIn(off int, i int32) bool {
 	}
 	m, ok := pl.findKey(off, RetainedKey)
 	if ok {
-		if pl.data[m.VS] != '[' {
+		if pl.at(m.VS) != '[' {
 			return false
 		}
 		pl.r.At(m.VS).Adds = append(pl.r.At(m.VS).Adds, jsonedit.Addition{Value: pl.writer(i)})

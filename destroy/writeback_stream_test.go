@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -436,5 +437,86 @@ func BenchmarkWriteBackMemory(b *testing.B) {
 			b.ReportMetric(float64(peak)/float64(len(env)), "peak-rss/input")
 			b.ReportMetric(float64(len(env))/(1<<20), "input-MiB")
 		})
+	}
+}
+
+// failedAndBlocked returns a Destroyed vector of a run in which every
+// seventh doomed object failed and blocked what must come after it (its
+// owner chain, its subscribers, transitively), as Apply blocks them.
+func failedAndBlocked(p *Plan) []bool {
+	out := make([]bool, len(p.Objects))
+	for i := range out {
+		out[i] = true
+	}
+	for i := range out {
+		if i%7 != 0 || !out[i] {
+			continue
+		}
+		queue := []int{i}
+		for len(queue) > 0 {
+			k := queue[0]
+			queue = queue[1:]
+			if out[k] {
+				out[k] = false
+				queue = append(queue, p.Successors(k)...)
+			}
+		}
+	}
+	return out
+}
+
+// TestObjectsCopyStreamed checks that ObjectsCopy is streamed from the
+// incoming model for runs whose failed objects block their owners, as
+// Apply's are, patches and dropped objects included, and that it writes
+// what the placement in the built Objects (objectsCopy) writes.
+func TestObjectsCopyStreamed(t *testing.T) {
+	models := wbModels(t)
+	for k, v := range generatedModels(t) {
+		models[k] = v
+	}
+	n := 0
+	for _, c := range wbCases(t, models) {
+		if !strings.HasSuffix(c.name, "/half-failed") {
+			continue
+		}
+		destroyed := failedAndBlocked(c.p)
+		if !slices.Contains(destroyed, false) {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			wb := newWriteBack(c.p, destroyed)
+			objects, err := wb.objects(c.out.Patches)
+			if err != nil {
+				t.Fatal(err)
+			}
+			streamed, err := wb.objectsCopyStreamed()
+			if err != nil {
+				t.Fatalf("not streamed: %v", err)
+			}
+			var built, got, want bytes.Buffer
+			if err := objects(&built); err != nil {
+				t.Fatal(err)
+			}
+			if err := streamed(&got); err != nil {
+				t.Fatal(err)
+			}
+			placed, err := wb.objectsCopy(built.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := placed(&want); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("streamed ObjectsCopy differs:\n%s\nwant\n%s", got.Bytes(), want.Bytes())
+			}
+			if bytes.Equal(got.Bytes(), built.Bytes()) {
+				t.Errorf("ObjectsCopy is Objects: the failed objects are not in it")
+			}
+		})
+		n++
+	}
+	if n < 20 {
+		t.Fatalf("only %d cases with failed objects", n)
 	}
 }
