@@ -71,9 +71,14 @@ func (m *WrittenModel) writeNested(w *countWriter, indent string) {
 		}
 		key(part.name)
 		if w.err == nil {
+			w.valid = &jsonedit.Validator{}
 			if err := part.write(w); err != nil && w.err == nil {
 				w.err = err
 			}
+			if err := w.valid.Err(); err != nil && w.err == nil {
+				w.err = fmt.Errorf("write-back: internal error: the %s value written is %w", part.name, err)
+			}
+			w.valid = nil
 		}
 	}
 	w.WriteString("\n" + indent + "}")
@@ -84,10 +89,11 @@ func (m *WrittenModel) writeNested(w *countWriter, indent string) {
 // buffer; it counts the bytes and keeps the first error, after which it
 // writes nothing more.
 type countWriter struct {
-	w   jsonedit.Writer
-	buf *bufio.Writer // nil when w is the caller's own
-	n   int64
-	err error
+	w     jsonedit.Writer
+	buf   *bufio.Writer // nil when w is the caller's own
+	n     int64
+	err   error
+	valid *jsonedit.Validator // when not nil, checks what is written
 }
 
 func newCountWriter(w io.Writer) *countWriter {
@@ -102,6 +108,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
+	if c.valid != nil {
+		c.valid.Write(p)
+	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	c.err = err
@@ -112,6 +121,9 @@ func (c *countWriter) WriteString(s string) (int, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
+	if c.valid != nil {
+		c.valid.WriteString(s)
+	}
 	n, err := c.w.WriteString(s)
 	c.n += int64(n)
 	c.err = err
@@ -121,6 +133,9 @@ func (c *countWriter) WriteString(s string) (int, error) {
 func (c *countWriter) WriteByte(b byte) error {
 	if c.err != nil {
 		return c.err
+	}
+	if c.valid != nil {
+		c.valid.WriteByte(b)
 	}
 	c.err = c.w.WriteByte(b)
 	if c.err == nil {

@@ -520,3 +520,33 @@ func TestObjectsCopyStreamed(t *testing.T) {
 		t.Fatalf("only %d cases with failed objects", n)
 	}
 }
+
+// TestWriteToChecksValues: a value that is not valid JSON is an error of
+// WriteTo (the atomic write then leaves the target as it was), naming the
+// value.
+func TestWriteToChecksValues(t *testing.T) {
+	value := func(s string) func(jsonedit.Writer) error {
+		return func(w jsonedit.Writer) error { _, err := w.WriteString(s); return err }
+	}
+	for _, tc := range []struct {
+		objects, objectsCopy, attrs string
+		want                        string
+	}{
+		{`{"a": [1, 2]}`, `{"a": [1, 2]}`, `[]`, ""},
+		{`{"a": [1, 2}`, `{}`, `[]`, "the Objects value written is not valid JSON"},
+		{`{}`, `{"a": 1} {}`, `[]`, "the ObjectsCopy value written is not valid JSON"},
+		{`{}`, `{}`, `[1,]`, "the Attributes value written is not valid JSON"},
+	} {
+		m := &WrittenModel{objects: value(tc.objects), objectsCopy: value(tc.objectsCopy), attributes: value(tc.attrs)}
+		var b bytes.Buffer
+		_, err := m.WriteTo(&b)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.objects, err)
+		case tc.want == "" && !json.Valid(b.Bytes()):
+			t.Errorf("envelope not valid: %s", b.Bytes())
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("err = %v, want %q", err, tc.want)
+		}
+	}
+}
