@@ -377,8 +377,9 @@ func TestWriteBackSameOutput(t *testing.T) {
 // and peak-rss/input, the growth of the process's peak RSS (VmHWM, reset
 // through /proc/self/clear_refs) over the same, each divided by the
 // model's size: what the write-back costs beside the model and its plan.
-// "destroyed" has every doomed object destroyed; "half-failed" has every
-// other one failed, so that ObjectsCopy puts them back.
+// "destroyed" has every doomed object destroyed; "failed" has every
+// seventh one failed and what must come after it blocked
+// (failedAndBlocked), so that ObjectsCopy puts them back.
 func BenchmarkWriteBackMemory(b *testing.B) {
 	var snapBuf, inBuf bytes.Buffer
 	if _, err := modelgen.Generate(&snapBuf, &inBuf, modelgen.Config{Objects: 200_000, RemoveApps: 0.1, Seed: 1, Indent: true, DanglingRefs: 200}); err != nil {
@@ -397,15 +398,16 @@ func BenchmarkWriteBackMemory(b *testing.B) {
 			patches[id] = list
 		}
 	}
+	all := make([]bool, len(p.Objects))
+	for i := range all {
+		all[i] = true
+	}
 	for _, tc := range []struct {
-		name   string
-		failed func(i int) bool
-	}{{"destroyed", func(int) bool { return false }}, {"half-failed", func(i int) bool { return i%2 == 1 }}} {
+		name      string
+		destroyed []bool
+	}{{"destroyed", all}, {"failed", failedAndBlocked(p)}} {
 		b.Run(tc.name, func(b *testing.B) {
-			out := Effects{Destroyed: make([]bool, len(p.Objects)), Patches: patches}
-			for i := range out.Destroyed {
-				out.Destroyed[i] = !tc.failed(i)
-			}
+			out := Effects{Destroyed: tc.destroyed, Patches: patches}
 			b.SetBytes(int64(len(env)))
 			var ms0, ms1 runtime.MemStats
 			var alloc uint64
