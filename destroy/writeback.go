@@ -3,6 +3,7 @@ package destroy
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -378,7 +379,6 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 		patched[c] = pc
 		return pc, nil
 	}
-	var patchErr error
 	for _, c := range order {
 		rp.At(objs[c].Start).Write = func(w jsonedit.Writer, s, e int) error {
 			pc, err := patch(c)
@@ -389,45 +389,56 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 			return err
 		}
 	}
+	// Which patched copies Objects' writer meets itself (the others are
+	// inside the patched bytes of one it meets), in document order: those
+	// not inside another, and those in a member that a proxy copies from
+	// the model. A large one it meets is a proxy (proxySub); the others'
+	// patched bytes are held.
+	var top []int32
+	proxies := map[int32]*proxySub{}
+	met := map[int32]bool{}
 	for _, c := range order {
-		if _, err := patch(c); err != nil && patchErr == nil {
-			patchErr = err
+		e := in.Enclosing(c)
+		for e >= 0 && (subs[objs[e].First] == nil || removed[e]) {
+			e = in.Enclosing(e)
 		}
-	}
-	if patchErr != nil {
-		return nil, patchErr
+		switch {
+		case e < 0:
+			met[c] = true
+		case met[e] && proxies[e] != nil:
+			met[c] = proxies[e].copies(objs[c].Start)
+		}
+		if !met[c] {
+			continue
+		}
+		o := &objs[c]
+		if o.End-o.Start >= proxyMin {
+			px, err := wb.newProxy(c, subs[o.First], rp, data)
+			if err != nil {
+				return nil, err
+			}
+			proxies[c] = px
+			continue
+		}
+		if _, err := patch(c); err != nil {
+			return nil, err
+		}
+		top = append(top, c)
 	}
 	// The references to destroyed objects in the patched bytes: a patch
-	// may have written some. Only the outermost patched copies are
-	// written; the others are inside them.
-	var top []int32
-	for _, c := range order {
-		inner := false
-		for e := in.Enclosing(c); e >= 0 && !inner; e = in.Enclosing(e) {
-			inner = patched[e] != nil
-		}
-		if !inner {
-			top = append(top, c)
-		}
-	}
+	// may have written some.
 	base := len(data)
 	for _, c := range top {
 		pc := patched[c]
 		pc.base = base
 		base += len(pc.data)
-		t, err := reload(append(append([]byte(`{"Objects":`), pc.data...), '}'))
+		refs, err := wb.destroyedRefs(pc.data)
 		if err != nil {
 			return nil, err
 		}
-		const shift = len(`{"Objects":`)
-		t.StringsOfLength(wb.snap.MightBeID, func(sv snapshot.StringValue) bool {
-			if i, ok := wb.snap.Lookup(sv.Value); ok && wb.isDestroyed(i) {
-				pc.refs = append(pc.refs, snapRef{off: sv.Offset - shift, object: i})
-			}
-			return true
-		})
+		pc.refs = refs
 	}
-	g := &objectsGen{wb: wb, data: data, removed: removed, present: present, patched: patched, top: top}
+	g := &objectsGen{wb: wb, data: data, removed: removed, present: present, patched: patched, top: top, proxies: proxies}
 	for _, dr := range wb.d.Dangling {
 		if wb.destroyed[dr.Doomed] {
 			g.expand = append(g.expand, snapRef{off: dr.Offset, object: dr.Doomed})
@@ -455,7 +466,8 @@ type objectsGen struct {
 	removed []bool                // by incoming copy: gone with a dropped object
 	present []bool                // by incoming first copy: a copy is left
 	patched map[int32]*patchedSub // by incoming copy: subscribers patched
-	top     []int32               // the patched copies not inside another one
+	top     []int32               // the patched copies written from patched (in the order of their base)
+	proxies map[int32]*proxySub   // by incoming copy: the patched copies written as proxies
 	expand  []snapRef             // references to destroyed objects, by incoming offset
 	drops   []int                 // the starts of the copies of dropped objects
 }
@@ -528,6 +540,22 @@ func (g *objectsGen) rewriter(ctx *renderCtx, place *jsonedit.Rewriter) *jsonedi
 			return pr.Value(w, 0, len(pc.data))
 		}
 	}
+	for c, px := range g.proxies {
+		r.At(objs[c].Start).Write = func(w jsonedit.Writer, s, e int) error {
+			pr := jsonedit.NewRewriter(px.out)
+			for _, ref := range px.refs {
+				pr.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
+					return wb.expand(w, ref.object, px.out[s:e], ctx)
+				}
+			}
+			for _, h := range px.holes {
+				pr.At(h.out).Write = func(w jsonedit.Writer, s, e int) error {
+					return r.Value(w, h.vs, h.ve)
+				}
+			}
+			return pr.Value(w, 0, len(px.out))
+		}
+	}
 	for _, ref := range g.expand {
 		r.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
 			if ctx.expandedAt != nil && !ctx.has(wb.snap.Objects[ref.object].ID) {
@@ -537,6 +565,188 @@ func (g *objectsGen) rewriter(ctx *renderCtx, place *jsonedit.Rewriter) *jsonedi
 		}
 	}
 	return r
+}
+
+// proxyMin is the size in bytes from which a patched subscriber is
+// written as a proxy, not held patched (a variable for the tests).
+var proxyMin = 1 << 20
+
+// proxySub is a large patched subscriber copy, held as the merge patches'
+// result on a proxy of it: the members the patches name (and the header)
+// as they are, every other member's value replaced by a placeholder
+// string, a hole that Objects' writer fills with that member's value
+// copied from the model. The patches change only the members they name,
+// so the proxy's result, holes filled, is the patched copy's bytes.
+type proxySub struct {
+	out   []byte
+	refs  []snapRef // references in out to destroyed objects
+	holes []proxyHole
+	// named holds the offsets in the model of the values of the members
+	// written in out.
+	named [][2]int
+}
+
+// proxyHole is a placeholder at out in proxySub.out standing for the
+// model's bytes [vs, ve).
+type proxyHole struct{ out, vs, ve int }
+
+// copies reports whether the model's offset off is in a hole: the proxy's
+// writer copies it from the model rather than from out.
+func (px *proxySub) copies(off int) bool {
+	for _, n := range px.named {
+		if off >= n[0] && off < n[1] {
+			return false
+		}
+	}
+	return true
+}
+
+// newProxy applies patches to incoming copy c through a proxy; rp writes
+// the model with the dropped objects out and patched copies in. The
+// errors are CheckPatch's on the whole copy.
+func (wb *writeBack) newProxy(c int32, patches []json.RawMessage, rp *jsonedit.Rewriter, data []byte) (*proxySub, error) {
+	in := wb.in
+	o := &in.Objects[c]
+	named := map[string]bool{"?": true}
+	for _, p := range patches {
+		p = bytes.TrimSpace(p)
+		if !json.Valid(p) || p[0] != '{' {
+			continue // CheckPatch says why
+		}
+		ms, _ := jsonedit.Members(p, 0)
+		for _, m := range ms {
+			if k, err := jsonedit.DecodeString(p[m.Start:m.KeyEnd]); err == nil {
+				named[k] = true
+			}
+		}
+	}
+	var nonce [12]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, fmt.Errorf("write-back: %w", err)
+	}
+	placeholder := func(k int) string { return fmt.Sprintf(`"objgc-hole-%x-%d"`, nonce, k) }
+	px := &proxySub{}
+	rq := jsonedit.NewRewriter(data)
+	drops := jsonedit.NewRewriter(data) // the dropped objects out, for the depth
+	rp.Each(func(off int, e *jsonedit.Edit) {
+		if e.Remove {
+			rq.At(off).Remove = true
+			drops.At(off).Remove = true
+		}
+	})
+	ms, _ := jsonedit.Members(data, o.Start)
+	holes := map[string][2]int{}
+	deepest := 0
+	for k, m := range ms {
+		if e := rp.Lookup(m.VS); e != nil && e.Remove {
+			continue
+		}
+		key, err := jsonedit.DecodeString(data[m.Start:m.KeyEnd])
+		if err == nil && named[key] {
+			rq.At(m.VS).Write = func(w jsonedit.Writer, s, e int) error { return rp.Value(w, s, e) }
+			px.named = append(px.named, [2]int{m.VS, m.VE})
+			continue
+		}
+		ph := placeholder(k)
+		holes[ph] = [2]int{m.VS, m.VE}
+		rq.At(m.VS).Write = func(w jsonedit.Writer, s, e int) error { _, err := w.WriteString(ph); return err }
+		var nw nestingWriter
+		if err := drops.Value(&nw, m.VS, m.VE); err != nil {
+			return nil, err
+		}
+		deepest = max(deepest, nw.deepest)
+	}
+	var b bytes.Buffer
+	if err := rq.Inner(&b, o.Start, o.End); err != nil {
+		return nil, err
+	}
+	obj := b.Bytes()
+	for _, patch := range patches {
+		var err error
+		if obj, err = applyPatch(obj, patch); err == nil {
+			err = checkNesting(max(nesting(obj), 1+deepest), in.Depth(c))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("write-back: patch for subscriber %s at %s: %w", o.ID, in.ObjectPath(c), err)
+		}
+	}
+	px.out = obj
+	outMs, _ := jsonedit.Members(obj, 0)
+	for _, m := range outMs {
+		if h, ok := holes[string(obj[m.VS:m.VE])]; ok {
+			px.holes = append(px.holes, proxyHole{out: m.VS, vs: h[0], ve: h[1]})
+		}
+	}
+	if len(px.holes) != len(holes) {
+		return nil, fmt.Errorf("write-back: internal error: %d of %d members of %s lost in patching", len(holes)-len(px.holes), len(holes), o.ID)
+	}
+	refs, err := wb.destroyedRefs(obj)
+	if err != nil {
+		return nil, err
+	}
+	px.refs = refs
+	return px, nil
+}
+
+// destroyedRefs returns the references to objects destroyed in this run
+// in the object tree obj, by offset in obj.
+func (wb *writeBack) destroyedRefs(obj []byte) ([]snapRef, error) {
+	t, err := reload(append(append([]byte(`{"Objects":`), obj...), '}'))
+	if err != nil {
+		return nil, err
+	}
+	const shift = len(`{"Objects":`)
+	var refs []snapRef
+	t.StringsOfLength(wb.snap.MightBeID, func(sv snapshot.StringValue) bool {
+		if i, ok := wb.snap.Lookup(sv.Value); ok && wb.isDestroyed(i) {
+			refs = append(refs, snapRef{off: sv.Offset - shift, object: i})
+		}
+		return true
+	})
+	return refs, nil
+}
+
+// nestingWriter counts how deep the arrays and objects of the JSON
+// written to it nest (as nesting does), keeping nothing else.
+type nestingWriter struct {
+	depth, deepest int
+	inString, esc  bool
+}
+
+func (n *nestingWriter) WriteByte(c byte) error {
+	switch {
+	case n.esc:
+		n.esc = false
+	case n.inString:
+		switch c {
+		case '\\':
+			n.esc = true
+		case '"':
+			n.inString = false
+		}
+	case c == '"':
+		n.inString = true
+	case c == '{' || c == '[':
+		n.depth++
+		n.deepest = max(n.deepest, n.depth)
+	case c == '}' || c == ']':
+		n.depth--
+	}
+	return nil
+}
+
+func (n *nestingWriter) Write(p []byte) (int, error) {
+	for _, c := range p {
+		n.WriteByte(c)
+	}
+	return len(p), nil
+}
+
+func (n *nestingWriter) WriteString(s string) (int, error) {
+	for i := 0; i < len(s); i++ {
+		n.WriteByte(s[i])
+	}
+	return len(s), nil
 }
 
 // reload indexes an Objects value wrapped as {"Objects": value}.
@@ -817,6 +1027,12 @@ func (v *streamView) lookup(id string) (int, bool) {
 		c = v.firstLeft[j]
 	}
 	for e := c; e >= 0; e = in.Enclosing(e) {
+		if v.g.proxies[e] != nil {
+			v.gone = true // in a proxy: its members are not all in the bytes held
+			return 0, false
+		}
+	}
+	for e := c; e >= 0; e = in.Enclosing(e) {
 		if pc := v.g.patched[e]; pc != nil && pc.base > 0 {
 			t, err := v.patchedTree(pc)
 			if err != nil {
@@ -854,7 +1070,10 @@ func (v *streamView) patchedTree(pc *patchedSub) (*snapshot.Tree, error) {
 func (v *streamView) root() int {
 	in := v.g.wb.in
 	if c := in.ObjectAt(in.Start); c >= 0 && in.Objects[c].Start == in.Start {
-		if pc := v.g.patched[c]; pc != nil {
+		if v.g.proxies[c] != nil {
+			v.gone = true
+		}
+		if pc := v.g.patched[c]; pc != nil && pc.base > 0 {
 			return pc.base
 		}
 	}

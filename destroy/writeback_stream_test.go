@@ -305,11 +305,24 @@ func TestWriteBackSameOutput(t *testing.T) {
 		models[k] = v
 	}
 	cases := wbCases(t, models)
+	const defaultProxyMin = 1 << 20
+	if proxyMin != defaultProxyMin {
+		t.Fatalf("proxyMin is %d", proxyMin)
+	}
+	defer func() { proxyMin = defaultProxyMin }()
 	var shapes struct{ retained, patched, dropped, expanded int }
 	got := map[string]string{}
 	for _, c := range cases {
 		var b bytes.Buffer
 		err := WriteBack(&b, c.p, c.out, c.attrs, c.keep)
+		// Every patched subscriber written as a proxy: the same bytes.
+		proxyMin = 0
+		var viaProxy bytes.Buffer
+		perr := WriteBack(&viaProxy, c.p, c.out, c.attrs, c.keep)
+		proxyMin = defaultProxyMin
+		if (err == nil) != (perr == nil) || err != nil && err.Error() != perr.Error() || !bytes.Equal(b.Bytes(), viaProxy.Bytes()) {
+			t.Errorf("%s: through proxies: error %v (%v without), %d bytes (%d without)", c.name, perr, err, viaProxy.Len(), b.Len())
+		}
 		sum := ""
 		if err != nil {
 			sum = "error: " + err.Error()
@@ -379,7 +392,8 @@ func TestWriteBackSameOutput(t *testing.T) {
 // model's size: what the write-back costs beside the model and its plan.
 // "destroyed" has every doomed object destroyed; "failed" has every
 // seventh one failed and what must come after it blocked
-// (failedAndBlocked), so that ObjectsCopy puts them back.
+// (failedAndBlocked), so that ObjectsCopy puts them back; "root-patched"
+// is "destroyed" with a patch to the root object too.
 func BenchmarkWriteBackMemory(b *testing.B) {
 	var snapBuf, inBuf bytes.Buffer
 	if _, err := modelgen.Generate(&snapBuf, &inBuf, modelgen.Config{Objects: 200_000, RemoveApps: 0.1, Seed: 1, Indent: true, DanglingRefs: 200}); err != nil {
@@ -405,9 +419,10 @@ func BenchmarkWriteBackMemory(b *testing.B) {
 	for _, tc := range []struct {
 		name      string
 		destroyed []bool
-	}{{"destroyed", all}, {"failed", failedAndBlocked(p)}} {
+		patches   map[string][]json.RawMessage
+	}{{"destroyed", all, patches}, {"failed", failedAndBlocked(p), patches}, {"root-patched", all, patchesFor(p)}} {
 		b.Run(tc.name, func(b *testing.B) {
-			out := Effects{Destroyed: tc.destroyed, Patches: patches}
+			out := Effects{Destroyed: tc.destroyed, Patches: tc.patches}
 			b.SetBytes(int64(len(env)))
 			var ms0, ms1 runtime.MemStats
 			var alloc uint64
