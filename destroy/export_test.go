@@ -11,8 +11,8 @@ import (
 
 // Helpers only the tests call.
 
-// WriteBack writes the model BuildWriteBack builds to w; nothing is
-// written when an error is returned.
+// WriteBack writes the model BuildWriteBack decides to w; nothing is
+// written when BuildWriteBack returns an error.
 func WriteBack(w io.Writer, p *Plan, out Effects, attributes json.RawMessage, onDanglingKeep bool) error {
 	m, err := BuildWriteBack(p, out, attributes, onDanglingKeep)
 	if err != nil {
