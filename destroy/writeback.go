@@ -188,12 +188,16 @@ func (c *countWriter) finish() (int64, error) {
 // writer's.
 //
 // Memory: the values are written from the model's bytes as WriteTo goes,
-// the incoming model read once from start to end for each of Objects and
-// ObjectsCopy. What BuildWriteBack holds until then is small: the edits
-// (offsets), and each patched subscriber's patched bytes. When a doomed
-// object is not destroyed (failed, blocked, not reached), Objects is
-// built in memory and indexed once more to find the places ObjectsCopy
-// puts those objects back (docs/writeback.md).
+// the incoming model read from start to end for each of Objects and
+// ObjectsCopy, never copied whole. What BuildWriteBack holds until then is
+// small: the edits (offsets), the patched bytes of each patched
+// subscriber under proxyMin (a larger one only the members its patches
+// name, see proxySub), and, when a doomed object is not destroyed
+// (failed, blocked, not reached), the places ObjectsCopy puts it back,
+// found in the model's bytes after a pass over Objects that writes
+// nothing. Where those places are not in bytes copied from the model
+// (errNotStreamed), Objects is built in memory and indexed once more, as
+// before (docs/writeback.md, "Memory").
 func BuildWriteBack(p *Plan, out Effects, attributes json.RawMessage, onDanglingKeep bool) (*WrittenModel, error) {
 	if len(out.Destroyed) != len(p.Objects) {
 		return nil, fmt.Errorf("write-back: %d destroyed flags for %d doomed objects", len(out.Destroyed), len(p.Objects))
@@ -278,8 +282,9 @@ type snapRef struct {
 func (wb *writeBack) isDestroyed(i int32) bool { return wb.d.IsDoomed(i) && wb.destroyed[i] }
 
 // patchedSub is a copy of a subscriber with its patches applied (and the
-// objects of Dropped inside it removed), and the references in it to
-// objects destroyed in this run, by offset in data.
+// objects of Dropped inside it removed), and, when Objects' writer writes
+// it from these bytes, the references in it to objects destroyed in this
+// run, by offset in data.
 type patchedSub struct {
 	data []byte
 	refs []snapRef
