@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/objgc/objgc/internal/jsonedit"
 )
 
 // Helpers only the tests call.
 
-// WriteBack writes the model BuildWriteBack builds to w; nothing is
-// written when an error is returned.
+// WriteBack writes the model BuildWriteBack decides to w; nothing is
+// written when BuildWriteBack returns an error.
 func WriteBack(w io.Writer, p *Plan, out Effects, attributes json.RawMessage, onDanglingKeep bool) error {
 	m, err := BuildWriteBack(p, out, attributes, onDanglingKeep)
 	if err != nil {
@@ -26,9 +28,25 @@ func WriteBack(w io.Writer, p *Plan, out Effects, attributes json.RawMessage, on
 // BuildWriteBack documents.
 func (m *WrittenModel) Envelope() []byte {
 	var b bytes.Buffer
-	b.Grow(len(m.Objects) + len(m.ObjectsCopy) + len(m.Attributes) + 64)
 	m.WriteTo(&b)
 	return b.Bytes()
+}
+
+// Values returns the three values WriteTo writes, each written alone.
+func (m *WrittenModel) Values() (objects, objectsCopy, attributes []byte) {
+	var out [3]bytes.Buffer
+	for k, write := range []func(jsonedit.Writer) error{m.objects, m.objectsCopy, m.attributes} {
+		if err := write(&out[k]); err != nil {
+			panic(err)
+		}
+	}
+	return out[0].Bytes(), out[1].Bytes(), out[2].Bytes()
+}
+
+// EnvelopeOf is the envelope WriteTo writes of the three values.
+func EnvelopeOf(objects, objectsCopy, attributes []byte) []byte {
+	return []byte("{\n  \"Objects\": " + string(objects) + ",\n  \"ObjectsCopy\": " + string(objectsCopy) +
+		",\n  \"Attributes\": " + string(attributes) + "\n}\n")
 }
 
 // States returns every lifecycle state, in lifecycle order.

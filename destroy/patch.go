@@ -45,11 +45,20 @@ func CheckPatch(subscriber, patch []byte, depth int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := nesting(out); depth+n > snapshot.MaxDepth-1 {
-		return nil, fmt.Errorf("the patched subscriber nests deeper than %d levels (%d here, below %d enclosing levels); the model could not be read back",
-			snapshot.MaxDepth-1, n, depth)
+	if err := checkNesting(nesting(out), depth); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// checkNesting is CheckPatch's rule on how deep the patched subscriber,
+// nesting n levels at depth, may nest.
+func checkNesting(n, depth int) error {
+	if depth+n > snapshot.MaxDepth-1 {
+		return fmt.Errorf("the patched subscriber nests deeper than %d levels (%d here, below %d enclosing levels); the model could not be read back",
+			snapshot.MaxDepth-1, n, depth)
+	}
+	return nil
 }
 
 // applyPatch applies the RFC 7386 merge patch to the object obj (valid

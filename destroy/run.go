@@ -165,7 +165,7 @@ type Report struct {
 //  5. opens the journal (OpenJournal), resuming an earlier run on the same
 //     inputs, and writes the doomed-ids file (OBJGC_DOOMED);
 //  6. runs the notifications and destroys (Apply) with RunHook;
-//  7. builds the write-back (BuildWriteBack), writes it to File
+//  7. decides the write-back (BuildWriteBack), streams it to File
 //     atomically (or to Stdout), records the commit in the journal and
 //     removes the journal.
 //

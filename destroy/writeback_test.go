@@ -155,7 +155,7 @@ func TestWriteBackAllDestroyed(t *testing.T) {
 			if inc := p.Diff.Incoming; !bytes.Equal(span(in), span(inc)) {
 				t.Errorf("Objects differs from the incoming model:\n%s", span(in))
 			}
-			want := (&WrittenModel{Objects: span(p.Diff.Incoming), ObjectsCopy: span(p.Diff.Incoming), Attributes: []byte("[]")}).Envelope()
+			want := EnvelopeOf(span(p.Diff.Incoming), span(p.Diff.Incoming), []byte("[]"))
 			if !bytes.Equal(env, want) {
 				t.Errorf("envelope:\n%s\nwant\n%s", env, want)
 			}
@@ -690,11 +690,12 @@ func TestWriteBackPlaces(t *testing.T) {
 			if wantObjects == "" {
 				wantObjects = tt.in
 			}
-			if string(m.Objects) != wantObjects {
-				t.Errorf("Objects:\n%s\nwant\n%s", m.Objects, wantObjects)
+			objects, objectsCopy, _ := m.Values()
+			if string(objects) != wantObjects {
+				t.Errorf("Objects:\n%s\nwant\n%s", objects, wantObjects)
 			}
-			if string(m.ObjectsCopy) != tt.wantCopy {
-				t.Errorf("ObjectsCopy:\n%s\nwant\n%s", m.ObjectsCopy, tt.wantCopy)
+			if string(objectsCopy) != tt.wantCopy {
+				t.Errorf("ObjectsCopy:\n%s\nwant\n%s", objectsCopy, tt.wantCopy)
 			}
 			snap, in, err := snapshot.LoadModel(snapshot.NewDocument("out.json", m.Envelope()))
 			if err != nil {

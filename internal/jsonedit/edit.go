@@ -3,11 +3,23 @@ package jsonedit
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"sort"
 )
 
+// Writer is where a Rewriter writes: *bytes.Buffer and *bufio.Writer are
+// ones. Its methods' errors are not looked at while a value is written;
+// a *bufio.Writer keeps the first one and returns it from Flush, and the
+// caller checks it there.
+type Writer interface {
+	io.Writer
+	io.ByteWriter
+	io.StringWriter
+}
+
 // Rewriter writes a JSON value with edits at the offsets where values
-// start; bytes outside the edits are copied unchanged.
+// start; bytes outside the edits are copied unchanged, in document order,
+// straight from the data to the Writer: the value is never built whole.
 type Rewriter struct {
 	data   []byte
 	edits  map[int]*Edit
@@ -17,15 +29,15 @@ type Rewriter struct {
 
 // Edit is what happens to the value starting at an offset.
 type Edit struct {
-	Remove bool                                  // leave the member out of its container
-	Write  func(b *bytes.Buffer, s, e int) error // write in place of data[s:e]
-	Adds   []Addition                            // appended to the container starting here
+	Remove bool                           // leave the member out of its container
+	Write  func(w Writer, s, e int) error // write in place of data[s:e]
+	Adds   []Addition                     // appended to the container starting here
 }
 
 // Addition is a member appended to an object (Key set) or an array.
 type Addition struct {
 	Key   []byte // raw JSON string
-	Value func(b *bytes.Buffer) error
+	Value func(w Writer) error
 }
 
 // NewRewriter returns a Rewriter of the valid JSON data with no edits.
@@ -56,6 +68,14 @@ func (r *Rewriter) within(s, e int) bool {
 	return k < len(r.offs) && r.offs[k] < e
 }
 
+// Each calls f with each offset that has an edit, in ascending order.
+func (r *Rewriter) Each(f func(off int, e *Edit)) {
+	r.within(0, 0) // sorts the offsets
+	for _, off := range r.offs {
+		f(off, r.edits[off])
+	}
+}
+
 // Lookup returns the edit of the value starting at off, or nil.
 func (r *Rewriter) Lookup(off int) *Edit { return r.edits[off] }
 
@@ -63,7 +83,7 @@ func (r *Rewriter) Lookup(off int) *Edit { return r.edits[off] }
 func (r *Rewriter) Len() int { return len(r.edits) }
 
 // Value writes the value data[s:e] with its edits.
-func (r *Rewriter) Value(b *bytes.Buffer, s, e int) error {
+func (r *Rewriter) Value(b Writer, s, e int) error {
 	if ed := r.edits[s]; ed != nil && ed.Write != nil {
 		return ed.Write(b, s, e)
 	}
@@ -72,7 +92,7 @@ func (r *Rewriter) Value(b *bytes.Buffer, s, e int) error {
 
 // Inner writes the value data[s:e] with the edits inside it, ignoring a
 // Write edit at s itself.
-func (r *Rewriter) Inner(b *bytes.Buffer, s, e int) error {
+func (r *Rewriter) Inner(b Writer, s, e int) error {
 	data := r.data
 	ed := r.edits[s]
 	if (ed == nil || len(ed.Adds) == 0) && !r.within(s+1, e) {
@@ -210,7 +230,7 @@ func DecodeString(raw []byte) (string, error) {
 }
 
 // WriteString writes s to b as a JSON string.
-func WriteString(b *bytes.Buffer, s string) error {
+func WriteString(b Writer, s string) error {
 	q, err := json.Marshal(s)
 	if err != nil {
 		return err

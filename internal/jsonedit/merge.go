@@ -72,7 +72,7 @@ func MergePatch(target, patch []byte, path string, g Guard) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			r.At(m.VS).Write = func(b *bytes.Buffer, s, e int) error { b.Write(merged); return nil }
+			r.At(m.VS).Write = func(b Writer, s, e int) error { b.Write(merged); return nil }
 		default:
 			if err := g.Replace(target, m.VS, at, false); err != nil {
 				return nil, err
@@ -84,7 +84,7 @@ func MergePatch(target, patch []byte, path string, g Guard) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			r.At(m.VS).Write = func(b *bytes.Buffer, s, e int) error { b.Write(v); return nil }
+			r.At(m.VS).Write = func(b Writer, s, e int) error { b.Write(v); return nil }
 		}
 	}
 	for _, k := range order {
@@ -99,7 +99,7 @@ func MergePatch(target, patch []byte, path string, g Guard) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.At(0).Adds = append(r.At(0).Adds, Addition{Key: p.raw, Value: func(b *bytes.Buffer) error { b.Write(v); return nil }})
+		r.At(0).Adds = append(r.At(0).Adds, Addition{Key: p.raw, Value: func(b Writer) error { b.Write(v); return nil }})
 	}
 	if r.Len() == 0 {
 		return target, nil
