@@ -40,11 +40,15 @@ const RetainedKey = "objgcRetained"
 // regions copied in document order (see BuildWriteBack for what is held).
 type WrittenModel struct {
 	objects, objectsCopy, attributes func(w jsonedit.Writer) error
+	// docs are the documents the values are copied from: a mapped one's
+	// pages are released as the copy goes (snapshot.Document.Release).
+	docs []*snapshot.Document
 }
 
 // WriteTo writes the envelope to w, then a newline.
 func (m *WrittenModel) WriteTo(w io.Writer) (int64, error) {
 	cw := newCountWriter(w)
+	cw.docs = m.docs
 	m.writeNested(cw, "")
 	cw.WriteByte('\n')
 	return cw.finish()
@@ -56,6 +60,7 @@ func (m *WrittenModel) WriteTo(w io.Writer) (int64, error) {
 // newline.
 func (m *WrittenModel) WriteNested(w io.Writer, indent string) (int64, error) {
 	cw := newCountWriter(w)
+	cw.docs = m.docs
 	m.writeNested(cw, indent)
 	return cw.finish()
 }
@@ -95,7 +100,15 @@ type countWriter struct {
 	n     int64
 	err   error
 	valid *jsonedit.Validator // when not nil, checks what is written
+	// docs are released every releaseBytes written: the bytes copied
+	// from a mapped model leave the resident set behind the copy.
+	docs []*snapshot.Document
+	next int64
 }
+
+// releaseBytes is how many bytes a countWriter writes between two releases
+// of its model's pages.
+const releaseBytes = 4 << 20
 
 func newCountWriter(w io.Writer) *countWriter {
 	if jw, ok := w.(jsonedit.Writer); ok {
@@ -115,6 +128,12 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	c.err = err
+	if c.n >= c.next {
+		for _, d := range c.docs {
+			d.Release()
+		}
+		c.next = c.n + releaseBytes
+	}
 	return n, err
 }
 
@@ -221,7 +240,8 @@ func BuildWriteBack(p *Plan, out Effects, attributes json.RawMessage, onDangling
 	if err != nil {
 		return nil, err
 	}
-	m := &WrittenModel{objects: objects, objectsCopy: objects, attributes: attrs}
+	m := &WrittenModel{objects: objects, objectsCopy: objects, attributes: attrs,
+		docs: []*snapshot.Document{d.Snapshot.Doc, d.Incoming.Doc}}
 	some := false
 	for _, pl := range p.Objects {
 		some = some || wb.retained[pl.Snapshot]

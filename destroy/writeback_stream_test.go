@@ -250,8 +250,8 @@ func patchesFor(p *Plan) map[string][]json.RawMessage {
 	if in.Null || len(p.Objects) == 0 {
 		return nil
 	}
-	doomed := p.Objects[0].ID
-	other := p.Objects[len(p.Objects)-1].ID
+	doomed := p.ID(0)
+	other := p.ID(len(p.Objects) - 1)
 	var subs []string
 	for k := len(in.Objects) - 1; k >= 0 && len(subs) < 3; k-- { // the root first
 		o := &in.Objects[k]
