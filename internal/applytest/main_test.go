@@ -94,13 +94,20 @@ func (e *env) path(name string) string { return filepath.Join(e.dir, name) }
 func (e *env) environ() []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "OBJGC_") || strings.HasPrefix(kv, "XDG_") || strings.HasPrefix(kv, "HOME=") {
+		if strings.HasPrefix(kv, "OBJGC_") || strings.HasPrefix(kv, "XDG_") || strings.HasPrefix(kv, "HOME=") || strings.HasPrefix(kv, "TMPDIR=") {
 			continue
 		}
 		out = append(out, kv)
 	}
 	xdg := filepath.Join(e.dir, "xdg")
+	// A run killed mid-way leaves its temporary files (the doomed list):
+	// in the test's directory, they go with it.
+	tmp := filepath.Join(e.dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		panic(err)
+	}
 	return append(out,
+		"TMPDIR="+tmp,
 		"HOME="+xdg,
 		"XDG_CONFIG_HOME="+xdg,
 		"XDG_CACHE_HOME="+xdg,
