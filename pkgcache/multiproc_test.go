@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/internal/lockfile"
+	"github.com/objgc/objgc/internal/stresstest"
 )
 
 // The test binary is also the helper process of the multi-process tests:
@@ -166,7 +167,7 @@ func TestConcurrentUsersAndPrune(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	stress, seed := stressMode(t)
+	stress, seed := stresstest.Mode(t)
 	users, rounds, limit := 4, 15, 30*time.Second
 	if stress {
 		users, rounds, limit = 16, 60, 8*time.Second
@@ -247,7 +248,7 @@ func TestKilledAdd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	stress, seed := stressMode(t)
+	stress, seed := stresstest.Mode(t)
 	kills := 5
 	if stress {
 		kills = 20

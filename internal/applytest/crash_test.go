@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/internal/modelgen"
+	"github.com/objgc/objgc/internal/stresstest"
 )
 
 // crashHook records each run's start and, after its work, its end:
@@ -153,7 +154,7 @@ func TestCrashResume(t *testing.T) {
 		t.Skip("kills objgc again and again")
 	}
 	t.Parallel()
-	stress, seed := stressMode(t)
+	stress, seed := stresstest.Mode(t)
 	kills, objects := 4, 1000
 	if stress {
 		// Enough work that the last of the 20 runs still has some.

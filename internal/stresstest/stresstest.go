@@ -1,4 +1,6 @@
-package pkgcache
+// Package stresstest reads the switches of objgc's stress tests
+// (docs/testing.md), for the tests of every package that has some.
+package stresstest
 
 import (
 	"os"
@@ -7,12 +9,12 @@ import (
 	"time"
 )
 
-// stressMode reads the stress switches of the multi-process tests
-// (docs/testing.md): OBJGC_STRESS=1 runs the long, randomly timed
-// versions; OBJGC_STRESS_SEED=N sets their seed (default: the clock in
-// stress mode, 1 otherwise). The seed is logged so that a failing run can
-// be repeated.
-func stressMode(t *testing.T) (stress bool, seed uint64) {
+// Mode reads the stress switches: OBJGC_STRESS=1 runs the long, randomly
+// timed versions of the tests; OBJGC_STRESS_SEED=N sets their seed
+// (default: the clock in stress mode, 1 otherwise). The seed is logged so
+// that a failing run can be repeated; a seed that is not a number fails
+// the test.
+func Mode(t testing.TB) (stress bool, seed uint64) {
 	t.Helper()
 	stress = os.Getenv("OBJGC_STRESS") == "1"
 	seed = 1
