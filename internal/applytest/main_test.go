@@ -222,64 +222,18 @@ func (e *env) touchState(name, content string) {
 	}
 }
 
-// traceHook is the hook every class gets unless a test says otherwise. It
-// appends "<event> <id> <group>" to $OBJGC_TEST_STATE/trace once its work
-// is done, and obeys files in the state directory:
-//
-//   - running/: marks itself running as <group>.<id>.<event> while it
-//     runs and appends "OVERLAP ..." to the trace when a hook of another
-//     group runs at the same time;
-//   - barrier.<group> holding N: a destroy hook of that group waits until
-//     N destroy hooks of its group have arrived (at most 10 s, then
-//     "BARRIER-TIMEOUT ..."), which proves they run at the same time;
-//   - sleep holding seconds: each hook sleeps that long (with "start"
-//     records in the trace);
-//   - fail/<id> holding a status: the destroy hook of <id> writes to
-//     stderr and exits with that status.
-const traceHook = `#!/bin/sh
-# argv: destroy ID, or notify HANDLER ID (the event is then the handler).
-if [ "$1" = notify ]; then ev=$2 id=$3; else ev=$1 id=$2; fi
-g=${OBJGC_GROUP:-?}
-S=$OBJGC_TEST_STATE
-T=$S/trace
-if [ -d "$S/running" ]; then
-	me=$S/running/$g.$id.$ev
-	: > "$me"
-	for f in "$S/running"/*; do
-		case ${f##*/} in
-		"$g".*) ;;
-		*) [ -e "$f" ] && echo "OVERLAP $ev $id $g with ${f##*/}" >> "$T" ;;
-		esac
-	done
-fi
-if [ "$OBJGC_EVENT" = destroy ] && [ -f "$S/barrier.$g" ]; then
-	need=$(cat "$S/barrier.$g")
-	mkdir -p "$S/arrived.$g"
-	: > "$S/arrived.$g/$id"
-	i=0
-	while [ "$(ls "$S/arrived.$g" | wc -l)" -lt "$need" ]; do
-		i=$((i + 1))
-		if [ "$i" -gt 400 ]; then
-			echo "BARRIER-TIMEOUT $ev $id $g" >> "$T"
-			break
-		fi
-		sleep 0.025
-	done
-fi
-if [ -f "$S/sleep" ]; then
-	echo "start $ev $id $g $$" >> "$T"
-	sleep "$(cat "$S/sleep")"
-fi
-if [ "$OBJGC_EVENT" = destroy ] && [ -f "$S/fail/$id" ]; then
-	echo "cannot destroy $id: the cloud said no" >&2
-	echo "giving up on $id" >&2
-	[ -n "${me:-}" ] && rm -f "$me"
-	exit "$(cat "$S/fail/$id")"
-fi
-echo "$ev $id $g" >> "$T"
-[ -n "${me:-}" ] && rm -f "$me"
-exit 0
-`
+// traceHook is the hook every class gets unless a test says otherwise:
+// testdata/hooks/scripts/trace.sh, the hook of the apply scripts too (its
+// comment says what it appends to $OBJGC_TEST_STATE/trace and the files
+// there it obeys: running/, barrier.<group>, sleep, fail/<id>, ...).
+func traceHook(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hooks", "scripts", "trace.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 var typeName = regexp.MustCompile(`^([a-zA-Z0-9_.]+)`)
 

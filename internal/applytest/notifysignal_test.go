@@ -27,7 +27,7 @@ func TestInterruptDuringNotifications(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	model := e.generatedModel(200)
-	installHooks(t, e.hooks, e.readFile("m.json"), traceHook)
+	installHooks(t, e.hooks, e.readFile("m.json"), traceHook(t))
 	p := e.plan(model)
 	perGroup := map[int]int{}
 	for _, n := range p.Notifications {

@@ -35,7 +35,7 @@ func TestTraceOrder(t *testing.T) {
 				t.Parallel()
 				e := newEnv(t)
 				model := e.copyPair(pair)
-				installHooks(t, e.hooks, e.readFile("m.json"), traceHook)
+				installHooks(t, e.hooks, e.readFile("m.json"), traceHook(t))
 				args := []string{model}
 				if pair == "dangling-reference.json" {
 					args = append(args, "--on-dangling=keep")
