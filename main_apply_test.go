@@ -21,6 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/tidwall/gjson"
 
+	"github.com/objgc/objgc/internal/hooktest"
 	"github.com/objgc/objgc/internal/lockfile"
 )
 
@@ -262,8 +263,6 @@ func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-var typeName = regexp.MustCompile(`^([a-zA-Z0-9_.]+)`)
-
 // cmdHooks installs a hook script for every class named in a model's
 // headers, as its destroy hook and as its notify hook for every handler
 // named in the model's onDestruction records: hooks MODEL HOOKSDIR
@@ -277,53 +276,8 @@ func cmdHooks(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	script, err := os.ReadFile(ts.MkAbs(args[2]))
 	ts.Check(err)
-	var doc any
-	if err := json.Unmarshal(model, &doc); err != nil {
+	if err := hooktest.Install(ts.MkAbs(args[1]), model, script); err != nil {
 		ts.Fatalf("hooks: %s: %v", args[0], err)
-	}
-	classes, handlers := map[string]bool{}, map[string]bool{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if h, ok := v["?"].(map[string]any); ok {
-				if ty, ok := h["type"].(string); ok {
-					if m := typeName.FindStringSubmatch(ty); m != nil {
-						classes[m[1]] = true
-					}
-				}
-				if deps, ok := h["dependencies"].(map[string]any); ok {
-					recs, _ := deps["onDestruction"].([]any)
-					for _, r := range recs {
-						if r, ok := r.(map[string]any); ok {
-							if name, ok := r["handler"].(string); ok && name != "" {
-								handlers[name] = true
-							}
-						}
-					}
-				}
-			}
-			for _, x := range v {
-				walk(x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
-	}
-	walk(doc)
-	dir := ts.MkAbs(args[1])
-	write := func(path string) {
-		ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
-		ts.Check(os.WriteFile(path, script, 0o755))
-		ts.Check(os.Chmod(path, 0o755))
-	}
-	for c := range classes {
-		write(filepath.Join(dir, c, "destroy"))
-		for h := range handlers {
-			write(filepath.Join(dir, c, "notify", h))
-		}
 	}
 }
 

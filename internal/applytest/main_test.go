@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/objgc/objgc/internal/hooktest"
 )
 
 // objgcBin is the objgc binary TestMain built.
@@ -235,78 +236,11 @@ func traceHook(t *testing.T) string {
 	return string(b)
 }
 
-var typeName = regexp.MustCompile(`^([a-zA-Z0-9_.]+)`)
-
-// modelHooks returns every class named in model's headers and every
-// handler named in its onDestruction records.
-func modelHooks(t *testing.T, model []byte) (classes, handlers []string) {
-	t.Helper()
-	var doc any
-	if err := json.Unmarshal(model, &doc); err != nil {
-		t.Fatal(err)
-	}
-	cs, hs := map[string]bool{}, map[string]bool{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if h, ok := v["?"].(map[string]any); ok {
-				if ty, ok := h["type"].(string); ok {
-					if m := typeName.FindStringSubmatch(ty); m != nil {
-						cs[m[1]] = true
-					}
-				}
-				if deps, ok := h["dependencies"].(map[string]any); ok {
-					recs, _ := deps["onDestruction"].([]any)
-					for _, r := range recs {
-						if r, ok := r.(map[string]any); ok {
-							if name, ok := r["handler"].(string); ok && name != "" {
-								hs[name] = true
-							}
-						}
-					}
-				}
-			}
-			for _, x := range v {
-				walk(x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
-	}
-	walk(doc)
-	for c := range cs {
-		classes = append(classes, c)
-	}
-	for h := range hs {
-		handlers = append(handlers, h)
-	}
-	sort.Strings(classes)
-	sort.Strings(handlers)
-	return classes, handlers
-}
-
 // installHooks gives every class and handler of model the hook script
-// in dir: <class>/destroy and <class>/notify/<handler>.
+// (hooktest.Install).
 func installHooks(t *testing.T, dir string, model []byte, script string) {
 	t.Helper()
-	classes, handlers := modelHooks(t, model)
-	for _, c := range classes {
-		writeHook(t, filepath.Join(dir, c, "destroy"), script)
-		for _, h := range handlers {
-			writeHook(t, filepath.Join(dir, c, "notify", h), script)
-		}
-	}
-}
-
-func writeHook(t *testing.T, path, script string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+	if err := hooktest.Install(dir, model, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 }
