@@ -281,27 +281,12 @@ func cmdHooks(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// planDoc is the part of objgc plan --format json that doomed and
-// traceorder read.
-type planDoc struct {
-	Groups []struct {
-		Index   int `json:"index"`
-		Objects []struct {
-			ID string `json:"id"`
-		} `json:"objects"`
-	} `json:"groups"`
-	Notifications []struct {
-		Group     int             `json:"group"`
-		Publisher string          `json:"publisher"`
-		Handler   string          `json:"handler"`
-		Hook      json.RawMessage `json:"hook"`
-	} `json:"notifications"`
-}
-
-func readPlan(ts *testscript.TestScript, name string) *planDoc {
+// readPlan reads a plan (objgc plan --format json) for doomed and
+// traceorder.
+func readPlan(ts *testscript.TestScript, name string) *hooktest.Plan {
 	data, err := os.ReadFile(ts.MkAbs(name))
 	ts.Check(err)
-	var p planDoc
+	var p hooktest.Plan
 	if err := json.Unmarshal(data, &p); err != nil {
 		ts.Fatalf("%s: not a plan in JSON: %v", name, err)
 	}
@@ -346,42 +331,8 @@ func cmdTraceorder(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	runs := traceRuns(ts, args[0], from)
-	p := readPlan(ts, args[1])
-	var blocks [][]string
-	for i, n := range p.Notifications {
-		if string(n.Hook) == "null" || len(n.Hook) == 0 {
-			continue
-		}
-		line := fmt.Sprintf("%s %s %d", n.Handler, n.Publisher, n.Group)
-		if i > 0 && len(blocks) > 0 && p.Notifications[i-1].Group == n.Group {
-			blocks[len(blocks)-1] = append(blocks[len(blocks)-1], line)
-			continue
-		}
-		blocks = append(blocks, []string{line})
-	}
-	for _, g := range p.Groups {
-		var b []string
-		for _, o := range g.Objects {
-			b = append(b, fmt.Sprintf("destroy %s %d", o.ID, g.Index))
-		}
-		if len(b) > 0 {
-			blocks = append(blocks, b)
-		}
-	}
-	want := 0
-	for _, b := range blocks {
-		want += len(b)
-	}
-	if len(runs) != want {
-		ts.Fatalf("trace has %d runs, want %d:\n got: %q\nwant: %q", len(runs), want, runs, blocks)
-	}
-	k := 0
-	for bi, b := range blocks {
-		got := slices.Sorted(slices.Values(runs[k : k+len(b)]))
-		if exp := slices.Sorted(slices.Values(b)); !slices.Equal(got, exp) {
-			ts.Fatalf("trace block %d is %q, want %q (any order)\nwhole trace: %q", bi, runs[k:k+len(b)], b, runs)
-		}
-		k += len(b)
+	if err := hooktest.CheckOrder(runs, hooktest.ExpectedBlocks(readPlan(ts, args[1]), nil)); err != nil {
+		ts.Fatalf("traceorder: %v", err)
 	}
 }
 

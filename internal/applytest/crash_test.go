@@ -166,7 +166,7 @@ func TestCrashResume(t *testing.T) {
 	installHooks(t, e.hooks, old, crashHook)
 	p := e.plan(model)
 	wantDone := map[string]bool{}
-	for id := range p.doomed() {
+	for id := range p.Doomed() {
 		wantDone[id+" destroy -"] = true
 	}
 	for _, n := range p.Notifications {
@@ -174,7 +174,7 @@ func TestCrashResume(t *testing.T) {
 			wantDone[n.Publisher+" "+n.Handler+" "+n.Subscriber] = true
 		}
 	}
-	t.Logf("%d doomed objects, %d hook runs to complete", len(p.doomed()), len(wantDone))
+	t.Logf("%d doomed objects, %d hook runs to complete", len(p.Doomed()), len(wantDone))
 	rng := rand.New(rand.NewPCG(seed, 1))
 
 	type kill struct {
@@ -249,7 +249,7 @@ func TestCrashResume(t *testing.T) {
 	r := e.objgc(args...)
 	mustExit(t, r, 0)
 	final := e.readFile("m.json")
-	if left := e.plan(model).doomed(); len(left) > 0 {
+	if left := e.plan(model).Doomed(); len(left) > 0 {
 		t.Fatalf("after the last run, %d objects are still doomed", len(left))
 	}
 	for s, n := range seen {

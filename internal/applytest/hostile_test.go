@@ -76,7 +76,7 @@ func TestHostileIDsCrashResume(t *testing.T) {
 
 	p := e.plan(model)
 	var planned []string
-	for id := range p.doomed() {
+	for id := range p.Doomed() {
 		planned = append(planned, id)
 	}
 	want := slices.Sorted(slices.Values(hostileDoomed))

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -271,77 +270,8 @@ func (e *env) traceRuns() []string {
 	return out
 }
 
-// The parts of objgc plan --format json the tests read.
-type planDoc struct {
-	Groups []struct {
-		Index   int `json:"index"`
-		Objects []struct {
-			ID      string `json:"id"`
-			Type    string `json:"type"`
-			Owner   string `json:"owner"`
-			Reasons []struct {
-				Code string `json:"code"`
-				ID   string `json:"id"`
-			} `json:"reasons"`
-			Hooks []json.RawMessage `json:"hooks"`
-		} `json:"objects"`
-	} `json:"groups"`
-	Notifications []struct {
-		Group      int             `json:"group"`
-		Publisher  string          `json:"publisher"`
-		Subscriber string          `json:"subscriber"`
-		Handler    string          `json:"handler"`
-		Hook       json.RawMessage `json:"hook"`
-	} `json:"notifications"`
-}
-
-// doomed returns the plan's doomed ids.
-func (p *planDoc) doomed() map[string]bool {
-	out := map[string]bool{}
-	for _, g := range p.Groups {
-		for _, o := range g.Objects {
-			out[o.ID] = true
-		}
-	}
-	return out
-}
-
-// successors returns, per doomed id, the doomed ids that must come after
-// it: its owner and its subscribers (DESIGN 3).
-func (p *planDoc) successors() map[string][]string {
-	doomed := p.doomed()
-	out := map[string][]string{}
-	for _, g := range p.Groups {
-		for _, o := range g.Objects {
-			if doomed[o.Owner] {
-				out[o.ID] = append(out[o.ID], o.Owner)
-			}
-			for _, r := range o.Reasons {
-				if (r.Code == "subscriber" || r.Code == "cycle") && doomed[r.ID] {
-					out[o.ID] = append(out[o.ID], r.ID)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// after returns the ids that must come after id, transitively.
-func (p *planDoc) after(id string) map[string]bool {
-	succ := p.successors()
-	out := map[string]bool{}
-	queue := slices.Clone(succ[id])
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		if out[s] {
-			continue
-		}
-		out[s] = true
-		queue = append(queue, succ[s]...)
-	}
-	return out
-}
+// planDoc is the part of objgc plan --format json the tests read.
+type planDoc = hooktest.Plan
 
 // plan runs objgc plan --format json with args.
 func (e *env) plan(args ...string) *planDoc {
@@ -353,61 +283,6 @@ func (e *env) plan(args ...string) *planDoc {
 		e.t.Fatalf("plan output: %v\n%s", err, r.stdout)
 	}
 	return &p
-}
-
-// expectedBlocks is the order the trace must follow for plan p: the
-// notifications group by group, then the destroy groups; within a block
-// any order. Notifications without a hook, and the objects in skip, are
-// left out.
-func expectedBlocks(p *planDoc, skip map[string]bool) [][]string {
-	var blocks [][]string
-	for i, n := range p.Notifications {
-		if string(n.Hook) == "null" || len(n.Hook) == 0 {
-			continue
-		}
-		line := fmt.Sprintf("%s %s %d", n.Handler, n.Publisher, n.Group)
-		if i > 0 && len(blocks) > 0 && p.Notifications[i-1].Group == n.Group {
-			blocks[len(blocks)-1] = append(blocks[len(blocks)-1], line)
-			continue
-		}
-		blocks = append(blocks, []string{line})
-	}
-	for _, g := range p.Groups {
-		var b []string
-		for _, o := range g.Objects {
-			if !skip[o.ID] {
-				b = append(b, fmt.Sprintf("destroy %s %d", o.ID, g.Index))
-			}
-		}
-		if len(b) > 0 {
-			blocks = append(blocks, b)
-		}
-	}
-	return blocks
-}
-
-// checkOrder asserts that runs consist of blocks, in order, each block's
-// lines in any order.
-func checkOrder(t *testing.T, runs []string, blocks [][]string) {
-	t.Helper()
-	var want []string
-	for _, b := range blocks {
-		want = append(want, b...)
-	}
-	if len(runs) != len(want) {
-		t.Fatalf("trace has %d runs, want %d:\n got: %q\nwant: %q", len(runs), len(want), runs, blocks)
-	}
-	k := 0
-	for bi, b := range blocks {
-		got := slices.Clone(runs[k : k+len(b)])
-		exp := slices.Clone(b)
-		sort.Strings(got)
-		sort.Strings(exp)
-		if !slices.Equal(got, exp) {
-			t.Fatalf("trace block %d is %q, want %q (any order)\nwhole trace: %q", bi, runs[k:k+len(b)], b, runs)
-		}
-		k += len(b)
-	}
 }
 
 // report is objgc apply --format json's report.

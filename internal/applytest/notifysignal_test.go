@@ -56,7 +56,7 @@ func TestInterruptDuringNotifications(t *testing.T) {
 	if st := e.started(); len(st) != running {
 		t.Errorf("%d hooks started, want only the %d started before SIGINT: %q", len(st), running, e.trace())
 	}
-	if got := e.plan(model).doomed(); !maps.Equal(got, p.doomed()) {
+	if got := e.plan(model).Doomed(); !maps.Equal(got, p.Doomed()) {
 		t.Errorf("an interrupted notification phase changed what is doomed")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/objgc/objgc/internal/hooktest"
 )
 
 // pairs are the real models of testdata/pairs.
@@ -55,10 +57,12 @@ func TestTraceOrder(t *testing.T) {
 						t.Errorf("%s\nwhole trace: %q", l, e.trace())
 					}
 				}
-				checkOrder(t, e.traceRuns(), expectedBlocks(p, nil))
+				if err := hooktest.CheckOrder(e.traceRuns(), hooktest.ExpectedBlocks(p, nil)); err != nil {
+					t.Fatal(err)
+				}
 
 				// Nothing is left to destroy; a second apply runs no hook.
-				if left := e.plan(model).doomed(); len(left) > 0 {
+				if left := e.plan(model).Doomed(); len(left) > 0 {
 					t.Errorf("after apply, still doomed: %v", left)
 				}
 				n := len(e.trace())
