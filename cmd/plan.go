@@ -99,12 +99,13 @@ func addInputFlags(f *pflag.FlagSet, snapshot, graph *string) {
 type inputs = destroy.Inputs
 
 // loadInputs checks the input flags and reads MODEL, or --snapshot and
-// --graph (destroy.ReadInputs).
-func loadInputs(streams *IO, model, snapFile, graphFile string) (*inputs, error) {
+// --graph (destroy.ReadInputs), hashing them while they are read when hash
+// is set (the plan written names their sha256).
+func loadInputs(streams *IO, model, snapFile, graphFile string, hash bool) (*inputs, error) {
 	if err := checkInputFlags(model, snapFile, graphFile); err != nil {
 		return nil, err
 	}
-	return destroy.ReadInputs(streams.In, model, snapFile, graphFile, nil)
+	return destroy.ReadInputs(streams.In, model, snapFile, graphFile, nil, hash)
 }
 
 // checkInputFlags refuses MODEL with --snapshot or --graph, one of
@@ -250,7 +251,11 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	}
 	var in *inputs
 	if err := untilDone(ctx, func() (err error) {
-		in, err = loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph)
+		// Only the JSON and Markdown plans and --out name the inputs'
+		// sha256; a text or dot plan does not hash them (0.3 s of CPU on
+		// a 370 MB model). SHA256 still computes it if asked.
+		hash := opts.Out != "" || opts.Format == "json" || opts.Format == "markdown"
+		in, err = loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph, hash)
 		return err
 	}); err != nil {
 		return err

@@ -52,10 +52,12 @@ func (in *Inputs) CheckMapped() error {
 // over its bytes). A name "-" reads stdin; at most one may. read, when not
 // nil, is the model file read already: it is used as it is when the file
 // is unchanged since (snapshot.Document.Unchanged), and read again when
-// not. The sha256 of each document is computed while it is scanned. Errors
+// not. With hash, the sha256 of each document (snapshot.Document.SHA256,
+// which a JSON plan and apply name) is computed while it is scanned; a
+// text plan does without. Errors
 // name the file (*snapshot.SyntaxError, *snapshot.ModelError, or the
 // reading error).
-func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapshot.Document) (*Inputs, error) {
+func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapshot.Document, hash bool) (*Inputs, error) {
 	in := &Inputs{}
 	if model != "" {
 		doc := read
@@ -69,7 +71,9 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 			}
 		}
 		in.Model = doc
-		doc.Hash() // every plan and apply names its inputs' sha256: hash while scanning
+		if hash {
+			doc.Hash() // hash while scanning, on the other core
+		}
 		var err error
 		in.Snapshot, in.Incoming, err = loadGuarded(func() (*snapshot.Tree, *snapshot.Tree, error) { return snapshot.LoadModel(doc) })
 		if err != nil {
@@ -87,7 +91,9 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 			return
 		}
 		*doc = d
-		d.Hash()
+		if hash {
+			d.Hash()
+		}
 		*tree, _, *errp = loadGuarded(func() (*snapshot.Tree, *snapshot.Tree, error) {
 			t, err := fn(d)
 			return t, nil, err

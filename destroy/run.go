@@ -212,7 +212,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	}
 	defer unlock()
 
-	in, err := ReadInputs(opts.Stdin, opts.Model, opts.Snapshot, opts.Graph, opts.Read)
+	in, err := ReadInputs(opts.Stdin, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true)
 	if err != nil {
 		return nil, err
 	}
