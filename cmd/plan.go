@@ -173,15 +173,9 @@ const stagesEnv = "OBJGC_TEST_STAGES"
 // file that f could leave half-written (--out is written outside it).
 func untilDone(ctx context.Context, f func() error) error {
 	done := make(chan error, 1)
-	go func() {
-		var err error
-		defer func() { done <- err }()
-		// A fault reading a mapped input is an error here as on the
-		// command's own goroutine (see execute).
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer snapshot.CatchFault(&err)
-		err = f()
-	}()
+	// A fault reading a mapped input is an error here as on the command's
+	// own goroutine (see execute).
+	go func() { done <- snapshot.Guard(f) }()
 	select {
 	case err := <-done:
 		return err

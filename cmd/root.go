@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -117,11 +116,13 @@ func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 
 // execute runs the command line with a fault reading a mapped input (a
 // model file truncated while objgc reads it) turned into an error naming
-// the file (snapshot.CatchFault) instead of a crash.
+// the file (snapshot.Guard) instead of a crash.
 func execute(ctx context.Context, root *cobra.Command) (c *cobra.Command, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer snapshot.CatchFault(&err)
-	return root.ExecuteContextC(ctx)
+	err = snapshot.Guard(func() (err error) {
+		c, err = root.ExecuteContextC(ctx)
+		return err
+	})
+	return c, err
 }
 
 func newRootCmd(build BuildInfo, streams *IO) *cobra.Command {

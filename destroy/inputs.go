@@ -2,7 +2,6 @@ package destroy
 
 import (
 	"io"
-	"runtime/debug"
 	"sync"
 
 	"github.com/objgc/objgc/snapshot"
@@ -75,7 +74,7 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 			doc.Hash() // hash while scanning, on the other core
 		}
 		var err error
-		in.Snapshot, in.Incoming, err = loadGuarded(func() (*snapshot.Tree, *snapshot.Tree, error) { return snapshot.LoadModel(doc) })
+		in.Snapshot, in.Incoming, err = snapshot.LoadModel(doc)
 		if err != nil {
 			return nil, err
 		}
@@ -94,10 +93,7 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 		if hash {
 			d.Hash()
 		}
-		*tree, _, *errp = loadGuarded(func() (*snapshot.Tree, *snapshot.Tree, error) {
-			t, err := fn(d)
-			return t, nil, err
-		})
+		*tree, *errp = fn(d)
 	}
 	wg.Add(2)
 	go load(snapFile, &in.SnapshotFile, &in.Snapshot, snapshot.LoadSnapshot, &snapErr)
@@ -110,12 +106,4 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 		return nil, graphErr
 	}
 	return in, nil
-}
-
-// loadGuarded runs load with a fault reading a mapped file (truncated
-// under the reader) turned into its *snapshot.ChangedError.
-func loadGuarded(load func() (*snapshot.Tree, *snapshot.Tree, error)) (a, b *snapshot.Tree, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer snapshot.CatchFault(&err)
-	return load()
 }

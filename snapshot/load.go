@@ -111,7 +111,7 @@ func (e *ChangedError) Error() string {
 }
 
 // mappedDocs are the mapped documents, to tell a fault in one of them
-// (CatchFault) from any other.
+// (Guard) from any other.
 var mappedDocs struct {
 	sync.Mutex
 	docs []*Document
@@ -130,15 +130,22 @@ func faultIn(addr uintptr) *Document {
 	return nil
 }
 
-// CatchFault turns a fault reading a mapped document into a *ChangedError
-// in *errp: a file truncated under a mapping makes its reader fault
-// (SIGBUS). It must be deferred directly, in a goroutine that called
-// debug.SetPanicOnFault(true) before reading, and re-panics with any other
-// value:
-//
-//	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-//	defer snapshot.CatchFault(&err)
-func CatchFault(errp *error) {
+// Guard runs f with a fault reading a mapped document turned into a
+// *ChangedError: a file truncated under a mapping makes its reader fault
+// (SIGBUS), and Guard makes f's goroutine panic on it
+// (debug.SetPanicOnFault) and recovers. f's other panics pass. The
+// loaders guard themselves; a goroutine that reads a mapped document's
+// bytes later (its ids, say) runs under Guard.
+func Guard(f func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer catchFault(&err)
+	return f()
+}
+
+// catchFault is Guard's recovery: a *ChangedError (from SHA256) or a fault
+// at an address of a mapped document becomes *errp; anything else panics
+// again.
+func catchFault(errp *error) {
 	r := recover()
 	if r == nil {
 		return
@@ -193,7 +200,7 @@ func (d *Document) view(start, end int) string {
 
 // SHA256 returns the hex sha256 of Data, computed once on first use (or
 // started by Hash). It panics with a *ChangedError when the file of a
-// mapped document was truncated while it was hashed (see CatchFault).
+// mapped document was truncated while it was hashed (see Guard).
 func (d *Document) SHA256() string {
 	d.sumOnce.Do(d.hash)
 	if d.sumFault != nil {
@@ -208,20 +215,12 @@ func (d *Document) SHA256() string {
 func (d *Document) Hash() { go d.sumOnce.Do(d.hash) }
 
 func (d *Document) hash() {
-	var err error
-	func() {
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer CatchFault(&err)
+	err := Guard(func() error {
 		h := sha256.New()
-		for lo := 0; lo < len(d.Data); lo += passChunk {
-			chunk := d.Data[lo:min(lo+passChunk, len(d.Data))]
-			h.Write(chunk)
-			if d.mapped {
-				release(chunk)
-			}
-		}
+		eachChunk(d.Data, d.mapped, func(chunk []byte) { h.Write(chunk) })
 		d.sum = hex.EncodeToString(h.Sum(nil))
-	}()
+		return nil
+	})
 	if err != nil {
 		d.sumFault = err
 	}
@@ -480,6 +479,17 @@ func (p *parsed) envelopeTree(k string) (*Tree, bool, error) {
 	return t, true, err
 }
 
+// treeOrEmpty is envelopeTree, or for a missing key an empty tree (no
+// objects) in the envelope.
+func (p *parsed) treeOrEmpty(k string) (*Tree, error) {
+	t, ok, err := p.envelopeTree(k)
+	if !ok && err == nil {
+		t = emptyTree(p.doc, p.envPath+"."+k)
+		t.Envelope = p.env
+	}
+	return t, err
+}
+
 // emptyTree is the tree of a missing key: no objects.
 func emptyTree(doc *Document, path string) *Tree {
 	t := &Tree{Doc: doc, Path: path, Null: true}
@@ -503,19 +513,27 @@ func isSavedPlan(keys []keySpan) bool {
 // [...]} or an engine task {"model": envelope}, and returns the snapshot
 // (ObjectsCopy) and the incoming model (Objects). A missing ObjectsCopy is
 // an empty snapshot (a first deployment); Objects null means the whole
-// environment is deleted. Errors are *SyntaxError or *ModelError.
+// environment is deleted. Errors are *SyntaxError or *ModelError, or a
+// *ChangedError for a mapped file truncated while it is read (Guard).
 func LoadModel(doc *Document) (snap, incoming *Tree, err error) {
-	p, err := parse(doc)
+	err = Guard(func() error {
+		p, err := parse(doc)
+		if err != nil {
+			return err
+		}
+		if p.form == formBare && isSavedPlan(p.idx.rootKeys) {
+			return &ModelError{File: doc.Name, Path: "$", Msg: "this is a plan saved by objgc plan --out, not a model: to carry it out, run objgc apply " + doc.Name}
+		}
+		if p.form == formBare {
+			return &ModelError{File: doc.Name, Path: "$", Msg: `expected a Murano envelope {"Objects": ..., "ObjectsCopy": ...} or an engine task {"model": ...}; for two bare object trees use --snapshot and --graph`}
+		}
+		snap, incoming, err = p.pair()
+		return err
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if p.form == formBare && isSavedPlan(p.idx.rootKeys) {
-		return nil, nil, &ModelError{File: doc.Name, Path: "$", Msg: "this is a plan saved by objgc plan --out, not a model: to carry it out, run objgc apply " + doc.Name}
-	}
-	if p.form == formBare {
-		return nil, nil, &ModelError{File: doc.Name, Path: "$", Msg: `expected a Murano envelope {"Objects": ..., "ObjectsCopy": ...} or an engine task {"model": ...}; for two bare object trees use --snapshot and --graph`}
-	}
-	return p.pair()
+	return snap, incoming, nil
 }
 
 // pair builds the two trees of an envelope, in parallel: each tree's id
@@ -523,26 +541,16 @@ func LoadModel(doc *Document) (snap, incoming *Tree, err error) {
 // model), and the trees share only what the scan recorded, which they read
 // (each writes its own range of the objects array).
 func (p *parsed) pair() (snap, incoming *Tree, err error) {
-	build := func(key string) (*Tree, error) {
-		t, ok, err := p.envelopeTree(key)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			t = emptyTree(p.doc, p.envPath+"."+key)
-			t.Envelope = p.env
-		}
-		return t, nil
-	}
 	var snapErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer CatchFault(&snapErr)
-		snap, snapErr = build("ObjectsCopy")
+		snapErr = Guard(func() (err error) {
+			snap, err = p.treeOrEmpty("ObjectsCopy")
+			return err
+		})
 	}()
-	incoming, err = build("Objects")
+	incoming, err = p.treeOrEmpty("Objects")
 	<-done
 	if err != nil {
 		return nil, nil, err // the incoming model's error first, as before
@@ -556,35 +564,46 @@ func (p *parsed) pair() (snap, incoming *Tree, err error) {
 // LoadSnapshot reads the snapshot given with --snapshot: a bare object
 // tree, or from an envelope or task its ObjectsCopy when the key is
 // present, else its Objects.
-func LoadSnapshot(doc *Document) (*Tree, error) {
-	p, err := parse(doc)
+func LoadSnapshot(doc *Document) (t *Tree, err error) {
+	err = Guard(func() error {
+		p, err := parse(doc)
+		switch {
+		case err != nil:
+			return err
+		case p.form == formBare:
+			t, err = p.bare()
+			return err
+		}
+		var ok bool
+		if t, ok, err = p.envelopeTree("ObjectsCopy"); ok || err != nil {
+			return err
+		}
+		t, _, err = p.envelopeTree("Objects")
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if p.form == formBare {
-		return p.bare()
-	}
-	if t, ok, err := p.envelopeTree("ObjectsCopy"); ok || err != nil {
-		return t, err
-	}
-	t, _, err := p.envelopeTree("Objects")
-	return t, err
+	return t, nil
 }
 
 // LoadGraph reads the incoming model given with --graph: a bare object tree,
 // or from an envelope or task its Objects (missing: no objects).
-func LoadGraph(doc *Document) (*Tree, error) {
-	p, err := parse(doc)
+func LoadGraph(doc *Document) (t *Tree, err error) {
+	err = Guard(func() error {
+		p, err := parse(doc)
+		switch {
+		case err != nil:
+			return err
+		case p.form == formBare:
+			t, err = p.bare()
+		default:
+			t, err = p.treeOrEmpty("Objects")
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if p.form == formBare {
-		return p.bare()
-	}
-	t, ok, err := p.envelopeTree("Objects")
-	if !ok && err == nil {
-		t = emptyTree(doc, p.envPath+".Objects")
-		t.Envelope = p.env
-	}
-	return t, err
+	return t, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"runtime/debug"
 	"unicode/utf8"
 	"unsafe"
 
@@ -242,11 +241,12 @@ func (s *scanner) spawn(start, end int) {
 		path: append([]int32(nil), s.path...)}
 	go func() {
 		defer close(sub.done)
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer CatchFault(&sub.err)
-		c.idx.alloc(c.data[start:end], c.doc.mapped)
-		sub.err = c.value()
-		sub.pos, sub.idx = c.pos, &c.idx
+		sub.err = Guard(func() error {
+			c.idx.alloc(c.data[start:end], c.doc.mapped)
+			err := c.value()
+			sub.pos, sub.idx = c.pos, &c.idx
+			return err
+		})
 	}()
 }
 
@@ -338,16 +338,21 @@ const releaseEvery = 1 << 12
 // countByte returns the count of c in data, releasing the pages read
 // behind it when data is mapped.
 func countByte(data []byte, c byte, mapped bool) int {
-	if !mapped {
-		return bytes.Count(data, []byte{c})
-	}
 	n := 0
+	eachChunk(data, mapped, func(chunk []byte) { n += bytes.Count(chunk, []byte{c}) })
+	return n
+}
+
+// eachChunk calls fn with data passChunk bytes at a time, releasing each
+// piece once fn is done with it when data is mapped.
+func eachChunk(data []byte, mapped bool, fn func(chunk []byte)) {
 	for lo := 0; lo < len(data); lo += passChunk {
 		chunk := data[lo:min(lo+passChunk, len(data))]
-		n += bytes.Count(chunk, []byte{c})
-		release(chunk)
+		fn(chunk)
+		if mapped {
+			release(chunk)
+		}
 	}
-	return n
 }
 
 // looksLikeYAML reports whether data, which is not JSON, begins as YAML
