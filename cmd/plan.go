@@ -203,13 +203,21 @@ const planGCPercent = 50
 // third pass"). Not applied when GOGC is set in the environment.
 const renderGCPercent = 25
 
+// setGCPercent sets the garbage collector's target to percent, unless
+// GOGC is set in the environment (the user's choice is kept), and returns
+// what restores the previous one.
+func setGCPercent(percent int) (restore func()) {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return func() {}
+	}
+	old := debug.SetGCPercent(percent)
+	return func() { debug.SetGCPercent(old) }
+}
+
 func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	_, gogcSet := os.LookupEnv("GOGC")
-	if !gogcSet {
-		defer debug.SetGCPercent(debug.SetGCPercent(planGCPercent))
-	}
+	defer setGCPercent(planGCPercent)()
 	switch opts.Format {
 	case "text", "json", "dot", "markdown":
 	default:
@@ -282,9 +290,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err := stage("render"); err != nil {
 		return err
 	}
-	if !gogcSet {
-		debug.SetGCPercent(renderGCPercent) // the deferred call above restores the caller's
-	}
+	setGCPercent(renderGCPercent) // the deferred restore above puts back the caller's
 	doc := newPlanJSON(in, p, opts.OnDangling, hooks)
 	if err := in.CheckMapped(); err != nil {
 		return err
