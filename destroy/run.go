@@ -255,12 +255,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 			if err != nil {
 				return nil, err
 			}
-			write := func(w io.Writer) error {
-				if err := writeModel(w, in, written); err != nil {
-					return err
-				}
-				return in.CheckMapped() // the model written was made from the bytes the plan read
-			}
+			write := func(w io.Writer) error { return writeModel(w, in, written) }
 			if opts.Stdout != nil {
 				_, err = writeStdout(opts.Stdout, write)
 			} else {
@@ -307,12 +302,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	write := func(w io.Writer) error {
-		if err := writeModel(w, in, written); err != nil {
-			return err
-		}
-		return in.CheckMapped() // the model written was made from the bytes the plan read
-	}
+	write := func(w io.Writer) error { return writeModel(w, in, written) }
 	var outputs []JournalInput
 	if opts.Stdout != nil {
 		// No rename to record: the commit record follows the last byte.
@@ -402,12 +392,23 @@ func writeStdout(w io.Writer, write func(io.Writer) error) (string, error) {
 	return hex.EncodeToString(sum.Sum(nil)), nil
 }
 
-// writeModel writes the model written back: the envelope, or, when the
-// model file is an engine task ({"model": envelope, ...}), the task with
-// the envelope in place of its model and every other byte as it was
-// (docs/writeback.md). Where the envelope sits is what the reader
-// recorded (snapshot.Envelope): the document is not parsed again.
+// writeModel writes the model written back (writeEnvelope), then fails
+// when a mapped input changed while it was read (Inputs.CheckMapped): what
+// was written was made from the bytes the plan read, and the caller then
+// commits nothing.
 func writeModel(w io.Writer, in *Inputs, m *WrittenModel) error {
+	if err := writeEnvelope(w, in, m); err != nil {
+		return err
+	}
+	return in.CheckMapped()
+}
+
+// writeEnvelope writes the envelope m, or, when the model file is an
+// engine task ({"model": envelope, ...}), the task with the envelope in
+// place of its model and every other byte as it was (docs/writeback.md).
+// Where the envelope sits is what the reader recorded (snapshot.Envelope):
+// the document is not parsed again.
+func writeEnvelope(w io.Writer, in *Inputs, m *WrittenModel) error {
 	if env := in.Incoming.Envelope; in.Model != nil && env != nil && env.Task {
 		data := in.Model.Data
 		lineStart := bytes.LastIndexByte(data[:env.Start], '\n') + 1
