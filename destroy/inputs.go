@@ -28,9 +28,7 @@ func (in *Inputs) Docs() []*snapshot.Document {
 // (snapshot.Document.Close); their bytes stay readable.
 func (in *Inputs) Close() {
 	for _, d := range in.Docs() {
-		if d != nil {
-			d.Close()
-		}
+		d.Close()
 	}
 }
 

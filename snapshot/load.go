@@ -90,9 +90,9 @@ func (d *Document) Mapped() bool { return d.mapped }
 // Close releases the pages of a mapped document and stops releasing them
 // in the background (the mapping stays: strings of the document share its
 // memory; pages read after Close stay resident). Safe to call more than once
-// and on any document.
+// and on any document, nil included.
 func (d *Document) Close() {
-	if d.mapped {
+	if d != nil && d.mapped {
 		d.closeOnce.Do(func() {
 			close(d.stop)
 			release(d.Data)
