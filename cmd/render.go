@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fatih/color"
 
@@ -77,7 +79,7 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 	index := map[snapshot.Type]int32{}
 	for i := range p.Objects {
 		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
-		t := snap.Objects[p.Objects[i].Snapshot].Type()
+		t := snap.Type(p.Objects[i].Snapshot)
 		k, ok := index[t]
 		if !ok {
 			k = int32(len(h.kinds))
@@ -164,7 +166,7 @@ func (h *planHooks) withoutDestroyHook() int {
 func subscriberType(p *destroy.Plan, n destroy.Notification) (snapshot.Type, bool) {
 	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
 		if j, ok := t.Lookup(n.Subscriber); ok {
-			return t.Objects[j].Type(), true
+			return t.Type(j), true
 		}
 	}
 	return snapshot.Type{}, false
@@ -210,13 +212,7 @@ func (pj *planJSON) hooksDirs() []string {
 func (pj *planJSON) object(i int) destroy.PlanObject {
 	o := pj.p.Object(i)
 	k := pj.hooks.of(i)
-	if k.planned == nil {
-		k.planned = make([]destroy.PlanHook, 0, len(k.destroy))
-		for _, f := range k.destroy {
-			k.planned = append(k.planned, pj.hooks.sums.Hook(f))
-		}
-	}
-	po := destroy.PlanObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: destroy.NewPlanType(k.typ), Classes: k.classes, Hooks: k.planned}
+	po := destroy.PlanObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: destroy.NewPlanType(k.typ), Classes: k.classes, Hooks: pj.planned(k)}
 	if po.Classes == nil {
 		po.Classes = []string{}
 		if o.Class != "" {
@@ -232,6 +228,18 @@ func (pj *planJSON) object(i int) destroy.PlanObject {
 		po.Owner = &owner
 	}
 	return po
+}
+
+// planned returns k's destroy hooks as the JSON plan lists them (with
+// their sha256), computed on first use.
+func (pj *planJSON) planned(k *typeHooks) []destroy.PlanHook {
+	if k.planned == nil {
+		k.planned = make([]destroy.PlanHook, 0, len(k.destroy))
+		for _, f := range k.destroy {
+			k.planned = append(k.planned, pj.hooks.sums.Hook(f))
+		}
+	}
+	return k.planned
 }
 
 func (pj *planJSON) notification(i int) destroy.PlanNotification {
@@ -261,8 +269,7 @@ func (pj *planJSON) cycle(i int) []string {
 func (pj *planJSON) dropped(i int) destroy.PlanDropped {
 	inc := pj.p.Diff.Incoming
 	j := pj.p.Diff.Dropped[i]
-	o := &inc.Objects[j]
-	return destroy.PlanDropped{ID: o.ID, Type: o.TypeString, Path: inc.ObjectPath(j)}
+	return destroy.PlanDropped{ID: inc.ID(j), Type: inc.TypeString(j), Path: inc.ObjectPath(j)}
 }
 
 func (pj *planJSON) summary() destroy.PlanSummary {
@@ -328,6 +335,11 @@ func (pj *planJSON) document() *destroy.PlanFile {
 // that of the largest element, not of the plan.
 func (pj *planJSON) write(w io.Writer) error {
 	p := pj.p
+	// The objects are rendered in parallel (jsonStream.parallelArray):
+	// what pj.object fills in lazily is filled in first.
+	for _, k := range pj.hooks.kinds {
+		pj.planned(k)
+	}
 	s := newJSONStream(w)
 	s.raw("{\n")
 	s.field("format_version", PlanFormatVersion)
@@ -340,7 +352,7 @@ func (pj *planJSON) write(w io.Writer) error {
 	s.array("  ", len(p.Groups), func(prefix string, k int) {
 		g := p.Groups[k]
 		s.raw("{\n" + prefix + "  \"index\": " + strconv.Itoa(g.Index) + ",\n" + prefix + "  \"objects\": ")
-		s.array(prefix+"  ", len(g.Objects), func(prefix string, j int) { s.value(prefix, pj.object(g.Objects[j])) })
+		s.parallelArray(prefix+"  ", len(g.Objects), func(j int) any { return pj.object(g.Objects[j]) })
 		s.raw("\n" + prefix + "}")
 	})
 	s.raw(",\n")
@@ -434,6 +446,58 @@ func (s *jsonStream) array(prefix string, n int, elem func(prefix string, i int)
 	s.raw("\n" + prefix + "]")
 }
 
+// parallelArray is array for n elements that each elem returns as a value
+// to encode: the elements are encoded on several goroutines
+// (renderOrdered), each as value would write it. elem must be safe to call
+// from several goroutines at once.
+func (s *jsonStream) parallelArray(prefix string, n int, elem func(i int) any) {
+	if n == 0 {
+		s.raw("[]")
+		return
+	}
+	s.raw("[\n")
+	if s.err != nil {
+		return
+	}
+	inner := prefix + "  "
+	var mu sync.Mutex
+	encoders := sync.Pool{New: func() any {
+		e := &valueEncoder{}
+		e.enc = json.NewEncoder(&e.buf)
+		e.enc.SetEscapeHTML(false)
+		e.enc.SetIndent(inner, "  ")
+		return e
+	}}
+	err := renderOrdered(s.w, n, func(b *bytes.Buffer, i int) {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteString(inner)
+		e := encoders.Get().(*valueEncoder)
+		defer encoders.Put(e)
+		e.buf.Reset()
+		if err := e.enc.Encode(elem(i)); err != nil {
+			mu.Lock()
+			if s.err == nil {
+				s.err = err
+			}
+			mu.Unlock()
+			return
+		}
+		b.Write(termsafe.JSON(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))))
+	})
+	if s.err == nil {
+		s.err = err
+	}
+	s.raw("\n" + prefix + "]")
+}
+
+// valueEncoder is an encoder of one goroutine of parallelArray.
+type valueEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
 func (s *jsonStream) flush() error {
 	if s.err != nil {
 		return s.err
@@ -507,29 +571,34 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 		fmt.Fprintf(bw, "Destroy %d %s in %d %s, deepest first:\n", len(p.Objects), plural(len(p.Objects), "object", "objects"),
 			len(p.Groups), plural(len(p.Groups), "group", "groups"))
 	}
+	// The objects of every group in order, rendered in parallel; the
+	// first object of a group writes the group's heading.
+	var groupStart []int // the place of each group's first object in that order
+	n := 0
 	for _, g := range p.Groups {
-		fmt.Fprintf(bw, "\n%s\n", pal.heading(fmt.Sprintf("group %d", g.Index)))
-		for _, i := range g.Objects {
-			o := p.Object(i)
-			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(o.Type)), pal.id(term(o.ID)), pal.dim(term(o.Path)))
-			reasons := make([]string, len(o.Reasons))
-			for k, r := range o.Reasons {
-				reasons[k] = term(r.Text())
-			}
-			fmt.Fprintf(bw, "      %s\n", strings.Join(reasons, "; "))
-			if cs := hooks.of(i).classes; len(cs) > 1 {
-				fmt.Fprintf(bw, "      classes: %s (package %s)\n", term(strings.Join(cs, " < ")), term(hooks.of(i).pkg))
-			}
-			switch hs := hooks.of(i).destroy; {
-			case len(hs) > 0:
-				for _, h := range hs {
-					fmt.Fprintf(bw, "      hook destroy: %s%s\n", term(h.Path), hookProblem(h))
-				}
-			default:
-				fmt.Fprintf(bw, "      %s\n", pal.dim("no destroy hook"))
-			}
-		}
+		groupStart = append(groupStart, n)
+		n += len(g.Objects)
 	}
+	heading := func(b *bytes.Buffer, g int) {
+		fmt.Fprintf(b, "\n%s\n", pal.heading(fmt.Sprintf("group %d", p.Groups[g].Index)))
+	}
+	if err := renderOrdered(bw, n, func(b *bytes.Buffer, k int) {
+		// The headings of the groups that start here: the object's own
+		// group, after any empty one before it.
+		first := sort.Search(len(groupStart), func(g int) bool { return groupStart[g] >= k })
+		gi := sort.Search(len(groupStart), func(g int) bool { return groupStart[g] > k }) - 1
+		for g := first; g <= gi; g++ {
+			heading(b, g)
+		}
+		writeObjectText(b, pal, p, hooks, p.Groups[gi].Objects[k-groupStart[gi]])
+	}); err != nil {
+		return err
+	}
+	var tail bytes.Buffer // empty groups at the end, if any
+	for g := sort.Search(len(groupStart), func(g int) bool { return groupStart[g] >= n }); g < len(groupStart); g++ {
+		heading(&tail, g)
+	}
+	bw.Write(tail.Bytes())
 	if len(p.Notifications) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
 		for i, n := range p.Notifications {
@@ -550,8 +619,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 		inc := p.Diff.Incoming
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Dropped without hooks (destroyed before, no longer referenced):"))
 		for _, i := range p.Diff.Dropped {
-			o := &inc.Objects[i]
-			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(o.TypeString)), pal.id(term(o.ID)), pal.dim(term(inc.ObjectPath(i))))
+			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(inc.TypeString(i))), pal.id(term(inc.ID(i))), pal.dim(term(inc.ObjectPath(i))))
 		}
 	}
 	if len(p.Warnings) > 0 {
@@ -577,6 +645,29 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 		}
 	}
 	return bw.Flush()
+}
+
+// writeObjectText writes Plan.Objects[i] as the text plan lists it: type,
+// id and path, reasons, class hierarchy, destroy hooks.
+func writeObjectText(b *bytes.Buffer, pal *palette, p *destroy.Plan, hooks *planHooks, i int) {
+	o := p.Object(i)
+	fmt.Fprintf(b, "  %s %s  %s\n", term(orDash(o.Type)), pal.id(term(o.ID)), pal.dim(term(o.Path)))
+	reasons := make([]string, len(o.Reasons))
+	for k, r := range o.Reasons {
+		reasons[k] = term(r.Text())
+	}
+	fmt.Fprintf(b, "      %s\n", strings.Join(reasons, "; "))
+	if cs := hooks.of(i).classes; len(cs) > 1 {
+		fmt.Fprintf(b, "      classes: %s (package %s)\n", term(strings.Join(cs, " < ")), term(hooks.of(i).pkg))
+	}
+	switch hs := hooks.of(i).destroy; {
+	case len(hs) > 0:
+		for _, h := range hs {
+			fmt.Fprintf(b, "      hook destroy: %s%s\n", term(h.Path), hookProblem(h))
+		}
+	default:
+		fmt.Fprintf(b, "      %s\n", pal.dim("no destroy hook"))
+	}
 }
 
 func hookProblem(f hook.Found) string {

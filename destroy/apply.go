@@ -366,10 +366,10 @@ func (a *applier) notify(i int) error {
 	if subIdx < 0 {
 		return nil
 	}
-	sub := &subTree.Objects[subIdx]
-	f, ok := a.opts.Finder.HandlerHook(a.ctx, sub.Type(), n.Handler)
+	sub, subType := &subTree.Objects[subIdx], subTree.Type(subIdx)
+	f, ok := a.opts.Finder.HandlerHook(a.ctx, subType, n.Handler)
 	if !ok {
-		if old := a.opts.Finder.OldHandlerPlaces(a.ctx, sub.Type(), n.Handler); len(old) > 0 {
+		if old := a.opts.Finder.OldHandlerPlaces(a.ctx, subType, n.Handler); len(old) > 0 {
 			a.res.Notifications[i].Err = fmt.Errorf("no hook for handler %s of %s: %s is where notify hooks were kept before, and does not run; move it to %s",
 				n.Handler, n.Subscriber, old[0], filepath.Join(filepath.Dir(old[0]), hook.NotifyDir, n.Handler))
 		}
@@ -444,7 +444,7 @@ func (a *applier) destroy(i int) error {
 	p := a.p
 	o := p.Object(i)
 	snap := p.Diff.Snapshot
-	obj := &snap.Objects[o.Snapshot]
+	objType := snap.Type(o.Snapshot)
 	r := &a.res.Objects[i]
 	// A failure in this group may have blocked i since the group began
 	// (a successor whose edge to the failed object was a broken cycle):
@@ -458,7 +458,7 @@ func (a *applier) destroy(i int) error {
 	}
 	if a.opts.Journal.State(o.ID) == StateDestroyed {
 		r.Outcome = OutcomeDestroyed // an earlier run on these inputs did it
-		r.Hooks, r.Err = a.resumedHooks(o, obj.Type())
+		r.Hooks, r.Err = a.resumedHooks(o, objType)
 		return nil
 	}
 	if err := a.advance(o.ID, StateDestroying); err != nil {
@@ -466,7 +466,7 @@ func (a *applier) destroy(i int) error {
 	}
 	doc := hook.Document{Event: hook.EventDestroy, Object: rawObject(snap, o.Snapshot), OwnerID: ownerID(o)}
 	var failure error
-	for _, f := range a.opts.Finder.DestroyHooks(a.ctx, obj.Type()) {
+	for _, f := range a.opts.Finder.DestroyHooks(a.ctx, objType) {
 		key := HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}
 		run := HookRun{Hook: f.Path, Class: f.Class, Event: hook.EventDestroy}
 		if done, ok := a.opts.Resume.Done[key]; ok && done.OK {

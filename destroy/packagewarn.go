@@ -34,8 +34,8 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 			return nil
 		}
 		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
-		o := &snap.Objects[p.Objects[i].Snapshot]
-		c := f.Hierarchy(ctx, o.Type())
+		si := p.Objects[i].Snapshot
+		c := f.Hierarchy(ctx, snap.Type(si))
 		if c.Missing == "" {
 			continue
 		}
@@ -46,7 +46,7 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 			order = append(order, c.Missing)
 		}
 		m.objects++
-		m.types[o.TypeString] = true
+		m.types[snap.TypeString(si)] = true
 	}
 	var out []Warning
 	for _, pkg := range order {

@@ -224,8 +224,8 @@ func (c *patchChecker) accept(p *Plan, sub string, patch json.RawMessage) error 
 		}
 		for k := range in.Objects {
 			o := &in.Objects[k]
-			if o.HasID && want[o.ID] {
-				c.copies[o.ID] = append(c.copies[o.ID], patchedCopy{data: in.Doc.Data[o.Start:o.End], depth: in.Depth(int32(k))})
+			if id := in.ID(int32(k)); o.HasID && want[id] {
+				c.copies[id] = append(c.copies[id], patchedCopy{data: in.Doc.Data[o.Start:o.End], depth: in.Depth(int32(k))})
 			}
 		}
 	}

@@ -151,10 +151,10 @@ func (p *Plan) Object(i int) *Planned {
 	snap := p.Diff.Snapshot
 	si := p.Objects[i].Snapshot
 	o := &snap.Objects[si]
-	pl := &Planned{Snapshot: si, ID: o.ID, Type: o.TypeString, Class: o.Type().Name, Path: snap.ObjectPath(si),
+	pl := &Planned{Snapshot: si, ID: snap.ID(si), Type: snap.TypeString(si), Class: snap.Type(si).Name, Path: snap.ObjectPath(si),
 		Group: int(p.Objects[i].Group), Reasons: p.Reasons(i)}
 	if o.Owner >= 0 {
-		pl.Owner = snap.Objects[o.Owner].ID
+		pl.Owner = snap.ID(o.Owner)
 	}
 	return pl
 }
@@ -168,7 +168,7 @@ func (p *Plan) Object(i int) *Planned {
 func (p *Plan) ID(i int) string {
 	snap := p.Diff.Snapshot
 	snap.Doc.Release()
-	return snap.Objects[p.Objects[i].Snapshot].ID
+	return snap.ID(p.Objects[i].Snapshot)
 }
 
 // Path returns the JSON path of Plan.Objects[i] in the snapshot document,
@@ -190,9 +190,9 @@ func (p *Plan) Reasons(i int) []Reason {
 	out := make([]Reason, 1, 1+len(snap.Dependencies(si)))
 	switch {
 	case o.Owner >= 0 && d.IsDoomed(o.Owner):
-		out[0] = Reason{Code: ReasonOwnedBy, ID: snap.Objects[o.Owner].ID}
+		out[0] = Reason{Code: ReasonOwnedBy, ID: snap.ID(o.Owner)}
 	case o.Owner >= 0:
-		out[0] = Reason{Code: ReasonOwnerSurvives, ID: snap.Objects[o.Owner].ID}
+		out[0] = Reason{Code: ReasonOwnerSurvives, ID: snap.ID(o.Owner)}
 	default:
 		out[0] = Reason{Code: ReasonTopLevel}
 	}
@@ -333,8 +333,8 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 				continue
 			}
 			if _, alive := in.Lookup(dep.Subscriber); !alive {
-				p.warn(WarnSubscriberMissing, o.ID, snap.ObjectPath(i),
-					"onDestruction record of %s names subscriber %s, which is in neither model; ignored", o.ID, dep.Subscriber)
+				p.warn(WarnSubscriberMissing, snap.ID(i), snap.ObjectPath(i),
+					"onDestruction record of %s names subscriber %s, which is in neither model; ignored", snap.ID(i), dep.Subscriber)
 			}
 		}
 		p.doomedSubscribers(i, func(j int32, _ string) {
@@ -426,19 +426,17 @@ func (p *Plan) diffWarnings() {
 		p.warn(WarnDangling, r.DoomedID, r.Path, "%s references doomed object %s at %s", referrer, r.DoomedID, r.Path)
 	}
 	for _, i := range snap.IDless {
-		o := &snap.Objects[i]
 		p.warn(WarnIDless, "", snap.ObjectPath(i),
-			"object of type %s at %s has no id: it cannot be tracked between deployments and is never destroyed", orNone(o.TypeString), snap.ObjectPath(i))
+			"object of type %s at %s has no id: it cannot be tracked between deployments and is never destroyed", orNone(snap.TypeString(i)), snap.ObjectPath(i))
 	}
 	for _, t := range []*snapshot.Tree{snap, in} {
 		for _, dup := range t.Duplicates {
 			if !dup.Differs {
 				continue
 			}
-			f := &t.Objects[dup.First]
-			p.warn(WarnDuplicateDiffers, f.ID, t.ObjectPath(dup.Copy),
+			p.warn(WarnDuplicateDiffers, t.ID(dup.First), t.ObjectPath(dup.Copy),
 				"object %s is written more than once with different content (%s: first at %s, again at %s); the first copy is used",
-				f.ID, t.Doc.Name, t.ObjectPath(dup.First), t.ObjectPath(dup.Copy))
+				t.ID(dup.First), t.Doc.Name, t.ObjectPath(dup.First), t.ObjectPath(dup.Copy))
 		}
 	}
 	for _, tc := range d.TypeChanges {
@@ -457,7 +455,7 @@ func (p *Plan) warnRoot(i int) {
 	for i := range in.Objects {
 		if in.Objects[i].Start == in.Start {
 			p.warn(WarnEnvironmentDestroyed, id, path,
-				"the whole environment %s is destroyed: the incoming model's root is %s, another object; are both models of the same environment?", id, in.Objects[i].ID)
+				"the whole environment %s is destroyed: the incoming model's root is %s, another object; are both models of the same environment?", id, in.ID(int32(i)))
 			return
 		}
 	}

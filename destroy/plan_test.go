@@ -253,8 +253,8 @@ func TestPlanReasonsAndSuccessors(t *testing.T) {
 			t.Errorf("object %d = %+v", i, o)
 		}
 	}
-	e := p.Object(slices.IndexFunc(p.Objects, func(d Doomed) bool { return p.Diff.Snapshot.Objects[d.Snapshot].ID == "e" }))
-	d := p.Object(slices.IndexFunc(p.Objects, func(d Doomed) bool { return p.Diff.Snapshot.Objects[d.Snapshot].ID == "d" }))
+	e := p.Object(slices.IndexFunc(p.Objects, func(d Doomed) bool { return p.Diff.Snapshot.ID(d.Snapshot) == "e" }))
+	d := p.Object(slices.IndexFunc(p.Objects, func(d Doomed) bool { return p.Diff.Snapshot.ID(d.Snapshot) == "d" }))
 	if e.Type != "T/1.0@pkg" || e.Class != "T" || e.Owner != "env" || e.Path != "$.e" || e.Group != 1 ||
 		d.Owner != "e" || d.Path != "$.e.d" || d.Group != 2 {
 		t.Errorf("e = %+v, d = %+v", e, d)

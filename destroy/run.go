@@ -341,7 +341,7 @@ func requireHooks(ctx context.Context, p *Plan, finder *HookFinder) error {
 	for _, g := range p.Groups {
 		for _, i := range g.Objects {
 			o := p.Object(i)
-			if len(finder.DestroyHooks(ctx, snap.Objects[o.Snapshot].Type())) == 0 {
+			if len(finder.DestroyHooks(ctx, snap.Type(o.Snapshot))) == 0 {
 				missing = append(missing, o)
 			}
 		}

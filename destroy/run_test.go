@@ -109,8 +109,8 @@ func copyIDs(t *testing.T, model string) string {
 		t.Fatal(err)
 	}
 	var ids []string
-	for _, o := range snap.Objects {
-		ids = append(ids, o.ID)
+	for i := range snap.Objects {
+		ids = append(ids, snap.ID(int32(i)))
 	}
 	slices.Sort(ids)
 	return strings.Join(ids, " ")

@@ -397,7 +397,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 		for _, patch := range subs[o.First] {
 			var err error
 			if obj, err = CheckPatch(obj, patch, in.Depth(c)); err != nil {
-				return nil, fmt.Errorf("write-back: patch for subscriber %s at %s: %w", o.ID, in.ObjectPath(c), err)
+				return nil, fmt.Errorf("write-back: patch for subscriber %s at %s: %w", in.ID(c), in.ObjectPath(c), err)
 			}
 		}
 		pc := &patchedSub{data: obj}
@@ -553,7 +553,7 @@ func (g *objectsGen) rewriter(ctx *renderCtx, place *jsonedit.Rewriter) *jsonedi
 			pr := jsonedit.NewRewriter(pc.data)
 			for _, ref := range pc.refs {
 				pr.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
-					if ctx.expandedAt != nil && !ctx.has(wb.snap.Objects[ref.object].ID) {
+					if ctx.expandedAt != nil && !ctx.has(wb.snap.ID(ref.object)) {
 						ctx.expandedAt[pc.base+ref.off] = true
 					}
 					return wb.expand(w, ref.object, pc.data[s:e], ctx)
@@ -583,7 +583,7 @@ func (g *objectsGen) rewriter(ctx *renderCtx, place *jsonedit.Rewriter) *jsonedi
 	}
 	for _, ref := range g.expand {
 		r.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
-			if ctx.expandedAt != nil && !ctx.has(wb.snap.Objects[ref.object].ID) {
+			if ctx.expandedAt != nil && !ctx.has(wb.snap.ID(ref.object)) {
 				ctx.expandedAt[ref.off] = true
 			}
 			return wb.expand(w, ref.object, data[s:e], ctx)
@@ -692,7 +692,7 @@ func (wb *writeBack) newProxy(c int32, patches []json.RawMessage, rp *jsonedit.R
 			err = checkNesting(max(nesting(obj), 1+deepest), in.Depth(c))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("write-back: patch for subscriber %s at %s: %w", o.ID, in.ObjectPath(c), err)
+			return nil, fmt.Errorf("write-back: patch for subscriber %s at %s: %w", in.ID(c), in.ObjectPath(c), err)
 		}
 	}
 	px.out = obj
@@ -703,7 +703,7 @@ func (wb *writeBack) newProxy(c int32, patches []json.RawMessage, rp *jsonedit.R
 		}
 	}
 	if len(px.holes) != len(holes) {
-		return nil, fmt.Errorf("write-back: internal error: %d of %d members of %s lost in patching", len(holes)-len(px.holes), len(holes), o.ID)
+		return nil, fmt.Errorf("write-back: internal error: %d of %d members of %s lost in patching", len(holes)-len(px.holes), len(holes), in.ID(c))
 	}
 	refs, err := wb.destroyedRefs(obj)
 	if err != nil {
@@ -806,7 +806,7 @@ func (c *renderCtx) has(id string) bool {
 // expand writes a reference to the destroyed snapshot object i: in full
 // the first time, else as the bare reference raw.
 func (wb *writeBack) expand(b jsonedit.Writer, i int32, raw []byte, ctx *renderCtx) error {
-	id := wb.snap.Objects[i].ID
+	id := wb.snap.ID(i)
 	if ctx.has(id) {
 		b.Write(raw)
 		return nil
@@ -843,7 +843,7 @@ func (wb *writeBack) render(b jsonedit.Writer, i int32, ctx *renderCtx) error {
 		if !oc.HasID {
 			continue
 		}
-		id := oc.ID
+		id := snap.ID(c)
 		switch {
 		case wb.isDestroyed(oc.First):
 			r.At(oc.HeaderStart).Write = flag
@@ -1145,7 +1145,7 @@ func (wb *writeBack) covered(i int32, present func(id string) bool) bool {
 				return true
 			}
 		case oc.HasID:
-			if present(oc.ID) {
+			if present(snap.ID(c)) {
 				return false // written as a bare reference
 			}
 		}
@@ -1262,9 +1262,9 @@ func (pl *placer) place(i int32) error {
 	anchor := -1
 	switch {
 	case encl >= 0:
-		owner := &snap.Objects[snap.Objects[encl].First]
-		if owner.HasID {
-			if off, ok := pl.lookup(owner.ID); ok {
+		ownerIdx := snap.Objects[encl].First
+		if snap.Objects[ownerIdx].HasID {
+			if off, ok := pl.lookup(snap.ID(ownerIdx)); ok {
 				anchor = off
 			}
 		}
@@ -1314,7 +1314,7 @@ func (pl *placer) atPlace(i int32, anchor int, segs []seg) bool {
 		}
 		m, ok := pl.findKey(pos, sg.key)
 		if last {
-			id := pl.wb.snap.Objects[i].ID
+			id := pl.wb.snap.ID(i)
 			switch {
 			case !ok:
 				k := fmt.Sprint(pos, "\x00", sg.key)
@@ -1365,11 +1365,10 @@ func (pl *placer) writeList(b jsonedit.Writer, list []int32) error {
 func (pl *placer) fallback(i int32) error {
 	snap := pl.wb.snap
 	for a := snap.Objects[i].Owner; a >= 0; a = snap.Objects[a].Owner {
-		oa := &snap.Objects[a]
-		if !oa.HasID {
+		if !snap.Objects[a].HasID {
 			continue
 		}
-		if off, ok := pl.lookup(oa.ID); ok && pl.retainIn(off, i) {
+		if off, ok := pl.lookup(snap.ID(a)); ok && pl.retainIn(off, i) {
 			return nil
 		}
 	}
@@ -1387,7 +1386,7 @@ func (pl *placer) fallback(i int32) error {
 		return nil
 	}
 	return fmt.Errorf("write-back: no place for %s (%s) in ObjectsCopy: the root's %q is not an array",
-		snap.Objects[i].ID, snap.ObjectPath(i), RetainedKey)
+		snap.ID(i), snap.ObjectPath(i), RetainedKey)
 }
 
 // retainIn appends i to the RetainedKey array of the object at off,
@@ -1433,7 +1432,7 @@ func (wb *writeBack) attributes(raw json.RawMessage, destroyedFlags []bool) (fun
 		}
 	}
 	for _, i := range wb.d.Dropped {
-		gone[wb.in.Objects[i].ID] = true
+		gone[wb.in.ID(i)] = true
 	}
 	r := jsonedit.NewRewriter(data)
 	rows, _ := jsonedit.Members(data, 0)

@@ -203,7 +203,7 @@ func derivePair(snap *snapshot.Tree, drop bool) ([]byte, bool) {
 		if !o.HasID || snap.Enclosing(int32(k)) < 0 || o.First != int32(k) || k%3 != 1 {
 			continue
 		}
-		removed[o.ID] = true
+		removed[snap.ID(int32(k))] = true
 		if first < 0 {
 			first = int32(k)
 		}
@@ -213,7 +213,7 @@ func derivePair(snap *snapshot.Tree, drop bool) ([]byte, bool) {
 	}
 	for k := range snap.Objects {
 		o := &snap.Objects[k]
-		if o.HasID && removed[o.ID] {
+		if o.HasID && removed[snap.ID(int32(k))] {
 			if c := data[jsonedit.WS(data, o.Start)]; c == '{' && isMember(snap, int32(k)) {
 				r.At(o.Start).Remove = true
 			}
@@ -256,7 +256,7 @@ func patchesFor(p *Plan) map[string][]json.RawMessage {
 	for k := len(in.Objects) - 1; k >= 0 && len(subs) < 3; k-- { // the root first
 		o := &in.Objects[k]
 		if o.HasID && o.First == int32(k) && !o.Destroyed {
-			subs = append(subs, o.ID)
+			subs = append(subs, in.ID(int32(k)))
 		}
 	}
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -133,7 +133,7 @@ func doomedIDs(snap, in *snapshot.Tree) []string {
 	d := diff.Compare(snap, in)
 	var ids []string
 	for _, i := range d.Doomed {
-		ids = append(ids, snap.Objects[i].ID)
+		ids = append(ids, snap.ID(i))
 	}
 	sort.Strings(ids)
 	return ids
@@ -289,7 +289,7 @@ func TestWriteBackBlockedInsideKeptDestroyed(t *testing.T) {
 func TestWriteBackEnvironmentDeletedFailed(t *testing.T) {
 	data := readPair(t, "environment-deleted.json")
 	p := planData(t, "environment-deleted.json", data)
-	root := p.Diff.Snapshot.Objects[len(p.Diff.Snapshot.Objects)-1].ID
+	root := p.Diff.Snapshot.ID(int32(len(p.Diff.Snapshot.Objects) - 1))
 	_, snap, in := writeBackOK(t, p, Effects{Destroyed: destroyedExcept(p, root)}, nil, false)
 	if !in.Null {
 		t.Error("Objects is not null")
@@ -544,11 +544,11 @@ func checkOutcome(t *testing.T, p *Plan, out Effects, keep bool) {
 	sort.Strings(retained)
 	// Everything of the incoming model that is not destroyed is in both.
 	for i := range inc.Objects {
-		o := &inc.Objects[i]
+		o, id := &inc.Objects[i], inc.ID(int32(i))
 		if o.HasID && !inc.Objects[o.First].Destroyed {
 			for _, tr := range []*snapshot.Tree{in, snap} {
-				if j, ok := tr.Lookup(o.ID); !ok || tr.Objects[j].Destroyed {
-					t.Errorf("live object %s missing from %s", o.ID, tr.Path)
+				if j, ok := tr.Lookup(id); !ok || tr.Objects[j].Destroyed {
+					t.Errorf("live object %s missing from %s", id, tr.Path)
 				}
 			}
 		}
@@ -566,7 +566,7 @@ func checkOutcome(t *testing.T, p *Plan, out Effects, keep bool) {
 		}
 		for _, tr := range []*snapshot.Tree{in, snap} {
 			for c := range tr.Objects {
-				if oc := &tr.Objects[c]; oc.HasID && oc.ID == o.ID && !oc.Destroyed {
+				if oc := &tr.Objects[c]; oc.HasID && tr.ID(int32(c)) == o.ID && !oc.Destroyed {
 					t.Errorf("destroyed object %s at %s without \"destroyed\": true", o.ID, tr.ObjectPath(int32(c)))
 				}
 			}

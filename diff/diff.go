@@ -67,20 +67,48 @@ func Compare(snap, incoming *snapshot.Tree) *Result {
 // enough to cost nothing.
 const checkEvery = 1 << 12
 
+// lookupChunk is how many snapshot objects the comparison looks up in the
+// incoming index at once (Tree.LookupAll).
+const lookupChunk = 256
+
+// part is what one of the comparison's goroutines found.
+type part struct {
+	doomed  []int32
+	changes []TypeChange
+}
+
+// compare records what snapshot object i, with id, is: doomed when the
+// incoming model lacks it (j < 0) and it was not destroyed before, a type
+// change when the incoming object j has another type.
+func (pt *part) compare(r *Result, i int32, id string, j int32) {
+	snap, incoming := r.Snapshot, r.Incoming
+	if j < 0 {
+		if !snap.Objects[i].Destroyed {
+			r.doomed[i] = true
+			pt.doomed = append(pt.doomed, i)
+		}
+		return
+	}
+	oldType, newType := snap.TypeString(i), incoming.TypeString(j)
+	if newType == oldType && !snap.HasLegacyType(i) && !incoming.HasLegacyType(j) {
+		return // the common case, without parsing
+	}
+	if ot, nt := snap.Type(i), incoming.Type(j); typeChanged(ot, nt) {
+		pt.changes = append(pt.changes, TypeChange{ID: id, Snapshot: i, Incoming: j,
+			Old: ot, New: nt, OldString: oldType, NewString: newType})
+	}
+}
+
 // CompareContext is Compare that gives up when ctx is done, within a few
 // thousand objects, and returns ctx.Err() and no Result (a SIGINT during
 // a plan of a large model stops it promptly).
 func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result, error) {
 	r := &Result{Snapshot: snap, Incoming: incoming, doomed: make([]bool, len(snap.Objects))}
 	// Two halves in parallel: a million lookups in the incoming index
-	// are the bulk of the work. Tree.Lookup and Object.Type only read the
+	// are the bulk of the work. Tree.LookupAll and Tree.Type only read the
 	// trees (the id index is a slice probed in place, nothing is cached),
 	// so the halves share them; each writes only its own part and its own
 	// indexes of r.doomed.
-	type part struct {
-		doomed  []int32
-		changes []TypeChange
-	}
 	var parts [2]part
 	var wg sync.WaitGroup
 	half := len(snap.Objects) / 2
@@ -89,33 +117,30 @@ func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result
 		go func() {
 			defer wg.Done()
 			pt := &parts[k]
-			for i := bounds[0]; i < bounds[1]; i++ {
-				if i%checkEvery == 0 {
+			// The ids of a chunk of objects are looked up together
+			// (Tree.LookupAll: the incoming index is larger than the
+			// caches, and one lookup at a time waits for memory each).
+			idxs := make([]int32, 0, lookupChunk)
+			ids := make([]string, 0, lookupChunk)
+			found := make([]int32, lookupChunk)
+			for lo := bounds[0]; lo < bounds[1]; lo += lookupChunk {
+				if lo%checkEvery < lookupChunk {
 					if ctx.Err() != nil {
 						return
 					}
 					snap.Doc.Release() // a mapped model: see snapshot.Document.Release
 					incoming.Doc.Release()
 				}
-				o := &snap.Objects[i]
-				if !o.HasID || o.First != int32(i) {
-					continue
-				}
-				j, ok := incoming.Lookup(o.ID)
-				if !ok {
-					if !o.Destroyed {
-						r.doomed[i] = true
-						pt.doomed = append(pt.doomed, int32(i))
+				idxs, ids = idxs[:0], ids[:0]
+				for i := lo; i < min(lo+lookupChunk, bounds[1]); i++ {
+					if o := &snap.Objects[i]; o.HasID && o.First == int32(i) {
+						idxs = append(idxs, int32(i))
+						ids = append(ids, snap.ID(int32(i)))
 					}
-					continue
 				}
-				n := &incoming.Objects[j]
-				if n.TypeString == o.TypeString && !o.HasLegacyType() && !n.HasLegacyType() {
-					continue // the common case, without parsing
-				}
-				if ot, nt := o.Type(), n.Type(); typeChanged(ot, nt) {
-					pt.changes = append(pt.changes, TypeChange{ID: o.ID, Snapshot: int32(i), Incoming: j,
-						Old: ot, New: nt, OldString: o.TypeString, NewString: n.TypeString})
+				incoming.LookupAll(ids, found[:len(ids)])
+				for n, i := range idxs {
+					pt.compare(r, i, ids[n], found[n])
 				}
 			}
 		}()
@@ -176,7 +201,7 @@ func (r *Result) findDangling(ctx context.Context) {
 		}
 		d := Dangling{Referrer: in.ObjectAt(sv.Offset), Offset: sv.Offset, Doomed: j, DoomedID: sv.Value}
 		if d.Referrer >= 0 {
-			d.ReferrerID = in.Objects[in.Objects[d.Referrer].First].ID
+			d.ReferrerID = in.ID(in.Objects[d.Referrer].First)
 		}
 		r.Dangling = append(r.Dangling, d)
 		return true

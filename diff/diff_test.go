@@ -23,7 +23,7 @@ func compare(t *testing.T, snapJSON, incomingJSON string) *Result {
 func ids(t *snapshot.Tree, idx []int32) []string {
 	var out []string
 	for _, i := range idx {
-		out = append(out, t.Objects[i].ID)
+		out = append(out, t.ID(i))
 	}
 	return out
 }

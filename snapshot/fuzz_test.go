@@ -125,10 +125,9 @@ func checkHeaderText(t *testing.T, tr *Tree) {
 		}
 	}
 	for i := range tr.Objects {
-		o := &tr.Objects[i]
-		ty := o.Type()
-		check("id", o.ID)
-		check("type", o.TypeString)
+		ty := tr.Type(int32(i))
+		check("id", tr.ID(int32(i)))
+		check("type", tr.TypeString(int32(i)))
 		check("version", ty.Version)
 		check("package", ty.Package)
 		for _, d := range tr.Dependencies(int32(i)) {

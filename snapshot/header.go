@@ -18,15 +18,6 @@ type header struct {
 	pkg          string
 }
 
-// legacy returns the header's legacy classVersion and package, nil when
-// it has neither (most models).
-func (h *header) legacy() *legacyType {
-	if h.classVersion == "" && h.pkg == "" {
-		return nil
-	}
-	return &legacyType{version: h.classVersion, pkg: h.pkg}
-}
-
 // unescape decodes a JSON string literal (with its quotes). It is only used
 // for the rare strings that hold escapes; the input has been validated.
 func unescape(quoted []byte) string {
@@ -227,7 +218,7 @@ func (s *scanner) header(h *header) error {
 			}
 		}
 	}
-	if h.typeString != "" {
+	if _, seen := s.types[h.typeString]; h.typeString != "" && !seen { // a type in the table parsed before (typeRef)
 		if _, ok := ParseType(h.typeString); !ok {
 			s.path[seg] = typeSeg
 			return s.modelErr(fmt.Sprintf("type %q does not parse; expected name[/version][@package]", h.typeString))

@@ -70,8 +70,8 @@ func TestValidUTF8Accepted(t *testing.T) {
 			t.Errorf("%q: %v", s, err)
 			continue
 		}
-		if inc.Objects[0].ID != s {
-			t.Errorf("id %q read as %q", s, inc.Objects[0].ID)
+		if inc.ID(0) != s {
+			t.Errorf("id %q read as %q", s, inc.ID(0))
 		}
 	}
 }
@@ -171,15 +171,14 @@ func TestAcceptedHeaderStrings(t *testing.T) {
 				t.Errorf("%s %s: %v", f.name, v.json, err)
 				continue
 			}
-			o := &inc.Objects[0]
 			var got string
 			switch f.name {
 			case "id":
-				got = o.ID
+				got = inc.ID(0)
 			case "type version", "classVersion":
-				got = o.Type().Version
+				got = inc.Type(0).Version
 			case "package":
-				got = o.Type().Package
+				got = inc.Type(0).Package
 			case "subscriber":
 				got = inc.Dependencies(0)[0].Subscriber
 			case "handler":
@@ -251,9 +250,8 @@ func TestRandomValidIDsAccepted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", id, err)
 		}
-		o := &inc.Objects[0]
-		if d := inc.Dependencies(0)[0]; o.ID != id || d.Subscriber != id || d.Handler != id {
-			t.Fatalf("%q read as %q, %q, %q", id, o.ID, d.Subscriber, d.Handler)
+		if d := inc.Dependencies(0)[0]; inc.ID(0) != id || d.Subscriber != id || d.Handler != id {
+			t.Fatalf("%q read as %q, %q, %q", id, inc.ID(0), d.Subscriber, d.Handler)
 		}
 		refs := 0
 		inc.StringsOfLength(inc.MightBeID, func(sv StringValue) bool {

@@ -13,13 +13,14 @@ func TestIDIndex(t *testing.T) {
 	for _, hint := range []int{0, 3, 100, 5000} {
 		t.Run(fmt.Sprint("hint=", hint), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(hint)))
-			var objs []Object
+			tr := &Tree{}
 			want := map[string]int32{}
 			x := newIDIndex(hint)
 			for i := range 3000 {
 				id := fmt.Sprintf("%03x", r.IntN(2000))[:r.IntN(4)]
-				objs = append(objs, Object{ID: id})
-				prev, had := x.put(objs, int32(i))
+				tr.Objects = append(tr.Objects, Object{id: strRef{off: int32(len(tr.ids)), n: int32(len(id))}})
+				tr.ids = append(tr.ids, id...)
+				prev, had := x.put(tr, int32(i))
 				w, ok := want[id]
 				if had != ok || (ok && prev != w) {
 					t.Fatalf("put(%q) = %d, %v; want %d, %v", id, prev, had, w, ok)
@@ -30,12 +31,12 @@ func TestIDIndex(t *testing.T) {
 				t.Errorf("n = %d, want %d", x.n, len(want))
 			}
 			for id, w := range want {
-				if got, ok := x.get(objs, id); !ok || got != w {
+				if got, ok := x.get(tr, id); !ok || got != w {
 					t.Errorf("get(%q) = %d, %v; want %d, true", id, got, ok, w)
 				}
 			}
 			for _, id := range []string{"zz", "not an id", "12345"} {
-				if got, ok := x.get(objs, id); ok {
+				if got, ok := x.get(tr, id); ok {
 					t.Errorf("get(%q) = %d, true; want a miss", id, got)
 				}
 			}

@@ -453,6 +453,7 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 			t.segs = idx.segs
 		}
 	}
+	t.ids, t.ext, t.legacies = idx.ids, idx.ext, idx.legacies
 	objs := idx.objects
 	lo := sort.Search(len(objs), func(i int) bool { return objs[i].End > start })
 	hi := sort.Search(len(objs), func(i int) bool { return objs[i].End > end })

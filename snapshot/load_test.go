@@ -24,12 +24,12 @@ func summarize(t *Tree) []objSummary {
 		if o.First != i {
 			continue
 		}
-		s := objSummary{ID: o.ID, Path: t.ObjectPath(i), Type: o.Type().String()}
+		s := objSummary{ID: t.ID(i), Path: t.ObjectPath(i), Type: t.Type(i).String()}
 		if !o.HasID {
 			s.ID = "<none>"
 		}
 		if o.Owner >= 0 {
-			s.Owner = t.Objects[o.Owner].ID
+			s.Owner = t.ID(o.Owner)
 		}
 		out = append(out, s)
 	}
@@ -336,7 +336,7 @@ func TestHeaders(t *testing.T) {
 	}
 	for k, i := range order {
 		o := &inc.Objects[i]
-		got := hdr{o.ID, o.HasID, o.Type(), o.TypeString, o.Destroyed, nilIfEmpty(inc.Dependencies(i))}
+		got := hdr{inc.ID(i), o.HasID, inc.Type(i), inc.TypeString(i), o.Destroyed, nilIfEmpty(inc.Dependencies(i))}
 		if !reflect.DeepEqual(got, want[k]) {
 			t.Errorf("object %d (%s):\n got %+v\nwant %+v", k, inc.ObjectPath(i), got, want[k])
 		}
@@ -416,11 +416,11 @@ func TestDuplicates(t *testing.T) {
 	x, _ := inc.Lookup("x")
 	for i := range inc.Objects {
 		o := &inc.Objects[i]
-		if o.ID == "y" && inc.Objects[o.Owner].ID != "x" {
-			t.Errorf("copy of y at %s: owner %s", inc.ObjectPath(int32(i)), inc.Objects[o.Owner].ID)
+		if inc.ID(int32(i)) == "y" && inc.ID(o.Owner) != "x" {
+			t.Errorf("copy of y at %s: owner %s", inc.ObjectPath(int32(i)), inc.ID(o.Owner))
 		}
-		if o.ID == "x" && int32(i) != x && inc.Objects[o.Owner].ID != "env" {
-			t.Errorf("later copy of x at %s: enclosing %s", inc.ObjectPath(int32(i)), inc.Objects[o.Owner].ID)
+		if inc.ID(int32(i)) == "x" && int32(i) != x && inc.ID(o.Owner) != "env" {
+			t.Errorf("later copy of x at %s: enclosing %s", inc.ObjectPath(int32(i)), inc.ID(o.Owner))
 		}
 	}
 	// Dependencies of all copies, each record once, in document order.
@@ -601,8 +601,8 @@ func TestRealModels(t *testing.T) {
 		if got := tr.ObjectPath(i); got != "$.applications[2].instance" {
 			t.Errorf("first copy at %s", got)
 		}
-		if o := tr.Objects[i].Owner; tr.Objects[o].ID != "33e91790-5c44-40ce-9292-9dd4856325a0" {
-			t.Errorf("owner %s", tr.Objects[o].ID)
+		if o := tr.Objects[i].Owner; tr.ID(o) != "33e91790-5c44-40ce-9292-9dd4856325a0" {
+			t.Errorf("owner %s", tr.ID(o))
 		}
 	})
 	t.Run("template-list-apps-response: two apps, one id", func(t *testing.T) {
@@ -617,7 +617,7 @@ func TestRealModels(t *testing.T) {
 		if tr.ObjectPath(d.First) != "$[0]" || tr.ObjectPath(d.Copy) != "$[1]" {
 			t.Errorf("first %s, copy %s", tr.ObjectPath(d.First), tr.ObjectPath(d.Copy))
 		}
-		if got := tr.Objects[d.First].Type().Name; got != "io.murano.apps.apache.Tomcat" {
+		if got := tr.Type(d.First).Name; got != "io.murano.apps.apache.Tomcat" {
 			t.Errorf("the first copy's type wins: %s", got)
 		}
 	})
@@ -641,8 +641,8 @@ func TestRealModels(t *testing.T) {
 		tr.Strings(func(sv StringValue) bool {
 			if j, ok := tr.Lookup(sv.Value); ok {
 				refs = append(refs, tr.PathAt(sv.Offset)+" -> "+tr.ObjectPath(j))
-				if r := tr.ObjectAt(sv.Offset); tr.Objects[r].ID != "fda74653-8b66-42e2-be16-12ebc87d7570" {
-					t.Errorf("reference held by %s", tr.Objects[r].ID)
+				if r := tr.ObjectAt(sv.Offset); tr.ID(r) != "fda74653-8b66-42e2-be16-12ebc87d7570" {
+					t.Errorf("reference held by %s", tr.ID(r))
 				}
 			}
 			return true
@@ -738,15 +738,16 @@ func checkInvariants(t *testing.T, tr *Tree) {
 		if o.Owner >= 0 && tr.Objects[o.Owner].Start >= o.Start {
 			t.Fatalf("object %d at %d: owner %d starts at %d", i, o.Start, o.Owner, tr.Objects[o.Owner].Start)
 		}
+		id := tr.ID(int32(i))
 		if o.HasID {
-			if f := &tr.Objects[o.First]; f.ID != o.ID || f.Start > o.Start {
-				t.Fatalf("object %d: first copy %d has id %q at %d", i, o.First, f.ID, f.Start)
+			if f := &tr.Objects[o.First]; tr.ID(o.First) != id || f.Start > o.Start {
+				t.Fatalf("object %d: first copy %d has id %q at %d", i, o.First, tr.ID(o.First), f.Start)
 			}
-			if j, ok := seen[o.ID]; !ok || tr.Objects[i].Start < tr.Objects[j].Start {
-				seen[o.ID] = int32(i)
+			if j, ok := seen[id]; !ok || tr.Objects[i].Start < tr.Objects[j].Start {
+				seen[id] = int32(i)
 			}
-		} else if o.First != int32(i) || o.ID != "" {
-			t.Fatalf("id-less object %d: First %d, ID %q", i, o.First, o.ID)
+		} else if o.First != int32(i) || id != "" {
+			t.Fatalf("id-less object %d: First %d, ID %q", i, o.First, id)
 		}
 		if p := tr.ObjectPath(int32(i)); !strings.HasPrefix(p, "$") {
 			t.Fatalf("object %d: path %q", i, p)
@@ -1086,7 +1087,7 @@ func TestEscapedKeys(t *testing.T) {
 		t.Fatalf("no object a: %+v", inc.Objects)
 	}
 	o := inc.Objects[i]
-	if o.Type().Name != "T" || !o.Destroyed || !reflect.DeepEqual(inc.Dependencies(i), []Dependency{{Subscriber: "b", Handler: "h", HasHandler: true}}) {
+	if inc.Type(i).Name != "T" || !o.Destroyed || !reflect.DeepEqual(inc.Dependencies(i), []Dependency{{Subscriber: "b", Handler: "h", HasHandler: true}}) {
 		t.Errorf("header read as %+v", o)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/objgc/objgc/internal/modelgen"
@@ -109,6 +110,25 @@ func TestParallelScanSameAsOnePass(t *testing.T) {
 	// objects must still be in the one tree.
 	rootObj := []byte(`{"?": {"id": "root"}, "Objects": ` + snap.String() + `}`)
 	inputs = append(inputs, env, task, rootObj)
+	// Decoys for the guess of where the second tree starts (speculate):
+	// a key "ObjectsCopy" or "Objects" nested in a tree near the middle
+	// of the input, the key written in a string, the key escaped. The
+	// guess is wrong or absent; the reading must be the one-pass one.
+	pad := `"pad": [` + strings.Repeat(`"x", `, 2000) + `"x"]`
+	decoyFirst := []byte(`{"Objects": {"?": {"id": "e"}, ` + pad + `, "sub": {"a": 1, "ObjectsCopy": {"?": {"id": "decoy"}, "r": "e"}}, ` + pad + `}, "ObjectsCopy": {"?": {"id": "e"}, "gone": {"?": {"id": "g"}}}, "Attributes": []}`)
+	decoySecond := []byte(`{"model": {"ObjectsCopy": {"?": {"id": "e"}, "n": 1}, "Objects": {"?": {"id": "e"}, ` + pad + `, "x": 1, "Objects": [{"?": {"id": "nested"}}], ` + pad + `, ` + pad + `}}}`)
+	inString := []byte(`{"Objects": {"?": {"id": "e"}, ` + pad + `, "s": "a, \"ObjectsCopy\": {", ` + pad + `}, "ObjectsCopy": ` + snap.String() + `}`)
+	escaped := []byte(`{"Objects": ` + inc.String() + `, "Objects\u0043opy": ` + snap.String() + `}`)
+	for _, d := range []struct {
+		in      []byte
+		from    int
+		key, at string
+	}{{decoyFirst, 12, "ObjectsCopy", `"ObjectsCopy": {"?": {"id": "decoy"}`}, {decoySecond, 40, "Objects", `"Objects": [{"?": {"id": "nested"}`}} {
+		if k, _ := guessKey(d.in, d.from, d.key); k < 0 || !bytes.HasPrefix(d.in[k:], []byte(d.at)) {
+			t.Fatalf("the decoy is not what speculate guesses: %d", k)
+		}
+	}
+	inputs = append(inputs, decoyFirst, decoySecond, inString, escaped)
 	// Broken copies of the generated inputs and of two real pairs (the
 	// pairs are the last files read): every error path of the parallel
 	// scan, at a tenth of the cost of breaking every input.
@@ -127,5 +147,77 @@ func TestParallelScanSameAsOnePass(t *testing.T) {
 	}
 	for i, in := range inputs {
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkParallelSame(t, in) })
+	}
+}
+
+// TestGuessKey pins where speculate guesses the second tree of an
+// envelope starts: the quoted key written as a member after another one,
+// followed by an object or an array, nearest the middle; not a key
+// written inside a string, nor one followed by another value.
+func TestGuessKey(t *testing.T) {
+	pad := strings.Repeat(" ", 3*guessWindow)
+	for _, tc := range []struct {
+		name string
+		data string
+		want string // the text at the guessed key, "" for no guess
+	}{
+		{"plain", `{"Objects": {"a": 1}, "ObjectsCopy": {"b": 2}}`, `"ObjectsCopy": {"b"`},
+		{"array", `{"Objects": [], "ObjectsCopy" :` + "\n" + `[1]}`, `"ObjectsCopy" :`},
+		{"null", `{"Objects": {"a": 1}, "ObjectsCopy": null}`, ""},
+		{"first member", `{"ObjectsCopy": {"b": 2}}`, ""},
+		{"in a string", `{"Objects": {"s": "x, \"ObjectsCopy\": {"}, "z": 1}`, ""},
+		{"nearest the middle", `{"Objects": {"x": 1, "ObjectsCopy": {"far": 1}` + pad + `, "ObjectsCopy": {"near": 1}` + pad + pad + `}}`, `"ObjectsCopy": {"near"`},
+		{"after the middle", `{"Objects": {"x": 1` + pad + pad + `, "ObjectsCopy": {"late": 1}}}`, `"ObjectsCopy": {"late"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := []byte(tc.data)
+			key, value := guessKey(data, 12, "ObjectsCopy")
+			got := ""
+			if key >= 0 {
+				got = string(data[key:min(key+len(tc.want), len(data))])
+				if data[value] != '{' && data[value] != '[' {
+					t.Errorf("value at %d is %q", value, data[value])
+				}
+			}
+			if got != tc.want {
+				t.Errorf("guessed %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSpeculationAdopted checks that an envelope's second tree is read by
+// a scanner of its own when the guess holds (the common case), and read
+// by the one scanner when the guess is a decoy.
+func TestSpeculationAdopted(t *testing.T) {
+	old := ParallelMin
+	defer func() { ParallelMin = old }()
+	ParallelMin = 1
+	var snap, inc bytes.Buffer
+	if _, err := modelgen.Generate(&snap, &inc, modelgen.Config{Objects: 200, RemoveApps: 0.2, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	env := []byte(`{"Objects": ` + inc.String() + `, "ObjectsCopy": ` + snap.String() + `}`)
+	idx, err := scanWith(NewDocument("m.json", env), true)
+	if err != nil || idx == nil {
+		t.Fatalf("scan: %v", err)
+	}
+	if len(idx.subs) != 1 || !idx.subs[0].adopted || idx.subs[0].start != bytes.Index(env, []byte(`"ObjectsCopy": `))+len(`"ObjectsCopy": `) {
+		t.Fatalf("the second tree was not read apart: %d scans", len(idx.subs))
+	}
+	pad := `"pad": [` + strings.Repeat(`"x", `, 2000) + `"x"]`
+	decoy := []byte(`{"Objects": {"?": {"id": "e"}, ` + pad + `, "sub": {"a": 1, "ObjectsCopy": {"?": {"id": "decoy"}}}, ` + pad + `, ` + pad + `}, "ObjectsCopy": {"?": {"id": "e"}}}`)
+	if k, _ := guessKey(decoy, 12, "ObjectsCopy"); !bytes.HasPrefix(decoy[k:], []byte(`"ObjectsCopy": {"?": {"id": "decoy"}`)) {
+		t.Fatalf("the decoy is not what speculate guesses: %d", k)
+	}
+	idx, err = scanWith(NewDocument("m.json", decoy), true)
+	if err != nil || idx == nil {
+		t.Fatalf("scan: %v", err)
+	}
+	if len(idx.subs) != 0 {
+		t.Fatalf("a scan of the decoy was kept: %d scans", len(idx.subs))
+	}
+	if n := len(idx.objects); n != 3 {
+		t.Fatalf("%d objects read, want 3", n)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
@@ -45,6 +47,9 @@ type flatIndex struct {
 	strs     []strVal
 	segs     []int32      // path segments: > 0 key offset, < 0 array index -(i+1)
 	deps     []Dependency // onDestruction records of all headers
+	ids      []byte       // ids of the objects, one after the other (Object.id)
+	ext      []string     // distinct and decoded types (strRef with n < 0)
+	legacies []legacyType // legacy type keys (Object.legacy)
 	rootKeys []keySpan
 	taskKeys []keySpan // keys of root.model when it is an object
 	rootKind byte      // first byte of the root value
@@ -63,7 +68,18 @@ type subScan struct {
 	err        error // the value's own error, or a fault (*ChangedError)
 	pos        int   // where the scanner stopped
 	done       chan struct{}
+
+	// keyOff is, for a scan started on a guess (scanner.speculate), the
+	// offset of the opening quote of the key the value was guessed to
+	// follow; -1 for a value whose place is known (spawn). adopted is
+	// set once the one-pass reading reached that key: the guess held.
+	keyOff  int
+	adopted bool
+	abandon atomic.Bool
 }
+
+// errAbandoned ends a scan started on a guess that proved wrong.
+var errAbandoned = errors.New("speculative scan abandoned")
 
 // scanner is a validating recursive-descent JSON reader that records the
 // object model as it goes.
@@ -80,6 +96,13 @@ type scanner struct {
 	// parallel lets the scanner hand the values of an envelope's
 	// "Objects" and "ObjectsCopy" to scanners of their own (spawn).
 	parallel bool
+	types    map[string]int32 // the index's table of types (typeRef)
+	// speculated is set once the scanner decided how to read the
+	// envelope's trees (speculate).
+	speculated bool
+	// abandon, set for a scanner started on a guessed place (speculate),
+	// stops it when the guess proved wrong.
+	abandon *atomic.Bool
 
 	inHeader int  // > 0 while reading a header: nothing is recorded
 	inModel  bool // reading the value of the root's "model" key
@@ -96,6 +119,71 @@ func (s *scanner) str(start, end int) string {
 		return ""
 	}
 	return unsafe.String(&s.data[start], end-start)
+}
+
+// idRef copies id into the index's ids and returns where it is. Every
+// later reading of an id (the id index, the comparison, the plan) reads
+// that copy, held together and resident, and never the document, whose
+// pages are released as it is read when it is mapped: a lookup in an
+// index of ids read from a mapped document faulted a page in for each
+// probe (issue 9).
+func (s *scanner) idRef(id string) strRef {
+	if id == "" {
+		return strRef{}
+	}
+	if cap(s.idx.ids)-len(s.idx.ids) < len(id) {
+		s.idx.ids = grow(s.idx.ids, len(id), s.pos, len(s.data))
+	}
+	off := len(s.idx.ids)
+	s.idx.ids = append(s.idx.ids, id...)
+	return strRef{off: int32(off), n: int32(len(id))}
+}
+
+// maxTypes is how many distinct types an index keeps in its table: a
+// model has a few dozen classes; past that, a type is read from the
+// document (a model of a million distinct types must not cost a map
+// entry each).
+const maxTypes = 1 << 12
+
+// typeRef returns the reference an Object keeps for the type v, a header
+// string the scanner returned: its place in the index's table of types,
+// else its place in data (v is a view of it, written without escapes),
+// else a new place in the table (a decoded type).
+func (s *scanner) typeRef(v string) strRef {
+	if v == "" {
+		return strRef{}
+	}
+	if k, ok := s.types[v]; ok {
+		return strRef{off: k, n: -1}
+	}
+	off := uintptr(unsafe.Pointer(unsafe.StringData(v))) - uintptr(unsafe.Pointer(unsafe.SliceData(s.data)))
+	inData := off < uintptr(len(s.data))
+	if inData && len(s.types) >= maxTypes {
+		return strRef{off: int32(off), n: int32(len(v))}
+	}
+	if inData {
+		v = strings.Clone(v) // the table outlives no document, but keeps no view of one either
+	}
+	k := int32(len(s.idx.ext))
+	s.idx.ext = append(s.idx.ext, v)
+	if len(s.types) < maxTypes {
+		if s.types == nil {
+			s.types = map[string]int32{}
+		}
+		s.types[v] = k
+	}
+	return strRef{off: k, n: -1}
+}
+
+// legacy returns Object.legacy for h: 0 when it has no legacy
+// classVersion or package keys (most models), else 1 + their place in the
+// index's table.
+func (s *scanner) legacy(h *header) int32 {
+	if h.classVersion == "" && h.pkg == "" {
+		return 0
+	}
+	s.idx.legacies = append(s.idx.legacies, legacyType{version: h.classVersion, pkg: h.pkg})
+	return int32(len(s.idx.legacies))
 }
 
 // ParallelMin is the least size in bytes of an envelope's "Objects" or
@@ -154,6 +242,18 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 			err = s.syntax(fmt.Sprintf("unexpected %s after the top-level value", s.describe()))
 		}
 	}
+	// A value scanned on a guess that the reading never reached was not
+	// the value of that key: stop that scan and forget it.
+	kept := s.idx.subs[:0]
+	for _, sub := range s.idx.subs {
+		if sub.keyOff >= 0 && !sub.adopted {
+			sub.abandon.Store(true)
+			<-sub.done
+			continue
+		}
+		kept = append(kept, sub)
+	}
+	s.idx.subs = kept
 	for _, sub := range s.idx.subs {
 		<-sub.done
 	}
@@ -190,9 +290,11 @@ func (x *flatIndex) alloc(data []byte, mapped bool) {
 	x.strs = make([]strVal, 0, len(data)/96+16)
 	x.segs = make([]int32, 0, len(data)/128+16)
 	x.deps = make([]Dependency, 0, len(data)/2048+16)
+	x.ids = make([]byte, 0, 36*cap(x.objects)) // a Murano id is 32 hex digits
 	adviseHuge(x.objects)
 	adviseHuge(x.strs)
 	adviseHuge(x.segs)
+	adviseHuge(x.ids)
 }
 
 // reserve makes room in the index for data still to be read, sized as
@@ -204,6 +306,7 @@ func (x *flatIndex) reserve(data []byte, mapped bool) {
 	x.strs = append(more.strs, x.strs...)
 	x.segs = append(more.segs, x.segs...)
 	x.deps = append(more.deps, x.deps...)
+	x.ids = append(more.ids, x.ids...)
 }
 
 // looksLikeEnvelope reports whether data begins as an envelope or an
@@ -229,16 +332,125 @@ func looksLikeEnvelope(data []byte) bool {
 	return false
 }
 
-// spawn scans the value data[start:end] (an array or object, end found by
-// skipValue) on a goroutine of its own, as the one-pass scanner would at
-// this place: the same path and depth. The caller goes on at end and
-// reads the rest itself: the first tree of an envelope is read apart, the
-// other one by the caller once it skipped the first.
-func (s *scanner) spawn(start, end int) {
-	sub := &subScan{start: start, end: end, done: make(chan struct{})}
+// speculate starts the scan of the envelope's other tree on a goroutine
+// of its own, at the place where it guesses that tree's key stands, while
+// this scanner reads the tree whose key k it just read: two trees of a
+// large model are read on two cores from the start, with no pass over the
+// first to find where it ends. The guess is the nearest quoted "Objects"
+// or "ObjectsCopy" to the middle of the rest of the input that is written
+// as a key of an object (a ',' before it, a ':' and an object or array
+// after it). It is checked by the reading itself: the value is used only
+// when this scanner reaches that very key (scanner.guessed); any other
+// guess is abandoned and the reading goes on in one pass.
+func (s *scanner) speculate(k string) {
+	other := "ObjectsCopy"
+	if k == "ObjectsCopy" {
+		other = "Objects"
+	}
+	keyOff, value := guessKey(s.data, s.pos, other)
+	if keyOff < 0 || keyOff-s.pos < ParallelMin || len(s.data)-value < ParallelMin {
+		// One tree, or one small: this scanner reads the rest alone.
+		s.idx.reserve(s.data[s.pos:], s.doc.mapped)
+		return
+	}
+	path := append([]int32(nil), s.path...)
+	path[len(path)-1] = int32(keyOff)
+	s.spawnAt(&subScan{start: value, end: -1, keyOff: keyOff, done: make(chan struct{})}, path)
+	// This scanner reads the first tree: size its index for it.
+	s.idx.reserve(s.data[s.pos:keyOff], s.doc.mapped)
+}
+
+// guessed returns the scan started on a guess at the key whose opening
+// quote is at keyOff, or nil.
+func (s *scanner) guessed(keyOff int) *subScan {
+	for _, sub := range s.idx.subs {
+		if sub.keyOff == keyOff && !sub.adopted {
+			return sub
+		}
+	}
+	return nil
+}
+
+// guessWindow is how much of the input guessKey searches at a time, going
+// out from the middle.
+const guessWindow = 4 << 20
+
+// guessKey returns the offset of the opening quote of the quoted key that
+// stands nearest the middle of data[from:] and looks like an object's key
+// followed by an object or an array, and the offset of that value; -1 when
+// there is none. It reads outward from the middle a window at a time, so
+// that its cost is the distance of the key from the middle (the two trees
+// of an envelope are usually of similar size).
+func guessKey(data []byte, from int, key string) (keyOff, value int) {
+	pat := []byte(`"` + key + `"`)
+	mid := from + (len(data)-from)/2
+	for d := 0; mid-d > from || mid+d < len(data); d += guessWindow {
+		// Before the middle, the last key of the window; after it, the
+		// first: the one nearer the middle.
+		keyOff, value = -1, -1
+		lo, hi := max(mid-d-guessWindow, from), min(mid-d+len(pat)-1, len(data))
+		for lo < hi {
+			i := bytes.Index(data[lo:hi], pat)
+			if i < 0 {
+				break
+			}
+			if v := keyValue(data, from, lo+i, len(pat)); v >= 0 {
+				keyOff, value = lo+i, v
+			}
+			lo += i + 1
+		}
+		if keyOff >= 0 {
+			return keyOff, value
+		}
+		lo, hi = max(mid+d, from), min(mid+d+guessWindow+len(pat)-1, len(data))
+		for lo < hi {
+			i := bytes.Index(data[lo:hi], pat)
+			if i < 0 {
+				break
+			}
+			if v := keyValue(data, from, lo+i, len(pat)); v >= 0 {
+				return lo + i, v
+			}
+			lo += i + 1
+		}
+	}
+	return -1, -1
+}
+
+// keyValue returns the offset of the object or array after the quoted
+// string of n bytes at data[q], when that string is written as a key that
+// follows another member (white space, ',' before it, white space, ':'
+// and white space after it); -1 otherwise.
+func keyValue(data []byte, from, q, n int) int {
+	i := q - 1
+	for i > from && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i--
+	}
+	if i <= from || data[i] != ',' {
+		return -1
+	}
+	v := jsonedit.WS(data, q+n)
+	if v >= len(data) || data[v] != ':' {
+		return -1
+	}
+	v = jsonedit.WS(data, v+1)
+	if v >= len(data) || data[v] != '{' && data[v] != '[' {
+		return -1
+	}
+	return v
+}
+
+// spawnAt starts sub's scanner at sub.start with path; a scan on a guess
+// (sub.keyOff >= 0) does not know its end and sizes its index for the
+// rest of the document.
+func (s *scanner) spawnAt(sub *subScan, path []int32) {
 	s.idx.subs = append(s.idx.subs, sub)
+	start, end := sub.start, sub.end
+	if sub.keyOff >= 0 {
+		end = len(s.data)
+	}
 	c := &scanner{file: s.file, data: s.data, doc: s.doc, pos: start, depth: s.depth,
-		path: append([]int32(nil), s.path...)}
+		path: append([]int32(nil), path...), abandon: &sub.abandon}
 	go func() {
 		defer close(sub.done)
 		sub.err = Guard(func() error {
@@ -248,79 +460,6 @@ func (s *scanner) spawn(start, end int) {
 			return err
 		})
 	}()
-}
-
-// skipString returns the offset after the closing quote of the string
-// whose contents start at data[i], or -1 when the input ends first.
-func skipString(data []byte, i int) int {
-	for {
-		for i+8 <= len(data) {
-			x := binary.LittleEndian.Uint64(data[i:])
-			if hasByte(x, '"')|hasByte(x, '\\') != 0 {
-				break
-			}
-			i += 8
-		}
-		for i < len(data) && data[i] != '"' && data[i] != '\\' {
-			i++
-		}
-		switch {
-		case i >= len(data):
-			return -1
-		case data[i] == '"':
-			return i + 1
-		}
-		i += 2 // an escape: the next byte is never the string's end
-	}
-}
-
-// skipValue returns the end of the array or object at doc.Data[i], found
-// by counting brackets outside strings without checking anything else, or
-// -1 when the input ends first. It releases the pages it read as it goes
-// (a mapped document: Document.Release). On valid JSON it is where the scanner ends
-// the value; scan checks that it is.
-func skipValue(doc *Document, i int) int {
-	data := doc.Data
-	depth := 0
-	next := i + passChunk // release the pages skipped every passChunk bytes
-	for i < len(data) {
-		if i >= next {
-			doc.Release()
-			next = i + passChunk
-		}
-		// Eight bytes at a time while none is a quote or a bracket ('{'
-		// and '[' are 0x7b and 0x5b, '}' and ']' 0x7d and 0x5d: one test
-		// each with bit 0x20 cleared).
-		for i+8 <= len(data) {
-			x := binary.LittleEndian.Uint64(data[i:])
-			y := x &^ (lo8 * 0x20)
-			if hasByte(x, '"')|hasByte(y, '[')|hasByte(y, ']') != 0 {
-				break
-			}
-			i += 8
-		}
-		if i >= len(data) {
-			break
-		}
-		switch data[i] {
-		case '"':
-			if i = skipString(data, i+1); i < 0 {
-				return -1
-			}
-		case '{', '[':
-			depth++
-			i++
-		case '}', ']':
-			depth--
-			i++
-			if depth == 0 {
-				return i
-			}
-		default:
-			i++
-		}
-	}
-	return -1
 }
 
 var utf8BOM = []byte{0xef, 0xbb, 0xbf}
@@ -763,12 +902,21 @@ func (s *scanner) object() error {
 					if depth == 1 {
 						s.inModel = k == "model"
 					}
-					if s.parallel && len(s.idx.subs) == 0 && (k == "Objects" || k == "ObjectsCopy") && s.pos < len(s.data) && (s.data[s.pos] == '[' || s.data[s.pos] == '{') {
-						if end := skipValue(s.doc, s.pos); end-s.pos >= ParallelMin {
-							s.spawn(s.pos, end)
-							s.pos, spawned = end, true
-							// The rest (the other tree) is this scanner's.
-							s.idx.reserve(s.data[end:], s.doc.mapped)
+					if s.parallel && (k == "Objects" || k == "ObjectsCopy") && s.pos < len(s.data) && (s.data[s.pos] == '[' || s.data[s.pos] == '{') {
+						if sub := s.guessed(ks - 1); sub != nil {
+							// The reading reached the key whose value was
+							// scanned on a guess: the guess held, the value
+							// is read, go on after it.
+							<-sub.done
+							sub.adopted = true
+							if sub.err != nil {
+								return sub.err // scanWith scans again in one pass
+							}
+							sub.end = sub.pos
+							s.pos, spawned = sub.pos, true
+						} else if !s.speculated {
+							s.speculated = true
+							s.speculate(k)
 						}
 					}
 				}
@@ -810,10 +958,10 @@ func (s *scanner) object() error {
 		s.idx.objects = grow(s.idx.objects, 1, s.pos, len(s.data))
 	}
 	s.idx.objects = append(s.idx.objects, Object{
-		ID:          h.id,
+		id:          s.idRef(h.id),
 		HasID:       h.hasID,
-		TypeString:  h.typeString,
-		legacy:      h.legacy(),
+		typ:         s.typeRef(h.typeString),
+		legacy:      s.legacy(&h),
 		Destroyed:   h.destroyed,
 		depLo:       h.depLo,
 		depHi:       h.depHi,
@@ -830,6 +978,9 @@ func (s *scanner) object() error {
 	}
 	if i%releaseEvery == 0 {
 		s.doc.Release()
+		if s.abandon != nil && s.abandon.Load() {
+			return errAbandoned
+		}
 	}
 	s.pending = append(s.pending[:base], i)
 	return nil

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"hash/maphash"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 )
 
 // Dependency is one onDestruction record of a publisher's header: the
@@ -21,11 +23,14 @@ type Dependency struct {
 }
 
 // Object is one full copy of an object in a tree. Offsets are byte offsets
-// into the tree's Document.Data.
+// into the tree's Document.Data. An Object holds no pointer, so that the
+// garbage collector never reads a tree's objects (issue 9: scanning a
+// million of them cost a third of a plan's time): its id and type are
+// read through the tree (Tree.ID, Tree.TypeString, Tree.Type).
 type Object struct {
-	ID         string // empty when HasID is false
-	TypeString string // the header's type as written ("" when it has none)
-	legacy     *legacyType
+	id     strRef // the header's id, decoded: ids[off:off+n] of the tree ("" when none)
+	typ    strRef // the header's type as written (see Tree.TypeString)
+	legacy int32  // 1 + index of the legacy classVersion and package in the tree's table, 0 for none
 
 	Start, End             int // the object's JSON value: data[Start:End]
 	HeaderStart, HeaderEnd int // the "?" value
@@ -45,29 +50,57 @@ type Object struct {
 	Destroyed bool // the header says "destroyed": true
 }
 
+// strRef is a string of a header. An id is ids[off:off+n] of the index
+// that read it. A type is the string ext[off] of that index when n < 0
+// (the index keeps each distinct type once, up to maxTypes, and every
+// type written with escapes, decoded), else the raw bytes data[off:off+n].
+type strRef struct{ off, n int32 }
+
 // legacyType holds a header's legacy classVersion and package keys.
 type legacyType struct{ version, pkg string }
 
-// Type returns the object's parsed type: TypeString (validated when the
-// model was read), its version and package filled from the header's legacy
-// classVersion and package keys when the string has none (DESIGN.md 1).
-// Name is empty when the header has no type.
-func (o *Object) Type() Type {
-	t, _ := ParseType(o.TypeString)
-	if o.legacy != nil {
-		if t.Version == "" {
-			t.Version = o.legacy.version
-		}
-		if t.Package == "" {
-			t.Package = o.legacy.pkg
-		}
+// ID returns the id of copy i ("" when it has none, HasID false). The
+// string shares the tree's copy of its ids: reading it never reads the
+// document, whose pages a mapped model releases (Document.Release).
+func (t *Tree) ID(i int32) string {
+	r := t.Objects[i].id
+	if r.n == 0 {
+		return ""
 	}
-	return t
+	return unsafe.String(&t.ids[r.off], r.n)
 }
 
-// HasLegacyType reports whether the header has legacy classVersion or
-// package keys.
-func (o *Object) HasLegacyType() bool { return o.legacy != nil }
+// TypeString returns the type of copy i's header as written ("" when it
+// has none).
+func (t *Tree) TypeString(i int32) string {
+	r := t.Objects[i].typ
+	if r.n < 0 {
+		return t.ext[r.off]
+	}
+	return t.Doc.view(int(r.off), int(r.off)+int(r.n))
+}
+
+// Type returns the parsed type of copy i: its TypeString (validated when
+// the model was read), its version and package filled from the header's
+// legacy classVersion and package keys when the string has none (DESIGN.md
+// 1). Name is empty when the header has no type.
+func (t *Tree) Type(i int32) Type {
+	ty, _ := ParseType(t.TypeString(i))
+	if l := t.Objects[i].legacy; l != 0 {
+		lt := t.legacies[l-1]
+		if ty.Version == "" {
+			ty.Version = lt.version
+		}
+		if ty.Package == "" {
+			ty.Package = lt.pkg
+		}
+	}
+	return ty
+}
+
+// HasLegacyType reports whether copy i's header has legacy classVersion
+// or package keys.
+func (t *Tree) HasLegacyType(i int32) bool { return t.Objects[i].legacy != 0 }
 
 // Duplicate is a later full copy of an object.
 type Duplicate struct {
@@ -98,12 +131,15 @@ type Tree struct {
 	// Duplicates lists later copies of ids in document order.
 	Duplicates []Duplicate
 
-	strs  []strVal
-	segs  []int32
-	deps  []Dependency // onDestruction records, by Object.depLo/depHi
-	byID  idIndex
-	idLen [256]bool // lengths of ids shorter than 256 bytes
-	long  bool      // some id is 256 bytes or longer
+	strs     []strVal
+	segs     []int32
+	ids      []byte       // every copy's id, decoded, one after the other (Object.id)
+	ext      []string     // types kept by the reader (strRef with n < 0)
+	legacies []legacyType // legacy type keys (Object.legacy)
+	deps     []Dependency // onDestruction records, by Object.depLo/depHi
+	byID     idIndex
+	idLen    [256]bool // lengths of ids shorter than 256 bytes
+	long     bool      // some id is 256 bytes or longer
 }
 
 // Lookup returns the index of the object with id (its first copy).
@@ -111,7 +147,20 @@ type Tree struct {
 // they go (Document.Release): Lookup does not, it is called millions of
 // times a plan.
 func (t *Tree) Lookup(id string) (int32, bool) {
-	return t.byID.get(t.Objects, id)
+	return t.byID.get(t, id)
+}
+
+// LookupAll sets found[k] to the index of the object with id ids[k] (its
+// first copy), or -1, as Lookup does for each; ids and found have the same
+// length. Many lookups cost far less this way than one by one: the memory
+// each waits for is fetched for several at once.
+func (t *Tree) LookupAll(ids []string, found []int32) {
+	var sink uint64
+	for lo := 0; lo < len(ids); lo += batch {
+		hi := min(lo+batch, len(ids))
+		sink += t.byID.getAll(t, ids[lo:hi], found[lo:hi])
+	}
+	loads.Add(sink)
 }
 
 // Len returns the number of distinct ids in the tree.
@@ -288,7 +337,20 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 	n := int32(len(objs))
 	t.byID = newIDIndex(len(objs))
 	var dupIDs map[string]bool
+	// The ids are hashed a batch at a time and the slots where their
+	// probes start loaded ahead (see batch).
+	var hs [batch]uint64
+	var sink uint64
 	for i := range objs {
+		if i%batch == 0 {
+			end := min(i+batch, len(objs))
+			for k := i; k < end; k++ {
+				hs[k-i] = maphash.String(idSeed, t.ID(int32(k)))
+			}
+			for k := range end - i {
+				sink += t.byID.touch(hs[k])
+			}
+		}
 		if i%releaseEvery == 0 {
 			t.Doc.Release()
 		}
@@ -304,19 +366,20 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 			t.IDless = append(t.IDless, int32(i))
 			continue
 		}
-		if l := len(o.ID); l < len(t.idLen) {
+		if l := len(t.ID(int32(i))); l < len(t.idLen) {
 			t.idLen[l] = true
 		} else {
 			t.long = true
 		}
 		// One probe per id: put reports an id the index already had.
-		if _, had := t.byID.put(objs, int32(i)); had {
+		if _, had := t.byID.putHashed(t, int32(i), hs[i%batch]); had {
 			if dupIDs == nil {
 				dupIDs = map[string]bool{}
 			}
-			dupIDs[o.ID] = true
+			dupIDs[t.ID(int32(i))] = true
 		}
 	}
+	loads.Add(sink)
 	var dups []int32
 	if dupIDs != nil {
 		// The first copy in document order is the object: the copy with
@@ -324,24 +387,24 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 		// a copy of the same id).
 		for i := range objs {
 			o := &objs[i]
-			if !o.HasID || !dupIDs[o.ID] {
+			if !o.HasID || !dupIDs[t.ID(int32(i))] {
 				continue
 			}
 			dups = append(dups, int32(i))
-			if f, _ := t.byID.get(objs, o.ID); objs[f].Start > o.Start {
-				t.byID.put(objs, int32(i))
+			if f, _ := t.byID.get(t, t.ID(int32(i))); objs[f].Start > o.Start {
+				t.byID.put(t, int32(i))
 			}
 		}
 		kept := dups[:0]
 		for _, i := range dups {
-			if f, _ := t.byID.get(objs, objs[i].ID); f != i {
+			if f, _ := t.byID.get(t, t.ID(i)); f != i {
 				kept = append(kept, i)
 			}
 		}
 		dups = kept
 	}
 	for _, i := range dups {
-		objs[i].First, _ = t.byID.get(objs, objs[i].ID)
+		objs[i].First, _ = t.byID.get(t, t.ID(i))
 	}
 	for i := range objs {
 		o := &objs[i]

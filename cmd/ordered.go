@@ -1,0 +1,70 @@
+package cmd
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+)
+
+// renderChunk is how many items renderOrdered hands a worker at a time.
+const renderChunk = 256
+
+// renderOrdered writes to w what render writes for each item 0 to n-1, in
+// that order, rendering them on as many goroutines as the process has
+// processors, a chunk of items at a time. A plan of a hundred thousand
+// doomed objects spends most of its writing time rendering each object's
+// path, reasons and hooks (issue 9: a third of the text plan's time on the
+// 1M model); the items are independent. At most a few chunks wait to be
+// written, so memory stays bounded whatever n. render must be safe to call
+// from several goroutines at once. The first write error is returned.
+func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
+	workers := runtime.GOMAXPROCS(0)
+	if n <= renderChunk || workers < 2 {
+		var b bytes.Buffer
+		var err error
+		for i := range n {
+			render(&b, i)
+			if b.Len() >= 64<<10 || i == n-1 {
+				if err == nil {
+					_, err = w.Write(b.Bytes())
+				}
+				b.Reset()
+			}
+		}
+		return err
+	}
+	type chunk struct {
+		lo, hi int
+		b      bytes.Buffer
+		done   chan struct{}
+	}
+	jobs := make(chan *chunk, workers)
+	order := make(chan *chunk, 2*workers) // bounds the chunks under way
+	go func() {
+		for lo := 0; lo < n; lo += renderChunk {
+			c := &chunk{lo: lo, hi: min(lo+renderChunk, n), done: make(chan struct{})}
+			order <- c
+			jobs <- c
+		}
+		close(jobs)
+		close(order)
+	}()
+	for range workers {
+		go func() {
+			for c := range jobs {
+				for i := c.lo; i < c.hi; i++ {
+					render(&c.b, i)
+				}
+				close(c.done)
+			}
+		}()
+	}
+	var err error
+	for c := range order {
+		<-c.done
+		if err == nil {
+			_, err = w.Write(c.b.Bytes())
+		}
+	}
+	return err
+}
