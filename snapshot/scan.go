@@ -291,10 +291,6 @@ func (x *flatIndex) alloc(data []byte, mapped bool) {
 	x.segs = make([]int32, 0, len(data)/128+16)
 	x.deps = make([]Dependency, 0, len(data)/2048+16)
 	x.ids = make([]byte, 0, 36*cap(x.objects)) // a Murano id is 32 hex digits
-	adviseHuge(x.objects)
-	adviseHuge(x.strs)
-	adviseHuge(x.segs)
-	adviseHuge(x.ids)
 }
 
 // reserve makes room in the index for data still to be read, sized as
