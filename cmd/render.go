@@ -352,7 +352,10 @@ func (pj *planJSON) write(w io.Writer) error {
 	s.array("  ", len(p.Groups), func(prefix string, k int) {
 		g := p.Groups[k]
 		s.raw("{\n" + prefix + "  \"index\": " + strconv.Itoa(g.Index) + ",\n" + prefix + "  \"objects\": ")
-		s.parallelArray(prefix+"  ", len(g.Objects), func(j int) any { return pj.object(g.Objects[j]) })
+		s.parallelArray(prefix+"  ", len(g.Objects), func(b []byte, prefix string, j int) []byte {
+			po := pj.object(g.Objects[j])
+			return appendPlanObject(b, prefix, &po)
+		})
 		s.raw("\n" + prefix + "}")
 	})
 	s.raw(",\n")
@@ -446,11 +449,13 @@ func (s *jsonStream) array(prefix string, n int, elem func(prefix string, i int)
 	s.raw("\n" + prefix + "]")
 }
 
-// parallelArray is array for n elements that each elem returns as a value
-// to encode: the elements are encoded on several goroutines
-// (renderOrdered), each as value would write it. elem must be safe to call
-// from several goroutines at once.
-func (s *jsonStream) parallelArray(prefix string, n int, elem func(i int) any) {
+// parallelArray is array for n elements that elem appends, as value would
+// write them (elem appends element i's JSON, its first line already
+// indented, at the prefix it is given): the elements are rendered on
+// several goroutines (renderOrdered) and passed through termsafe.JSON as
+// value passes its values. elem must be safe to call from several
+// goroutines at once.
+func (s *jsonStream) parallelArray(prefix string, n int, elem func(b []byte, prefix string, i int) []byte) {
 	if n == 0 {
 		s.raw("[]")
 		return
@@ -460,42 +465,21 @@ func (s *jsonStream) parallelArray(prefix string, n int, elem func(i int) any) {
 		return
 	}
 	inner := prefix + "  "
-	var mu sync.Mutex
-	encoders := sync.Pool{New: func() any {
-		e := &valueEncoder{}
-		e.enc = json.NewEncoder(&e.buf)
-		e.enc.SetEscapeHTML(false)
-		e.enc.SetIndent(inner, "  ")
-		return e
-	}}
+	bufs := sync.Pool{New: func() any { return new([]byte) }}
 	err := renderOrdered(s.w, n, func(b *bytes.Buffer, i int) {
 		if i > 0 {
 			b.WriteString(",\n")
 		}
 		b.WriteString(inner)
-		e := encoders.Get().(*valueEncoder)
-		defer encoders.Put(e)
-		e.buf.Reset()
-		if err := e.enc.Encode(elem(i)); err != nil {
-			mu.Lock()
-			if s.err == nil {
-				s.err = err
-			}
-			mu.Unlock()
-			return
-		}
-		b.Write(termsafe.JSON(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))))
+		e := bufs.Get().(*[]byte)
+		*e = elem((*e)[:0], inner, i)
+		b.Write(termsafe.JSON(*e))
+		bufs.Put(e)
 	})
 	if s.err == nil {
 		s.err = err
 	}
 	s.raw("\n" + prefix + "]")
-}
-
-// valueEncoder is an encoder of one goroutine of parallelArray.
-type valueEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
 }
 
 func (s *jsonStream) flush() error {

@@ -1,0 +1,48 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/objgc/objgc/destroy"
+)
+
+// TestAppendPlanObject compares the hand-written encoder of plan objects
+// with encoding/json, indented as jsonStream.value indents (HTML
+// characters not escaped), on objects with every field empty, nil, set,
+// and holding strings that need escapes.
+func TestAppendPlanObject(t *testing.T) {
+	str := func(s string) *string { return &s }
+	odd := []string{"", "plain", `quote " and \ backslash`, "<html> & more", "tab\tnew\nline\r\x00\x1f\x7f", "é ü 日本", "\u2028\u2029", "bad \xff utf-8", "\U0001F600"}
+	var objs []destroy.PlanObject
+	objs = append(objs, destroy.PlanObject{}) // nil slices and pointers
+	objs = append(objs, destroy.PlanObject{Reasons: []destroy.Reason{}, Classes: []string{}, Hooks: []destroy.PlanHook{}})
+	for _, s := range odd {
+		objs = append(objs, destroy.PlanObject{
+			ID: s, Type: s, Path: s, Owner: str(s), Package: str(s),
+			Reasons: []destroy.Reason{{Code: destroy.ReasonOwnedBy, ID: s}, {Code: destroy.ReasonTopLevel}, {Code: destroy.ReasonSubscriber, ID: "x", Handler: s}, {Code: "c", Handler: "h"}},
+			TypeRef: destroy.PlanType{Name: s, Version: s, Package: s},
+			Classes: []string{s, "a", s},
+			Hooks: []destroy.PlanHook{{Event: "destroy", Class: s, Path: s, SHA256: s}, {Event: s, Class: "c", Path: "p", Error: s},
+				{Event: "e", Class: "c", Path: "p", SHA256: "abc", Error: s}, {}},
+		})
+		objs = append(objs, destroy.PlanObject{ID: s, TypeRef: destroy.PlanType{Name: "n", Package: s}, Classes: []string{s}})
+		objs = append(objs, destroy.PlanObject{ID: s, TypeRef: destroy.PlanType{Version: s}})
+	}
+	for _, prefix := range []string{"", "        "} {
+		for i, po := range objs {
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent(prefix, "  ")
+			if err := enc.Encode(po); err != nil {
+				t.Fatal(err)
+			}
+			got := appendPlanObject(nil, prefix, &po)
+			if w := bytes.TrimSuffix(want.Bytes(), []byte("\n")); !bytes.Equal(got, w) {
+				t.Fatalf("object %d, prefix %q:\ngot:\n%s\nwant:\n%s", i, prefix, got, w)
+			}
+		}
+	}
+}
