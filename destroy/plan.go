@@ -262,7 +262,7 @@ func (p *Plan) index(j int32) int {
 	}
 	objs := p.Diff.Snapshot.Objects
 	start := objs[j].Start
-	k, found := slices.BinarySearchFunc(p.Objects, start, func(e Doomed, s int) int { return cmp.Compare(objs[e.Snapshot].Start, s) })
+	k, found := slices.BinarySearchFunc(p.Objects, start, func(e Doomed, s int32) int { return cmp.Compare(objs[e.Snapshot].Start, s) })
 	if !found {
 		return -1
 	}
@@ -358,7 +358,7 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		}
 		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
 		p.Objects[n] = Doomed{Snapshot: i, Group: ord.Index[n]}
-		if snap.Objects[i].Start == snap.Start {
+		if int(snap.Objects[i].Start) == snap.Start {
 			p.warnRoot(n)
 		}
 	}
@@ -453,7 +453,7 @@ func (p *Plan) warnRoot(i int) {
 	id, path := p.ID(i), p.Path(i)
 	in := p.Diff.Incoming
 	for i := range in.Objects {
-		if in.Objects[i].Start == in.Start {
+		if int(in.Objects[i].Start) == in.Start {
 			p.warn(WarnEnvironmentDestroyed, id, path,
 				"the whole environment %s is destroyed: the incoming model's root is %s, another object; are both models of the same environment?", id, in.ID(int32(i)))
 			return

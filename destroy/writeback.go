@@ -348,7 +348,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 		if !removed[c] {
 			present[o.First] = true
 		}
-		if o.Start == in.Start {
+		if int(o.Start) == in.Start {
 			root = int32(c)
 		}
 	}
@@ -380,7 +380,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 	rp := jsonedit.NewRewriter(data) // dropped objects out, patches in
 	for c := range objs {
 		if o := &objs[c]; dropped[o.First] {
-			rp.At(o.Start).Remove = true
+			rp.At(int(o.Start)).Remove = true
 		}
 	}
 	var patch func(c int32) (*patchedSub, error)
@@ -390,7 +390,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 		}
 		o := &objs[c]
 		var cur bytes.Buffer
-		if err := rp.Inner(&cur, o.Start, o.End); err != nil {
+		if err := rp.Inner(&cur, int(o.Start), int(o.End)); err != nil {
 			return nil, err
 		}
 		obj := cur.Bytes()
@@ -405,7 +405,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 		return pc, nil
 	}
 	for _, c := range order {
-		rp.At(objs[c].Start).Write = func(w jsonedit.Writer, s, e int) error {
+		rp.At(int(objs[c].Start)).Write = func(w jsonedit.Writer, s, e int) error {
 			pc, err := patch(c)
 			if err != nil {
 				return err
@@ -431,13 +431,13 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 		case e < 0:
 			met[c] = true
 		case met[e] && proxies[e] != nil:
-			met[c] = proxies[e].copies(objs[c].Start)
+			met[c] = proxies[e].copies(int(objs[c].Start))
 		}
 		if !met[c] {
 			continue
 		}
 		o := &objs[c]
-		if o.End-o.Start >= proxyMin {
+		if int(o.End)-int(o.Start) >= proxyMin {
 			px, err := wb.newProxy(c, subs[o.First], rp, data)
 			if err != nil {
 				return nil, err
@@ -471,7 +471,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 	}
 	for c := range objs {
 		if o := &objs[c]; dropped[o.First] {
-			g.drops = append(g.drops, o.Start)
+			g.drops = append(g.drops, int(o.Start))
 		}
 	}
 	wb.gen = g
@@ -549,7 +549,7 @@ func (g *objectsGen) rewriter(ctx *renderCtx, place *jsonedit.Rewriter) *jsonedi
 	}
 	for _, c := range g.top {
 		pc := g.patched[c]
-		r.At(objs[c].Start).Write = func(w jsonedit.Writer, s, e int) error {
+		r.At(int(objs[c].Start)).Write = func(w jsonedit.Writer, s, e int) error {
 			pr := jsonedit.NewRewriter(pc.data)
 			for _, ref := range pc.refs {
 				pr.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
@@ -566,7 +566,7 @@ func (g *objectsGen) rewriter(ctx *renderCtx, place *jsonedit.Rewriter) *jsonedi
 		}
 	}
 	for c, px := range g.proxies {
-		r.At(objs[c].Start).Write = func(w jsonedit.Writer, s, e int) error {
+		r.At(int(objs[c].Start)).Write = func(w jsonedit.Writer, s, e int) error {
 			pr := jsonedit.NewRewriter(px.out)
 			for _, ref := range px.refs {
 				pr.At(ref.off).Write = func(w jsonedit.Writer, s, e int) error {
@@ -659,7 +659,7 @@ func (wb *writeBack) newProxy(c int32, patches []json.RawMessage, rp *jsonedit.R
 			drops.At(off).Remove = true
 		}
 	})
-	ms, _ := jsonedit.Members(data, o.Start)
+	ms, _ := jsonedit.Members(data, int(o.Start))
 	holes := map[string][2]int{}
 	deepest := 0
 	for k, m := range ms {
@@ -682,7 +682,7 @@ func (wb *writeBack) newProxy(c int32, patches []json.RawMessage, rp *jsonedit.R
 		deepest = max(deepest, nw.deepest)
 	}
 	var b bytes.Buffer
-	if err := rq.Inner(&b, o.Start, o.End); err != nil {
+	if err := rq.Inner(&b, int(o.Start), int(o.End)); err != nil {
 		return nil, err
 	}
 	obj := b.Bytes()
@@ -830,7 +830,7 @@ func (wb *writeBack) render(b jsonedit.Writer, i int32, ctx *renderCtx) error {
 		return flagHeader(b, data, s)
 	}
 	if wb.isDestroyed(o.First) {
-		r.At(o.HeaderStart).Write = flag
+		r.At(int(o.HeaderStart)).Write = flag
 	}
 	bare := func(id string) func(b jsonedit.Writer, s, e int) error {
 		return func(b jsonedit.Writer, s, e int) error {
@@ -846,8 +846,8 @@ func (wb *writeBack) render(b jsonedit.Writer, i int32, ctx *renderCtx) error {
 		id := snap.ID(c)
 		switch {
 		case wb.isDestroyed(oc.First):
-			r.At(oc.HeaderStart).Write = flag
-			r.At(oc.Start).Write = func(b jsonedit.Writer, s, e int) error {
+			r.At(int(oc.HeaderStart)).Write = flag
+			r.At(int(oc.Start)).Write = func(b jsonedit.Writer, s, e int) error {
 				// ObjectsCopy always keeps the whole copy: a doomed object
 				// that still exists may sit inside it.
 				if ctx.objects && ctx.has(id) {
@@ -858,26 +858,26 @@ func (wb *writeBack) render(b jsonedit.Writer, i int32, ctx *renderCtx) error {
 			}
 		case wb.d.IsDoomed(oc.First):
 			if ctx.objects {
-				r.At(oc.Start).Remove = true
+				r.At(int(oc.Start)).Remove = true
 			}
 		default:
 			if ctx.present(id) {
-				r.At(oc.Start).Write = bare(id)
+				r.At(int(oc.Start)).Write = bare(id)
 			} else if ctx.full != nil {
-				r.At(oc.Start).Write = func(b jsonedit.Writer, s, e int) error {
+				r.At(int(oc.Start)).Write = func(b jsonedit.Writer, s, e int) error {
 					ctx.full[id] = true
 					return r.Inner(b, s, e)
 				}
 			}
 		}
 	}
-	for _, ref := range wb.snapRefs(o.Start, o.End) {
+	for _, ref := range wb.snapRefs(int(o.Start), int(o.End)) {
 		obj := ref.object
 		r.At(ref.off).Write = func(b jsonedit.Writer, s, e int) error {
 			return wb.expand(b, obj, data[s:e], ctx)
 		}
 	}
-	return r.Value(b, o.Start, o.End)
+	return r.Value(b, int(o.Start), int(o.End))
 }
 
 // snapRefs returns the references to destroyed objects in the snapshot
@@ -916,7 +916,7 @@ func (wb *writeBack) objectsCopy(objects []byte) (func(jsonedit.Writer) error, e
 		if !ok {
 			return 0, false
 		}
-		return t.Objects[j].Start, true
+		return int(t.Objects[j].Start), true
 	}
 	if err := pl.placeAll(present); err != nil {
 		return nil, err
@@ -1069,10 +1069,10 @@ func (v *streamView) lookup(id string) (int, bool) {
 				v.gone = true
 				return 0, false
 			}
-			return pc.base + t.Objects[k].Start - len(`{"Objects":`), true
+			return pc.base + int(t.Objects[k].Start) - len(`{"Objects":`), true
 		}
 	}
-	return in.Objects[c].Start, true
+	return int(in.Objects[c].Start), true
 }
 
 // patchedTree indexes the bytes of a patched copy, once.
@@ -1094,7 +1094,7 @@ func (v *streamView) patchedTree(pc *patchedSub) (*snapshot.Tree, error) {
 // root returns the offset of the root of Objects.
 func (v *streamView) root() int {
 	in := v.g.wb.in
-	if c := in.ObjectAt(in.Start); c >= 0 && in.Objects[c].Start == in.Start {
+	if c := in.ObjectAt(in.Start); c >= 0 && int(in.Objects[c].Start) == in.Start {
 		if v.g.proxies[c] != nil {
 			v.gone = true
 		}
@@ -1256,9 +1256,9 @@ func (pl *placer) place(i int32) error {
 	encl := snap.Enclosing(i)
 	from := snap.Start
 	if encl >= 0 {
-		from = snap.Objects[encl].Start
+		from = int(snap.Objects[encl].Start)
 	}
-	segs := pathTo(snap.Doc.Data, from, o.Start, pl.snapMembers)
+	segs := pathTo(snap.Doc.Data, from, int(o.Start), pl.snapMembers)
 	anchor := -1
 	switch {
 	case encl >= 0:

@@ -214,8 +214,8 @@ func derivePair(snap *snapshot.Tree, drop bool) ([]byte, bool) {
 	for k := range snap.Objects {
 		o := &snap.Objects[k]
 		if o.HasID && removed[snap.ID(int32(k))] {
-			if c := data[jsonedit.WS(data, o.Start)]; c == '{' && isMember(snap, int32(k)) {
-				r.At(o.Start).Remove = true
+			if c := data[jsonedit.WS(data, int(o.Start))]; c == '{' && isMember(snap, int32(k)) {
+				r.At(int(o.Start)).Remove = true
 			}
 		}
 	}
@@ -228,8 +228,8 @@ func derivePair(snap *snapshot.Tree, drop bool) ([]byte, bool) {
 		o := &snap.Objects[first]
 		var flagged bytes.Buffer
 		fr := jsonedit.NewRewriter(data)
-		fr.At(o.HeaderStart).Write = func(b jsonedit.Writer, s, e int) error { return flagHeader(b, data, s) }
-		if err := fr.Value(&flagged, o.Start, o.End); err != nil {
+		fr.At(int(o.HeaderStart)).Write = func(b jsonedit.Writer, s, e int) error { return flagHeader(b, data, s) }
+		if err := fr.Value(&flagged, int(o.Start), int(o.End)); err != nil {
 			return nil, false
 		}
 		objects = "[" + objects + ", " + flagged.String() + "]"
@@ -239,7 +239,7 @@ func derivePair(snap *snapshot.Tree, drop bool) ([]byte, bool) {
 
 // isMember reports whether copy k is a member of an object or an element
 // of an array (not the root), which Rewriter can remove.
-func isMember(t *snapshot.Tree, k int32) bool { return t.Objects[k].Start != t.Start }
+func isMember(t *snapshot.Tree, k int32) bool { return int(t.Objects[k].Start) != t.Start }
 
 // patchesFor returns handler patches for plan p: on the root object and
 // on two others of the incoming model, adding properties, one holding a
@@ -408,7 +408,7 @@ func BenchmarkWriteBackMemory(b *testing.B) {
 	p := NewPlan(diff.Compare(snap, in))
 	patches := map[string][]json.RawMessage{}
 	for id, list := range patchesFor(p) {
-		if k, _ := in.Lookup(id); in.Objects[k].Start != in.Start {
+		if k, _ := in.Lookup(id); int(in.Objects[k].Start) != in.Start {
 			patches[id] = list
 		}
 	}

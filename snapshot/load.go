@@ -357,7 +357,7 @@ func parse(doc *Document) (*parsed, error) {
 	if idx.rootKind != '{' {
 		return p, nil
 	}
-	if n := len(idx.objects); n > 0 && idx.objects[n-1].encl == -1 && isRoot(doc.Data, idx.objects[n-1].Start) {
+	if n := len(idx.objects); n > 0 && idx.objects[n-1].encl == -1 && isRoot(doc.Data, int(idx.objects[n-1].Start)) {
 		if len(idx.subs) > 0 {
 			// A model object whose "Objects" key was read apart: its
 			// tree needs every object in one index.
@@ -455,8 +455,8 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 	}
 	t.ids, t.ext, t.legacies = idx.ids, idx.ext, idx.legacies
 	objs := idx.objects
-	lo := sort.Search(len(objs), func(i int) bool { return objs[i].End > start })
-	hi := sort.Search(len(objs), func(i int) bool { return objs[i].End > end })
+	lo := sort.Search(len(objs), func(i int) bool { return int(objs[i].End) > start })
+	hi := sort.Search(len(objs), func(i int) bool { return int(objs[i].End) > end })
 	t.Objects = objs[lo:hi:hi]
 	strs := idx.strs
 	slo := sort.Search(len(strs), func(i int) bool { return int(strs[i].off) >= start })

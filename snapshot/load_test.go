@@ -580,7 +580,7 @@ func TestRealModels(t *testing.T) {
 		if want := []string{"$.regions.RegionOne -> c80e33dd67a44f489b2f04818b72f404"}; !reflect.DeepEqual(refs, want) {
 			t.Errorf("references = %q, want %q", refs, want)
 		}
-		if got := tr.PathAt(tr.Objects[i].HeaderStart); got != `$.regions[""].defaultNetworks.environment["?"]` {
+		if got := tr.PathAt(int(tr.Objects[i].HeaderStart)); got != `$.regions[""].defaultNetworks.environment["?"]` {
 			t.Errorf("PathAt(header) = %s", got)
 		}
 	})
@@ -705,7 +705,7 @@ func TestPairPaths(t *testing.T) {
 	if got := snap.ObjectPath(i); got != "$.ObjectsCopy.services[0].instance" {
 		t.Errorf("ObjectPath = %s", got)
 	}
-	if got := snap.PathAt(snap.Objects[i].Start); got != "$.ObjectsCopy.services[0].instance" {
+	if got := snap.PathAt(int(snap.Objects[i].Start)); got != "$.ObjectsCopy.services[0].instance" {
 		t.Errorf("PathAt(Start) = %s", got)
 	}
 	if got := snap.PathAt(snap.Start); got != "$.ObjectsCopy" {
@@ -726,7 +726,7 @@ func checkInvariants(t *testing.T, tr *Tree) {
 	seen := map[string]int32{}
 	for i := range tr.Objects {
 		o := &tr.Objects[i]
-		if o.Start < tr.Start || o.End > tr.End || o.Start >= o.End || data[o.Start] != '{' || data[o.End-1] != '}' {
+		if int(o.Start) < tr.Start || int(o.End) > tr.End || int(o.Start) >= int(o.End) || data[int(o.Start)] != '{' || data[int(o.End)-1] != '}' {
 			t.Fatalf("object %d: span [%d,%d) outside the tree [%d,%d)", i, o.Start, o.End, tr.Start, tr.End)
 		}
 		if o.HeaderStart <= o.Start || o.HeaderEnd >= o.End || data[o.HeaderStart] != '{' || data[o.HeaderEnd-1] != '}' {
@@ -752,10 +752,10 @@ func checkInvariants(t *testing.T, tr *Tree) {
 		if p := tr.ObjectPath(int32(i)); !strings.HasPrefix(p, "$") {
 			t.Fatalf("object %d: path %q", i, p)
 		}
-		if got := tr.ObjectAt(o.Start); got != int32(i) {
+		if got := tr.ObjectAt(int(o.Start)); got != int32(i) {
 			t.Fatalf("ObjectAt(%d) = %d, want %d", o.Start, got, i)
 		}
-		_ = tr.PathAt(o.HeaderStart)
+		_ = tr.PathAt(int(o.HeaderStart))
 	}
 	if tr.Len() != len(seen) {
 		t.Fatalf("Len = %d, want %d", tr.Len(), len(seen))

@@ -139,8 +139,8 @@ func (w *pathWalker) walk(from, to int, targets []int, emit func(k int, path str
 		switch data[pos] {
 		case '{':
 			if pos != from {
-				if j := w.t.ObjectAt(pos); j >= 0 && w.t.Objects[j].Start == pos {
-					pos = w.t.Objects[j].End // a nested copy: none of ours inside
+				if j := w.t.ObjectAt(pos); j >= 0 && int(w.t.Objects[j].Start) == pos {
+					pos = int(w.t.Objects[j].End) // a nested copy: none of ours inside
 					break
 				}
 			}

@@ -19,7 +19,7 @@ func descendPath(t *Tree, off int) string {
 	obj := t.ObjectAt(off)
 	base, from, to := t.Path, t.Start, t.End
 	if obj >= 0 {
-		base, from, to = t.ObjectPath(obj), t.Objects[obj].Start, t.Objects[obj].End
+		base, from, to = t.ObjectPath(obj), int(t.Objects[obj].Start), int(t.Objects[obj].End)
 		if off == from {
 			return base
 		}
@@ -72,7 +72,7 @@ func descendPath(t *Tree, off int) string {
 func valueOffsets(tr *Tree) []int {
 	offs := []int{tr.Start}
 	for _, o := range tr.Objects {
-		offs = append(offs, o.Start, o.HeaderStart)
+		offs = append(offs, int(o.Start), int(o.HeaderStart))
 	}
 	tr.Strings(func(sv StringValue) bool {
 		offs = append(offs, sv.Offset)

@@ -32,8 +32,10 @@ type Object struct {
 	typ    strRef // the header's type as written (see Tree.TypeString)
 	legacy int32  // 1 + index of the legacy classVersion and package in the tree's table, 0 for none
 
-	Start, End             int // the object's JSON value: data[Start:End]
-	HeaderStart, HeaderEnd int // the "?" value
+	// int32, as every offset of the index: the reader refuses inputs of
+	// MaxSize or more. 16 bytes less an object (issue 9).
+	Start, End             int32 // the object's JSON value: data[Start:End]
+	HeaderStart, HeaderEnd int32 // the "?" value
 
 	// Owner is the index in Tree.Objects of the owner (the nearest
 	// enclosing object, taken as its first copy), or -1 at the top.
@@ -240,9 +242,9 @@ func (t *Tree) Enclosing(i int32) int32 { return t.Objects[i].encl }
 // ObjectAt returns the innermost copy whose span holds offset off, or -1.
 func (t *Tree) ObjectAt(off int) int32 {
 	// Objects are in closing order, so End is increasing.
-	i := sort.Search(len(t.Objects), func(i int) bool { return t.Objects[i].End > off })
+	i := sort.Search(len(t.Objects), func(i int) bool { return int(t.Objects[i].End) > off })
 	for j := int32(i); j >= 0 && int(j) < len(t.Objects); j = t.Objects[j].encl {
-		if t.Objects[j].Start <= off {
+		if int(t.Objects[j].Start) <= off {
 			return j
 		}
 	}
@@ -314,7 +316,7 @@ func (t *Tree) PathsAt(offs []int) []string {
 		}
 		from, to := t.Start, t.End
 		if obj := ts[lo].obj; obj >= 0 {
-			from, to = t.Objects[obj].Start, t.Objects[obj].End
+			from, to = int(t.Objects[obj].Start), int(t.Objects[obj].End)
 			o := &t.Objects[obj]
 			w.base, w.root = t.segs[o.segLo:o.segHi], ""
 		} else {
