@@ -355,7 +355,7 @@ func (a *applier) notifyAll() error {
 func (a *applier) notify(i int) error {
 	p := a.p
 	n := p.Notifications[i]
-	pub := p.Object(n.Publisher)
+	pub := p.hookObject(n.Publisher)
 	snap, in := p.Diff.Snapshot, p.Diff.Incoming
 	subTree, subIdx := in, int32(-1)
 	if j, ok := in.Lookup(n.Subscriber); ok {
@@ -442,7 +442,7 @@ func (a *applier) destroyGroup(g Group) error {
 // ancestor's, one after the other.
 func (a *applier) destroy(i int) error {
 	p := a.p
-	o := p.Object(i)
+	o := p.hookObject(i)
 	snap := p.Diff.Snapshot
 	objType := snap.Type(o.Snapshot)
 	r := &a.res.Objects[i]

@@ -1,6 +1,7 @@
 package destroy
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -185,5 +186,26 @@ func TestJournalFormatCurrent(t *testing.T) {
 	defer j2.Close()
 	if res.Resumed || len(res.States) != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "started 2026-11-23T18:25:08Z by pid 18303 that had completed its write-back") {
 		t.Errorf("resume %+v, want a replaced journal with one note", res)
+	}
+}
+
+// TestEncodeStateChange compares the direct encoding of state changes with
+// json.Marshal of the wire record, for plain ids and ids that need
+// escapes.
+func TestEncodeStateChange(t *testing.T) {
+	for _, id := range []string{"", "a", "9acb04420000000178629a0f5f3f164f", `q"uote`, `back\slash`, "<b>&", "é", "tab\t", "\x7f"} {
+		for _, sc := range []StateChange{{ID: id, From: StateDoomed, To: StateDestroying}, {ID: id, To: StateDestroyed}, {ID: id}} {
+			got, err := encodeRecord(42, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(&wireRecord{Seq: 42, ID: sc.ID, From: sc.From, To: sc.To})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%+v: %s, want %s", sc, got, want)
+			}
+		}
 	}
 }
