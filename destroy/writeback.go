@@ -77,7 +77,7 @@ func (m *WrittenModel) writeNested(w *countWriter, indent string) {
 		}
 		key(part.name)
 		if w.err == nil {
-			w.valid = &jsonedit.Validator{}
+			w.valid = newAsyncValidator()
 			if err := part.write(w); err != nil && w.err == nil {
 				w.err = err
 			}
@@ -99,7 +99,7 @@ type countWriter struct {
 	buf   *bufio.Writer // nil when w is the caller's own
 	n     int64
 	err   error
-	valid *jsonedit.Validator // when not nil, checks what is written
+	valid *asyncValidator // when not nil, checks what is written
 	// docs are released every releaseBytes written: the bytes copied
 	// from a mapped model leave the resident set behind the copy.
 	docs []*snapshot.Document
@@ -123,7 +123,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 		return 0, c.err
 	}
 	if c.valid != nil {
-		c.valid.Write(p)
+		c.valid.add(p)
 	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
@@ -142,7 +142,7 @@ func (c *countWriter) WriteString(s string) (int, error) {
 		return 0, c.err
 	}
 	if c.valid != nil {
-		c.valid.WriteString(s)
+		c.valid.addString(s)
 	}
 	n, err := c.w.WriteString(s)
 	c.n += int64(n)
@@ -155,7 +155,7 @@ func (c *countWriter) WriteByte(b byte) error {
 		return c.err
 	}
 	if c.valid != nil {
-		c.valid.WriteByte(b)
+		c.valid.addByte(b)
 	}
 	c.err = c.w.WriteByte(b)
 	if c.err == nil {
