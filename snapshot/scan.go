@@ -899,7 +899,7 @@ func (s *scanner) object() error {
 						s.inModel = k == "model"
 					}
 					if s.parallel && (k == "Objects" || k == "ObjectsCopy") && s.pos < len(s.data) && (s.data[s.pos] == '[' || s.data[s.pos] == '{') {
-						if sub := s.guessed(ks - 1); sub != nil {
+						if sub := s.guessed(ks - 1); sub != nil && sub.start == s.pos {
 							// The reading reached the key whose value was
 							// scanned on a guess: the guess held, the value
 							// is read, go on after it.
