@@ -1,6 +1,9 @@
 package jsonedit
 
-import "errors"
+import (
+	"encoding/binary"
+	"errors"
+)
 
 // Validator checks, as they are written to it piece by piece, that bytes
 // form one JSON value (RFC 8259) with optional white space around it, as
@@ -50,6 +53,15 @@ func (v *Validator) Write(p []byte) (int, error) {
 		// Most bytes are inside strings or white space: skip them here.
 		switch v.state {
 		case vString, vKeyString:
+			// Eight bytes at a time while none is a quote, a backslash
+			// or a control character.
+			for i+8 <= len(p) {
+				x := binary.LittleEndian.Uint64(p[i:])
+				if hasByte(x, '"')|hasByte(x, '\\')|hasLess(x, 0x20) != 0 {
+					break
+				}
+				i += 8
+			}
 			for i < len(p) && p[i] != '"' && p[i] != '\\' && p[i] >= 0x20 {
 				i++
 			}
@@ -315,3 +327,12 @@ func (v *Validator) close(c byte) {
 	v.stack = v.stack[:len(v.stack)-1]
 	v.valueEnd()
 }
+
+const lo8, hi8 = 0x0101010101010101, 0x8080808080808080
+
+// hasLess is non-zero when some byte of x is below n (n <= 128), the
+// classic SWAR test (Hacker's Delight, 6-1).
+func hasLess(x uint64, n byte) uint64 { return (x - lo8*uint64(n)) &^ x & hi8 }
+
+// hasByte is non-zero when some byte of x equals c.
+func hasByte(x uint64, c byte) uint64 { return hasLess(x^(lo8*uint64(c)), 1) }
