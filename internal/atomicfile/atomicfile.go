@@ -192,10 +192,19 @@ func newAsyncHash() *asyncHash {
 	return a
 }
 
+// hashPiece is the most an asyncHash copies at a time: a Write of a large
+// slice (a tree copied whole from a mapped model) is handed over a piece
+// at a time, so that memory stays a few pieces.
+const hashPiece = 1 << 20
+
 func (a *asyncHash) Write(p []byte) (int, error) {
-	b := append((<-a.free)[:0], p...)
-	a.pieces <- b
-	return len(p), nil
+	n := len(p)
+	for len(p) > 0 {
+		k := min(len(p), hashPiece)
+		a.pieces <- append((<-a.free)[:0], p[:k]...)
+		p = p[k:]
+	}
+	return n, nil
 }
 
 // Sum returns the sha256 of all that was written.

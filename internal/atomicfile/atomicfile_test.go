@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -85,5 +86,25 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 	}
 	if strings.Join(got, " ") != strings.Join(names, " ") {
 		t.Errorf("%s holds %v, want only %v", dir, got, names)
+	}
+}
+
+// TestAsyncHash checks the hash computed beside the writing against
+// sha256 of the same bytes, written in pieces of every size from one byte
+// to several times the piece it hands over at once.
+func TestAsyncHash(t *testing.T) {
+	data := make([]byte, 5*hashPiece+123)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	a := newAsyncHash()
+	for rest, n := data, 1; len(rest) > 0; n = n*3 + 1 {
+		k := min(n, len(rest))
+		a.Write(rest[:k])
+		rest = rest[k:]
+	}
+	want := sha256.Sum256(data)
+	if got := a.Sum(); !bytes.Equal(got, want[:]) || !bytes.Equal(a.Sum(), want[:]) {
+		t.Fatalf("sum %x, want %x", got, want)
 	}
 }
