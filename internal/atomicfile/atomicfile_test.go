@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"os"
