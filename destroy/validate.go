@@ -35,20 +35,15 @@ func newAsyncValidator() *asyncValidator {
 	return a
 }
 
-func (a *asyncValidator) add(p []byte) {
+func (a *asyncValidator) add(p []byte)       { addPieces(a, p) }
+func (a *asyncValidator) addString(s string) { addPieces(a, s) }
+
+// addPieces copies p into the chunks handed to the checking goroutine.
+func addPieces[T []byte | string](a *asyncValidator, p T) {
 	for len(p) > 0 {
 		n := min(len(p), validateChunk-len(a.cur))
 		a.cur = append(a.cur, p[:n]...)
 		p = p[n:]
-		a.flushIfFull()
-	}
-}
-
-func (a *asyncValidator) addString(s string) {
-	for len(s) > 0 {
-		n := min(len(s), validateChunk-len(a.cur))
-		a.cur = append(a.cur, s[:n]...)
-		s = s[n:]
 		a.flushIfFull()
 	}
 }
