@@ -12,6 +12,7 @@ type header struct {
 	id           string
 	hasID        bool
 	typeString   string
+	typ          strRef // typeString as the index keeps it (scanner.typeRef)
 	destroyed    bool
 	depLo, depHi int32 // the header's records in the scanner's arena
 	classVersion string
@@ -218,7 +219,9 @@ func (s *scanner) header(h *header) error {
 			}
 		}
 	}
-	if _, seen := s.types[h.typeString]; h.typeString != "" && !seen { // a type in the table parsed before (typeRef)
+	// A type the table knows parsed before: each is parsed once.
+	var known bool
+	if h.typ, known = s.typeRef(h.typeString); h.typeString != "" && !known {
 		if _, ok := ParseType(h.typeString); !ok {
 			s.path[seg] = typeSeg
 			return s.modelErr(fmt.Sprintf("type %q does not parse; expected name[/version][@package]", h.typeString))

@@ -148,18 +148,19 @@ const maxTypes = 1 << 12
 // typeRef returns the reference an Object keeps for the type v, a header
 // string the scanner returned: its place in the index's table of types,
 // else its place in data (v is a view of it, written without escapes),
-// else a new place in the table (a decoded type).
-func (s *scanner) typeRef(v string) strRef {
+// else a new place in the table (a decoded type). known reports a type
+// already in the table: one validated before (header).
+func (s *scanner) typeRef(v string) (ref strRef, known bool) {
 	if v == "" {
-		return strRef{}
+		return strRef{}, false
 	}
 	if k, ok := s.types[v]; ok {
-		return strRef{off: k, n: -1}
+		return strRef{off: k, n: -1}, true
 	}
 	off := uintptr(unsafe.Pointer(unsafe.StringData(v))) - uintptr(unsafe.Pointer(unsafe.SliceData(s.data)))
 	inData := off < uintptr(len(s.data))
 	if inData && len(s.types) >= maxTypes {
-		return strRef{off: int32(off), n: int32(len(v))}
+		return strRef{off: int32(off), n: int32(len(v))}, false
 	}
 	if inData {
 		v = strings.Clone(v) // the table outlives no document, but keeps no view of one either
@@ -172,7 +173,7 @@ func (s *scanner) typeRef(v string) strRef {
 		}
 		s.types[v] = k
 	}
-	return strRef{off: k, n: -1}
+	return strRef{off: k, n: -1}, false
 }
 
 // legacy returns Object.legacy for h: 0 when it has no legacy
@@ -959,7 +960,7 @@ func (s *scanner) object() error {
 	s.idx.objects = append(s.idx.objects, Object{
 		id:          s.idRef(h.id),
 		HasID:       h.hasID,
-		typ:         s.typeRef(h.typeString),
+		typ:         h.typ,
 		legacy:      s.legacy(&h),
 		Destroyed:   h.destroyed,
 		depLo:       h.depLo,
