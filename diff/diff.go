@@ -186,29 +186,42 @@ func typeChanged(a, b snapshot.Type) bool {
 
 func (r *Result) findDangling(ctx context.Context) {
 	snap, in := r.Snapshot, r.Incoming
+	// The values that might be ids are looked up a chunk at a time
+	// (Tree.LookupAll), as the comparison looks up ids.
+	vals := make([]snapshot.StringValue, 0, lookupChunk)
+	ids := make([]string, 0, lookupChunk)
+	found := make([]int32, lookupChunk)
+	lookup := func() {
+		in.Doc.Release() // a mapped model: see snapshot.Document.Release
+		snap.LookupAll(ids, found[:len(ids)])
+		for k, j := range found[:len(ids)] {
+			if j < 0 || !r.doomed[j] {
+				continue
+			}
+			sv := vals[k]
+			d := Dangling{Referrer: in.ObjectAt(sv.Offset), Offset: sv.Offset, Doomed: j, DoomedID: sv.Value}
+			if d.Referrer >= 0 {
+				d.ReferrerID = in.ID(in.Objects[d.Referrer].First)
+			}
+			r.Dangling = append(r.Dangling, d)
+		}
+		vals, ids = vals[:0], ids[:0]
+	}
 	n := 0
 	in.StringsOfLength(snap.MightBeID, func(sv snapshot.StringValue) bool {
-		if n++; n%checkEvery == 0 {
-			if ctx.Err() != nil {
-				return false
-			}
-			snap.Doc.Release()
-			in.Doc.Release()
+		if n++; n%checkEvery == 0 && ctx.Err() != nil {
+			return false
 		}
-		j, ok := snap.Lookup(sv.Value)
-		if !ok || !r.doomed[j] {
-			return true
+		vals, ids = append(vals, sv), append(ids, sv.Value)
+		if len(ids) == lookupChunk {
+			lookup()
 		}
-		d := Dangling{Referrer: in.ObjectAt(sv.Offset), Offset: sv.Offset, Doomed: j, DoomedID: sv.Value}
-		if d.Referrer >= 0 {
-			d.ReferrerID = in.ID(in.Objects[d.Referrer].First)
-		}
-		r.Dangling = append(r.Dangling, d)
 		return true
 	})
 	if ctx.Err() != nil {
 		return
 	}
+	lookup()
 	// One pass names every path: a copy holding 60,000 references is read
 	// once, not once for each (issue 9).
 	offs := make([]int, len(r.Dangling))
