@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"runtime"
+
+	"github.com/objgc/objgc/snapshot"
 )
 
 // renderChunk is how many items renderOrdered hands a worker at a time.
@@ -16,7 +18,8 @@ const renderChunk = 256
 // path, reasons and hooks (issue 9: a third of the text plan's time on the
 // 1M model); the items are independent. At most a few chunks wait to be
 // written, so memory stays bounded whatever n. render must be safe to call
-// from several goroutines at once. The first write error is returned.
+// from several goroutines at once; it runs under snapshot.Guard. The first
+// error, of a write or a fault, is returned.
 func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
 	workers := runtime.GOMAXPROCS(0)
 	if n <= renderChunk || workers < 2 {
@@ -36,6 +39,7 @@ func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) erro
 	type chunk struct {
 		lo, hi int
 		b      bytes.Buffer
+		err    error // a fault reading a mapped model (snapshot.Guard)
 		done   chan struct{}
 	}
 	jobs := make(chan *chunk, workers)
@@ -52,9 +56,12 @@ func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) erro
 	for range workers {
 		go func() {
 			for c := range jobs {
-				for i := c.lo; i < c.hi; i++ {
-					render(&c.b, i)
-				}
+				c.err = snapshot.Guard(func() error {
+					for i := c.lo; i < c.hi; i++ {
+						render(&c.b, i)
+					}
+					return nil
+				})
 				close(c.done)
 			}
 		}()
@@ -62,6 +69,9 @@ func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) erro
 	var err error
 	for c := range order {
 		<-c.done
+		if err == nil {
+			err = c.err
+		}
 		if err == nil {
 			_, err = w.Write(c.b.Bytes())
 		}

@@ -267,8 +267,11 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		return err
 	}
 	d, err := diff.CompareContext(ctx, in.Snapshot, in.Incoming)
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
 		return errPlanInterrupted
+	case err != nil:
+		return err // a fault reading a mapped model: names the file
 	}
 	if err := stage("order"); err != nil {
 		return err

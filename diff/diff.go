@@ -6,6 +6,7 @@
 package diff
 
 import (
+	"cmp"
 	"context"
 	"sort"
 	"sync"
@@ -56,9 +57,13 @@ type Result struct {
 func (r *Result) IsDoomed(i int32) bool { return i >= 0 && int(i) < len(r.doomed) && r.doomed[i] }
 
 // Compare computes the Result of snap against incoming. Neither tree is
-// modified.
+// modified. A fault reading a mapped model panics with its
+// *snapshot.ChangedError, which the caller's snapshot.Guard returns.
 func Compare(snap, incoming *snapshot.Tree) *Result {
-	r, _ := CompareContext(context.Background(), snap, incoming)
+	r, err := CompareContext(context.Background(), snap, incoming)
+	if err != nil {
+		panic(err)
+	}
 	return r
 }
 
@@ -75,6 +80,7 @@ const lookupChunk = 256
 type part struct {
 	doomed  []int32
 	changes []TypeChange
+	err     error // a fault reading a mapped model
 }
 
 // compare records what snapshot object i, with id, is: doomed when the
@@ -117,36 +123,44 @@ func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result
 		go func() {
 			defer wg.Done()
 			pt := &parts[k]
-			// The ids of a chunk of objects are looked up together
-			// (Tree.LookupAll: the incoming index is larger than the
-			// caches, and one lookup at a time waits for memory each).
-			idxs := make([]int32, 0, lookupChunk)
-			ids := make([]string, 0, lookupChunk)
-			found := make([]int32, lookupChunk)
-			for lo := bounds[0]; lo < bounds[1]; lo += lookupChunk {
-				if lo%checkEvery < lookupChunk {
-					if ctx.Err() != nil {
-						return
+			// A type may be read from a mapped model: a fault is an
+			// error naming its file, not a crash (snapshot.Guard).
+			pt.err = snapshot.Guard(func() error {
+				// The ids of a chunk of objects are looked up together
+				// (Tree.LookupAll: the incoming index is larger than the
+				// caches, and one lookup at a time waits for memory each).
+				idxs := make([]int32, 0, lookupChunk)
+				ids := make([]string, 0, lookupChunk)
+				found := make([]int32, lookupChunk)
+				for lo := bounds[0]; lo < bounds[1]; lo += lookupChunk {
+					if lo%checkEvery < lookupChunk {
+						if ctx.Err() != nil {
+							return nil
+						}
+						snap.Doc.Release() // a mapped model: see snapshot.Document.Release
+						incoming.Doc.Release()
 					}
-					snap.Doc.Release() // a mapped model: see snapshot.Document.Release
-					incoming.Doc.Release()
-				}
-				idxs, ids = idxs[:0], ids[:0]
-				for i := lo; i < min(lo+lookupChunk, bounds[1]); i++ {
-					if o := &snap.Objects[i]; o.HasID && o.First == int32(i) {
-						idxs = append(idxs, int32(i))
-						ids = append(ids, snap.ID(int32(i)))
+					idxs, ids = idxs[:0], ids[:0]
+					for i := lo; i < min(lo+lookupChunk, bounds[1]); i++ {
+						if o := &snap.Objects[i]; o.HasID && o.First == int32(i) {
+							idxs = append(idxs, int32(i))
+							ids = append(ids, snap.ID(int32(i)))
+						}
+					}
+					incoming.LookupAll(ids, found[:len(ids)])
+					for n, i := range idxs {
+						pt.compare(r, i, ids[n], found[n])
 					}
 				}
-				incoming.LookupAll(ids, found[:len(ids)])
-				for n, i := range idxs {
-					pt.compare(r, i, ids[n], found[n])
-				}
-			}
+				return nil
+			})
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := cmp.Or(parts[0].err, parts[1].err); err != nil {
 		return nil, err
 	}
 	r.Doomed = append(parts[0].doomed, parts[1].doomed...)
