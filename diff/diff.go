@@ -173,7 +173,9 @@ func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result
 		return snap.Objects[r.TypeChanges[a].Snapshot].Start < snap.Objects[r.TypeChanges[b].Snapshot].Start
 	})
 	if len(r.Doomed) > 0 {
-		r.findDangling(ctx)
+		if err := r.findDangling(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -198,10 +200,47 @@ func typeChanged(a, b snapshot.Type) bool {
 	return a.Package != "" && b.Package != "" && a.Package != b.Package
 }
 
-func (r *Result) findDangling(ctx context.Context) {
+func (r *Result) findDangling(ctx context.Context) error {
+	// The incoming model's string values in two halves on two goroutines,
+	// each half's references in document order.
+	var halves [2][]Dangling
+	var errs [2]error
+	var wg sync.WaitGroup
+	for k := range halves {
+		wg.Go(func() {
+			errs[k] = snapshot.Guard(func() error {
+				halves[k] = r.danglingIn(ctx, k, len(halves))
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	if err := cmp.Or(errs[0], errs[1]); err != nil {
+		return err // a fault reading a mapped model
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	r.Dangling = append(halves[0], halves[1]...)
+	// One pass names every path: a copy holding 60,000 references is read
+	// once, not once for each (issue 9).
+	offs := make([]int, len(r.Dangling))
+	for k := range r.Dangling {
+		offs[k] = r.Dangling[k].Offset
+	}
+	for k, p := range r.Incoming.PathsAt(offs) {
+		r.Dangling[k].Path = p
+	}
+	return nil
+}
+
+// danglingIn returns the references to doomed objects among the string
+// values of part of parts of the incoming model (Tree.StringsOfLengthPart),
+// looked up a chunk at a time (Tree.LookupAll) as the comparison looks up
+// ids.
+func (r *Result) danglingIn(ctx context.Context, part, parts int) []Dangling {
 	snap, in := r.Snapshot, r.Incoming
-	// The values that might be ids are looked up a chunk at a time
-	// (Tree.LookupAll), as the comparison looks up ids.
+	var out []Dangling
 	vals := make([]snapshot.StringValue, 0, lookupChunk)
 	ids := make([]string, 0, lookupChunk)
 	found := make([]int32, lookupChunk)
@@ -217,12 +256,12 @@ func (r *Result) findDangling(ctx context.Context) {
 			if d.Referrer >= 0 {
 				d.ReferrerID = in.ID(in.Objects[d.Referrer].First)
 			}
-			r.Dangling = append(r.Dangling, d)
+			out = append(out, d)
 		}
 		vals, ids = vals[:0], ids[:0]
 	}
 	n := 0
-	in.StringsOfLength(snap.MightBeID, func(sv snapshot.StringValue) bool {
+	in.StringsOfLengthPart(part, parts, snap.MightBeID, func(sv snapshot.StringValue) bool {
 		if n++; n%checkEvery == 0 && ctx.Err() != nil {
 			return false
 		}
@@ -232,19 +271,8 @@ func (r *Result) findDangling(ctx context.Context) {
 		}
 		return true
 	})
-	if ctx.Err() != nil {
-		return
-	}
 	lookup()
-	// One pass names every path: a copy holding 60,000 references is read
-	// once, not once for each (issue 9).
-	offs := make([]int, len(r.Dangling))
-	for k := range r.Dangling {
-		offs[k] = r.Dangling[k].Offset
-	}
-	for k, p := range in.PathsAt(offs) {
-		r.Dangling[k].Path = p
-	}
+	return out
 }
 
 // findDropped finds the destroyed objects of the incoming model that no

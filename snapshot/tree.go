@@ -197,8 +197,17 @@ func (t *Tree) Strings(yield func(StringValue) bool) {
 // passed on when keep accepts their decoded length, except those holding a
 // lone surrogate escape: they have no exact decoded value and equal no id.
 func (t *Tree) StringsOfLength(keep func(n int) bool, yield func(StringValue) bool) {
+	t.StringsOfLengthPart(0, 1, keep, yield)
+}
+
+// StringsOfLengthPart is StringsOfLength of the part-th of parts equal
+// shares of the tree's string values (in document order, part from 0):
+// the parts together are all of them, so that they can be read on
+// several goroutines.
+func (t *Tree) StringsOfLengthPart(part, parts int, keep func(n int) bool, yield func(StringValue) bool) {
 	data := t.Doc.Data
-	for _, sv := range t.strs {
+	n := len(t.strs)
+	for _, sv := range t.strs[n*part/parts : n*(part+1)/parts] {
 		off := int(sv.off)
 		n := int(sv.n &^ strFlagEscaped)
 		var v string
