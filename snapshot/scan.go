@@ -163,7 +163,7 @@ func (s *scanner) typeRef(v string) (ref strRef, known bool) {
 		return strRef{off: int32(off), n: int32(len(v))}, false
 	}
 	if inData {
-		v = strings.Clone(v) // the table outlives no document, but keeps no view of one either
+		v = strings.Clone(v) // the table keeps a copy, not a view of the document
 	}
 	k := int32(len(s.idx.ext))
 	s.idx.ext = append(s.idx.ext, v)
