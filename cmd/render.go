@@ -525,12 +525,21 @@ type palette struct {
 func newPalette(streams *IO, noColor bool) *palette {
 	on := streams.IsTTYOut && !noColor && streams.Getenv("NO_COLOR") == "" && streams.Getenv("TERM") != "dumb"
 	mk := func(attrs ...color.Attribute) func(a ...any) string {
-		c := color.New(attrs...)
-		if on {
-			c.EnableColor()
-		} else {
-			c.DisableColor()
+		if !on {
+			// What a disabled color.Color's Sprint writes, without
+			// its fmt.Sprint for the one string a plan passes (a
+			// hundred thousand objects' lines call these).
+			return func(a ...any) string {
+				if len(a) == 1 {
+					if s, ok := a[0].(string); ok {
+						return s
+					}
+				}
+				return fmt.Sprint(a...)
+			}
 		}
+		c := color.New(attrs...)
+		c.EnableColor()
 		return c.SprintFunc()
 	}
 	return &palette{
@@ -635,12 +644,16 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 // id and path, reasons, class hierarchy, destroy hooks.
 func writeObjectText(b *bytes.Buffer, pal *palette, p *destroy.Plan, hooks *planHooks, i int) {
 	o := p.Object(i)
-	fmt.Fprintf(b, "  %s %s  %s\n", term(orDash(o.Type)), pal.id(term(o.ID)), pal.dim(term(o.Path)))
-	reasons := make([]string, len(o.Reasons))
-	for k, r := range o.Reasons {
-		reasons[k] = term(r.Text())
+	for _, s := range []string{"  ", term(orDash(o.Type)), " ", pal.id(term(o.ID)), "  ", pal.dim(term(o.Path)), "\n      "} {
+		b.WriteString(s)
 	}
-	fmt.Fprintf(b, "      %s\n", strings.Join(reasons, "; "))
+	for k, r := range o.Reasons {
+		if k > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(term(r.Text()))
+	}
+	b.WriteByte('\n')
 	if cs := hooks.of(i).classes; len(cs) > 1 {
 		fmt.Fprintf(b, "      classes: %s (package %s)\n", term(strings.Join(cs, " < ")), term(hooks.of(i).pkg))
 	}
