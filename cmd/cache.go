@@ -24,7 +24,7 @@ func newCacheCmd(streams *IO) *cobra.Command {
 		Use:   "cache",
 		Short: "Manage the on-disk cache of Murano packages",
 		Long: `cache manages the packages objgc reads class hierarchies and hooks from:
-packages/<FullName>/<version>/<sha256 of the archive>/ under the cache
+packages/<FullName>/<version>@<sha256 of the archive>/ under the cache
 directory. See docs/cache.md for the layout and the lock protocol.`,
 		Args: noArgs,
 	}

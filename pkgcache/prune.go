@@ -68,8 +68,9 @@ type PruneResult struct {
 // (whole packages only) and returns ctx's error with what it did so far.
 // Removal renames the package directory to .trash.* beside it and then
 // deletes it, so no reader ever sees a half-deleted package. Empty
-// <FullName>/<version>/ directories are removed too, and so are the
-// leftovers of killed adds and removals.
+// <FullName>/ directories are removed too, and so are the leftovers of
+// killed adds and removals. A cache holding a package in the old layout is
+// refused (ErrOldLayout) before anything is removed.
 func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
 	res := PruneResult{DryRun: opts.DryRun}
 	if !opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize {
@@ -294,8 +295,8 @@ type claimOutcome struct {
 const deleteWorkers = 8
 
 // claimAndDelete claims the packages selected (claimEntry) and
-// deletes each one claimed, with its version and FullName directories
-// when they are left empty, deleteWorkers at a time: each worker claims a
+// deletes each one claimed, with its FullName directory when it is left
+// empty, deleteWorkers at a time: each worker claims a
 // package and deletes it, so that the claims (lock, rename) of some
 // overlap the deletion of others, which on most disks is the slow part.
 // progress, when not nil, is called from the caller's goroutine after
@@ -330,10 +331,7 @@ func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress
 					// os.Remove fails on a directory that is not empty:
 					// that is the check. An adder that loses this race
 					// retries MkdirAll.
-					versionDir := filepath.Join(c.packagesDir(), e.FullName, e.Version)
-					if os.Remove(versionDir) == nil {
-						os.Remove(filepath.Dir(versionDir))
-					}
+					os.Remove(c.fullNameDir(e.FullName))
 				}
 			}
 		}()
@@ -384,10 +382,7 @@ func removeTrash(dirs []string) int {
 		if os.RemoveAll(d) == nil {
 			n++
 		}
-		versionDir := filepath.Dir(d)
-		if os.Remove(versionDir) == nil {
-			os.Remove(filepath.Dir(versionDir))
-		}
+		os.Remove(filepath.Dir(d)) // the FullName directory, if now empty
 	}
 	return n
 }
