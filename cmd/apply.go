@@ -355,7 +355,10 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
-	finder := newFinder(streams, dirs, cache, cacheFrom)
+	finder, err := newFinder(streams, dirs, cache, cacheFrom)
+	if err != nil {
+		return err
+	}
 	if finder.Packages != nil {
 		defer finder.Packages.Close()
 	}
@@ -431,13 +434,17 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 
 // newFinder returns the hook finder of dirs and of the package cache
 // dir (openPackages; from says where cache was set); the caller closes
-// its Packages.
-func newFinder(streams *IO, dirs []string, cache, from string) *destroy.HookFinder {
+// its Packages. The error is openPackages'.
+func newFinder(streams *IO, dirs []string, cache, from string) (*destroy.HookFinder, error) {
 	finder := &destroy.HookFinder{Dirs: dirs}
-	if session := openPackages(streams, cache, from); session != nil {
+	session, err := openPackages(streams, cache, from)
+	if err != nil {
+		return nil, err
+	}
+	if session != nil {
 		finder.Packages = session
 	}
-	return finder
+	return finder, nil
 }
 
 // applyError renders the refusals of destroy.Run (dangling references,

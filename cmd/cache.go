@@ -24,7 +24,7 @@ func newCacheCmd(streams *IO) *cobra.Command {
 		Use:   "cache",
 		Short: "Manage the on-disk cache of Murano packages",
 		Long: `cache manages the packages objgc reads class hierarchies and hooks from:
-packages/<FullName>/<version>/<sha256 of the archive>/ under the cache
+packages/<FullName>/<version>@<sha256 of the archive>/ under the cache
 directory. See docs/cache.md for the layout and the lock protocol.`,
 		Args: noArgs,
 	}
@@ -36,6 +36,7 @@ directory. See docs/cache.md for the layout and the lock protocol.`,
 		newCachePruneCmd(streams, dir),
 		newCacheVerifyCmd(streams, dir),
 		newCachePathCmd(streams, dir),
+		newCacheMigrateCmd(streams, dir),
 	)
 	return c
 }
@@ -760,6 +761,118 @@ func formatCacheSize(n int64) string {
 func checkQuietVerbose(quiet, verbose bool) error {
 	if quiet && verbose {
 		return usageErrorf("--quiet and --verbose contradict each other; give one")
+	}
+	return nil
+}
+
+type cacheMigrateOptions struct {
+	Format string
+	Quiet  bool
+	Dir    string
+}
+
+// addFlags declares cache migrate's flags, each bound to its field of o.
+func (o *cacheMigrateOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	cacheQuietFlag(f, &o.Quiet, "print only errors and warnings (packages skipped in use), not what was moved")
+}
+
+func newCacheMigrateCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cacheMigrateOptions{}
+	c := &cobra.Command{
+		Use:   "migrate",
+		Short: "Move the packages of a cache made by an older objgc to the current layout",
+		Long: `migrate moves every package of the old layout,
+packages/<FullName>/<version>/<id>/, to packages/<FullName>/<version>@<id>/.
+Until it has run, the other cache commands, plan and apply refuse a cache
+that holds packages in the old layout. Packages in use (an older objgc's
+plan or apply holds their usage lock) are skipped and reported, exit 4: run
+it again when they are free. It can run again at any time; packages already
+moved are not touched. It runs under the prune lock: not beside a prune.`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cache, err := cacheSettings(c, dir)
+			if err != nil {
+				return err
+			}
+			opts := *o
+			opts.Dir = cache
+			return runCacheMigrate(c.Context(), streams, opts)
+		},
+	}
+	o.addFlags(c.Flags())
+	return c
+}
+
+func runCacheMigrate(ctx context.Context, streams *IO, opts cacheMigrateOptions) error {
+	if err := cacheCheckFormat(opts.Format); err != nil {
+		return err
+	}
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
+	c, err := pkgcache.OpenExisting(opts.Dir)
+	if err != nil {
+		return err
+	}
+	res, err := c.Migrate(ctx)
+	if errors.Is(err, pkgcache.ErrPruneRunning) {
+		return fmt.Errorf("cache migrate: %w in %s; nothing was touched", err, c.Root())
+	}
+	if err != nil && ctx.Err() != nil {
+		return cacheInterrupted("cache migrate", err)
+	}
+	if opts.Format == "json" {
+		conv := func(es []pkgcache.Entry) []cachePackageJSON {
+			out := make([]cachePackageJSON, len(es))
+			for i, e := range es {
+				out[i] = packageJSON(e)
+			}
+			return out
+		}
+		left := res.Left
+		if left == nil {
+			left = []pkgcache.Problem{}
+		}
+		if jerr := writeJSON(streams.Out, struct {
+			Moved      []cachePackageJSON `json:"moved"`
+			Duplicates []cachePackageJSON `json:"duplicates"`
+			InUse      []cachePackageJSON `json:"in_use"`
+			Left       []pkgcache.Problem `json:"left"`
+			Leftovers  int                `json:"trash_leftovers"`
+			Done       bool               `json:"done"`
+		}{conv(res.Moved), conv(res.Duplicates), conv(res.InUse), left, res.Leftovers, err == nil && res.Done()}); jerr != nil {
+			return jerr
+		}
+	} else {
+		if !opts.Quiet {
+			for _, e := range res.Moved {
+				fmt.Fprintf(streams.Out, "moved %s %s %s\n", term(e.FullName), term(e.Version), term(e.ID[:12]))
+			}
+			for _, e := range res.Duplicates {
+				fmt.Fprintf(streams.Out, "removed old copy of %s %s %s (already in the current layout)\n", term(e.FullName), term(e.Version), term(e.ID[:12]))
+			}
+		}
+		for _, e := range res.InUse {
+			fmt.Fprintf(streams.Out, "skipped %s %s %s: in use\n", term(e.FullName), term(e.Version), term(e.ID[:12]))
+		}
+		for _, p := range res.Left {
+			fmt.Fprintf(streams.Out, "%s: %s\n", term(p.Path), term(p.Problem))
+		}
+		if !opts.Quiet && err == nil {
+			fmt.Fprintf(streams.Out, "moved %d %s to the current layout", len(res.Moved), plural(len(res.Moved), "package", "packages"))
+			if res.Leftovers > 0 {
+				fmt.Fprintf(streams.Out, ", %d %s of interrupted runs cleaned", res.Leftovers, plural(res.Leftovers, "leftover", "leftovers"))
+			}
+			fmt.Fprintln(streams.Out)
+		}
+	}
+	switch {
+	case err != nil:
+		return err
+	case len(res.Left) > 0:
+		return fmt.Errorf("cache migrate: %d %s in old version directories of %s not packages; move or remove them by hand and migrate again", len(res.Left), plural(len(res.Left), "name", "names"), c.Root())
+	case len(res.InUse) > 0:
+		return &exitError{code: ExitLocked, err: fmt.Errorf("cache migrate: %d %s in use, not moved; migrate again when they are free", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
 	}
 	return nil
 }

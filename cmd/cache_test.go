@@ -92,7 +92,7 @@ func TestCacheCommands(t *testing.T) {
 	}
 
 	code, out, _ = runObjgc(t, "cache", "path", "--cache-dir", cache, "com.example.apache.ApacheHttpServer")
-	if want := filepath.Join(cache, "packages", "com.example.apache.ApacheHttpServer", "1.0.0", ids[1]) + "\n"; code != ExitOK || out != want {
+	if want := filepath.Join(cache, "packages", "com.example.apache.ApacheHttpServer", "1.0.0@"+ids[1]) + "\n"; code != ExitOK || out != want {
 		t.Errorf("path: exit %d, %q, want %q", code, out, want)
 	}
 	code, _, errOut = runObjgc(t, "cache", "path", "--cache-dir", cache, "com.example.Nope")
@@ -148,7 +148,7 @@ func TestCacheCommands(t *testing.T) {
 	}
 
 	// A damaged package fails verify.
-	os.WriteFile(filepath.Join(cache, "packages", "com.example.apache.ApacheHttpServer", "1.0.0", ids[1], "manifest.yaml"), []byte("FullName: x\n"), 0o644)
+	os.WriteFile(filepath.Join(cache, "packages", "com.example.apache.ApacheHttpServer", "1.0.0@"+ids[1], "manifest.yaml"), []byte("FullName: x\n"), 0o644)
 	code, out, errOut = runObjgc(t, "cache", "verify", "--cache-dir", cache)
 	if code != ExitError || !strings.Contains(out, "manifest.yaml: sha256 differs") || !strings.Contains(errOut, "cache verify: 1 problem in") {
 		t.Errorf("verify of a damaged cache: exit %d, %q, %q", code, out, errOut)

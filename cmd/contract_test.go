@@ -48,7 +48,10 @@ func TestCheckPlanHooks(t *testing.T) {
 	}
 	check := func(sp *destroy.PlanFile) []string {
 		t.Helper()
-		f := newFinder(&IO{Err: &strings.Builder{}}, sp.HooksDirs, sp.CacheDir, "")
+		f, err := newFinder(&IO{Err: &strings.Builder{}}, sp.HooksDirs, sp.CacheDir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if f.Packages != nil {
 			defer f.Packages.Close()
 		}

@@ -158,7 +158,7 @@ func manSections(c *cobra.Command) string {
 		b.WriteString("**TARGET.journal**\n: apply's journal of the steps done, removed once the model is written; a run that finds it resumes\n\n")
 	}
 	if path != "objgc version" && path != "objgc completion" {
-		b.WriteString("**$XDG_CACHE_HOME/objgc/**\n: the package cache (**--cache-dir**): packages/FULLNAME/VERSION/ID/ holds one unpacked package, locks/ the usage and download locks, tmp/ the staging area\n\n")
+		b.WriteString("**$XDG_CACHE_HOME/objgc/**\n: the package cache (**--cache-dir**): packages/FULLNAME/VERSION@ID/ holds one unpacked package, locks/ the usage and download locks, tmp/ the staging area\n\n")
 	}
 	return b.String()
 }

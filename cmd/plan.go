@@ -133,20 +133,26 @@ func checkInputFlags(model, snapFile, graphFile string) error {
 // settingFrom says: a flag, a variable or the config file) and does not
 // exist, a warning on stderr says so: a mistyped --cache-dir must not
 // silently lose every class hierarchy and package hook. An existing
-// directory without packages/ is taken as a cache not filled yet.
-func openPackages(streams *IO, dir, from string) *pkgcache.Session {
+// directory without packages/ is taken as a cache not filled yet. A cache
+// holding packages in the old layout is an error (pkgcache.ErrOldLayout,
+// which says how to migrate): going on without those packages would
+// plan and run without their class hierarchies and hooks.
+func openPackages(streams *IO, dir, from string) (*pkgcache.Session, error) {
 	if st, err := os.Stat(filepath.Join(dir, "packages")); err != nil || !st.IsDir() {
 		if _, err := os.Stat(dir); from != "" && errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(streams.Err, "objgc: warning: cache dir %s (from %s): no such directory, no package cache there; class hierarchies and package hooks are not used\n", term(absPath(dir)), term(from))
 		}
-		return nil
+		return nil, nil
 	}
 	c, err := pkgcache.Open(dir)
 	if err != nil {
 		fmt.Fprintf(streams.Err, "objgc: package cache %s not used: %s\n", term(dir), term(err.Error()))
-		return nil
+		return nil, nil
 	}
-	return c.NewSession()
+	if err := c.CheckLayout(); errors.Is(err, pkgcache.ErrOldLayout) {
+		return nil, err
+	}
+	return c.NewSession(), nil
 }
 
 func checkOnDangling(mode string) error {
@@ -284,7 +290,11 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		return err
 	}
 	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
-	if session := openPackages(streams, opts.CacheDir, opts.cacheDirFrom); session != nil {
+	session, err := openPackages(streams, opts.CacheDir, opts.cacheDirFrom)
+	if err != nil {
+		return err
+	}
+	if session != nil {
 		defer session.Close()
 		finder.Packages = session
 	}

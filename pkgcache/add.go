@@ -54,7 +54,7 @@ type AddResult struct {
 // usage lock of the id (shared), check, take the download lock
 // (exclusive, after the usage lock, never before), check again, unpack
 // into tmp/, validate, record the digests, rename into
-// packages/<FullName>/<version>/<id>/. Then the other ids of the same
+// packages/<FullName>/<version>@<id>/. Then the other ids of the same
 // FullName and version are removed, each only if its usage lock can be
 // taken exclusively without waiting. The usage lock is released when Add
 // returns; callers that read the package take it again with AcquireUsage
@@ -86,8 +86,9 @@ func (c *Cache) Add(ctx context.Context, src string) (AddResult, error) {
 // removal protocol: the usage lock of the id is taken exclusively without
 // waiting (the error wraps ErrLocked when a plan or apply uses the
 // package; nothing is changed then), then the download lock; the new copy
-// is staged and validated, the damaged one renamed into tmp/, the new one
-// renamed into place, and the damaged one deleted. A reader never sees a
+// is staged and validated, the damaged one renamed aside (.trash.* in its
+// FullName directory), the new one renamed into place, and the damaged
+// one deleted. A reader never sees a
 // mix of the two: it waits for the usage lock, then finds the new copy
 // (a crash between the two renames leaves the package absent, never
 // half-replaced).
@@ -422,6 +423,11 @@ type digestRecord struct {
 func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id string, force bool) (AddResult, error) {
 	dest := c.entryDir(m.FullName, m.Version, id)
 	res := AddResult{}
+	// Not beside packages of the old layout: the check below would miss
+	// the id cached there, and the outdated ids would be misread.
+	if _, err := c.scanFullName(m.FullName, nil); err != nil {
+		return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
+	}
 	var unlockUsage func()
 	var err error
 	if force {
@@ -533,8 +539,8 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 			}
 		}()
 	}
-	// A prune may remove the empty <FullName>/<version>/ parents between
-	// MkdirAll and Rename; try again then.
+	// A prune may remove the empty <FullName>/ parent between MkdirAll and
+	// Rename; try again then.
 	for attempt := 0; ; attempt++ {
 		if err = os.MkdirAll(filepath.Dir(dest), 0o755); err == nil {
 			err = os.Rename(stage, dest)
@@ -691,13 +697,13 @@ func hashFile(p string, h hash.Hash) (string, int64, error) {
 // removeOutdatedIDs removes the ids of fullName/version other than keep
 // whose usage lock can be taken exclusively without waiting.
 func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept []string) {
-	ents, err := os.ReadDir(filepath.Join(c.packagesDir(), fullName, version))
+	names, err := readDirNames(c.fullNameDir(fullName))
 	if err != nil {
 		return nil, nil
 	}
-	for _, e := range ents {
-		id := e.Name()
-		if id == keep || !idRE.MatchString(id) {
+	for _, name := range names {
+		v, id, ok := parseEntryName(name)
+		if !ok || v != version || id == keep {
 			continue
 		}
 		ok, err := c.removeEntry(fullName, version, id)
@@ -715,7 +721,7 @@ func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept
 	return removed, kept
 }
 
-// removeEntry removes packages/<fullName>/<version>/<id> if nobody uses
+// removeEntry removes packages/<fullName>/<version>@<id> if nobody uses
 // it: it takes the usage lock exclusively without waiting (false, nil when
 // that fails), renames the directory to .trash.* beside it and deletes it there.
 func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
@@ -756,17 +762,18 @@ func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool,
 }
 
 // trashPrefix starts the name of a package directory being deleted:
-// <FullName>/<version>/.trash.<random>. It is not an id, so no lookup,
+// <FullName>/.trash.<random>. It is not <version>@<id>, so no lookup,
 // listing or verify sees it; a prune removes those left by killed
 // processes.
 const trashPrefix = ".trash."
 
-// trashName is a fresh name beside the package directory dir for it to be
-// renamed to before it is deleted. Beside, not in tmp/: a rename within
-// one directory does not take the file system's rename lock that every
-// rename of a directory to another parent takes (Linux's
-// s_vfs_rename_mutex), so removals in different versions do not queue
-// behind each other, nor on tmp/'s own lock (docs/performance.md).
+// trashName is a fresh name beside the package directory dir (in its
+// FullName directory) for it to be renamed to before it is deleted.
+// Beside, not in tmp/: a rename within one directory does not take the
+// file system's rename lock that every rename of a directory to another
+// parent takes (Linux's s_vfs_rename_mutex), so removals in different
+// FullNames do not queue behind each other, nor on tmp/'s own lock
+// (docs/performance.md).
 func trashName(dir string) string {
 	var b [8]byte
 	rand.Read(b[:])

@@ -99,15 +99,15 @@ func BenchmarkRemoveOutdated10k(b *testing.B) {
 		b.StopTimer()
 		c := benchCache(b, 10000)
 		b.StartTimer()
-		removeOutdatedFloor(b, c, 10000, false)
+		removeOutdatedFloor(b, c, 10000)
 	}
 }
 
 // removeOutdatedFloor deletes the n/2 version-1.0.0 package directories
-// of a benchCache(n) with os.RemoveAll, 8 at a time; withVersionDirs, it
-// also removes (os.Remove) each 1.0.0 directory the package leaves empty,
-// as Prune does.
-func removeOutdatedFloor(b *testing.B, c *Cache, n int, withVersionDirs bool) {
+// (packages/<FullName>/1.0.0@<id>) of a benchCache(n) with os.RemoveAll,
+// 8 at a time. A package is one directory, so this is all a removal must
+// delete: its FullName directory keeps version 2.0.0.
+func removeOutdatedFloor(b *testing.B, c *Cache, n int) {
 	var dirs []string
 	for j := 0; j < n; j += 2 {
 		fn := fmt.Sprintf("com.example.bench.P%05d", j/2)
@@ -124,11 +124,6 @@ func removeOutdatedFloor(b *testing.B, c *Cache, n int, withVersionDirs bool) {
 				if err := os.RemoveAll(d); err != nil {
 					b.Error(err)
 				}
-				if withVersionDirs {
-					if err := os.Remove(filepath.Dir(d)); err != nil {
-						b.Error(err)
-					}
-				}
 			}
 		}()
 	}
@@ -141,17 +136,14 @@ func removeOutdatedFloor(b *testing.B, c *Cache, n int, withVersionDirs bool) {
 
 // BenchmarkPruneVsFloor10k measures BenchmarkPrune10k and its floor
 // BenchmarkRemoveOutdated10k on caches built alike, one right after the
-// other (which goes first rotates), so that both see the same disk and
+// other (which goes first alternates), so that both see the same disk and
 // the same load. It reports the seconds of each and their ratio
-// (prune/floor, the target is at most 1.3). It also times the floor that
-// removes the emptied version directories too, as Prune does
-// (floor-dirs-s/op, prune/floor-dirs): on a disk that trims every block
-// freed, those 5,000 more rmdirs are a sixth more work for the disk.
+// (prune/floor, the target is at most 1.3).
 func BenchmarkPruneVsFloor10k(b *testing.B) {
-	var prune, floor, floorDirs time.Duration
+	var prune, floor time.Duration
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
-		cp, cf, cd := benchCache(b, 10000), benchCache(b, 10000), benchCache(b, 10000)
+		cp, cf := benchCache(b, 10000), benchCache(b, 10000)
 		runs := []func(){
 			func() {
 				t := time.Now()
@@ -163,13 +155,8 @@ func BenchmarkPruneVsFloor10k(b *testing.B) {
 			},
 			func() {
 				t := time.Now()
-				removeOutdatedFloor(b, cf, 10000, false)
+				removeOutdatedFloor(b, cf, 10000)
 				floor += time.Since(t)
-			},
-			func() {
-				t := time.Now()
-				removeOutdatedFloor(b, cd, 10000, true)
-				floorDirs += time.Since(t)
 			},
 		}
 		for k := range runs {
@@ -180,7 +167,5 @@ func BenchmarkPruneVsFloor10k(b *testing.B) {
 	}
 	b.ReportMetric(prune.Seconds()/float64(b.N), "prune-s/op")
 	b.ReportMetric(floor.Seconds()/float64(b.N), "floor-s/op")
-	b.ReportMetric(floorDirs.Seconds()/float64(b.N), "floor-dirs-s/op")
 	b.ReportMetric(prune.Seconds()/floor.Seconds(), "prune/floor")
-	b.ReportMetric(prune.Seconds()/floorDirs.Seconds(), "prune/floor-dirs")
 }

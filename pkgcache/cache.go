@@ -4,13 +4,18 @@
 //
 // Layout under the cache root:
 //
-//	packages/<FullName>/<version>/<id>/   one unpacked package; id = hex sha256 of the archive
+//	packages/<FullName>/<version>@<id>/   one unpacked package; id = hex sha256 of the archive
 //	locks/<id>.usage                      usage lock (shared flock, held while a package is read)
 //	locks/<id>.download                   download lock (exclusive flock, held while <id> is unpacked)
 //	locks/<id>.lastuse                    last-use marker: its mtime is the last use
-//	locks/prune.lock                      one prune at a time (exclusive flock)
-//	packages/<FullName>/<version>/.trash.*/  a package being deleted (see trashName)
+//	locks/prune.lock                      one prune (or migration) at a time (exclusive flock)
+//	packages/<FullName>/.trash.*/         a package being deleted (see trashName)
 //	tmp/                                  downloads and staging, on the same filesystem as packages/
+//
+// A package is one directory, so that deleting it is deleting that
+// directory and nothing else. Caches written by objgc before this layout
+// hold packages/<FullName>/<version>/<id>/; commands that meet one refuse
+// with ErrOldLayout until Migrate moves them.
 //
 // Lock order: the usage lock of an id is always taken before its download
 // lock, never the other way round (the race described in the Murano spec).
@@ -77,7 +82,27 @@ var (
 	ErrInvalidPackage = errors.New("invalid package")
 	// ErrNoPolicy: Prune was called without any policy.
 	ErrNoPolicy = errors.New("no prune policy given (outdated, unused-for or max-size)")
+	// ErrOldLayout: the cache holds packages in the layout of objgc
+	// before packages/<FullName>/<version>@<id>/ (see OldLayoutError).
+	ErrOldLayout = errors.New("package cache in the old layout")
 )
+
+// OldLayoutError is a cache holding a package directory in the old layout,
+// packages/<FullName>/<version>/<id>/. Reading such a cache as if it were
+// in the current one would miss those packages (and with them class
+// hierarchies and hooks), so every command that meets one refuses until
+// Migrate has moved them. It matches ErrOldLayout with errors.Is.
+type OldLayoutError struct {
+	Root string // the cache directory
+	Dir  string // the first old-layout <version> directory found
+}
+
+func (e *OldLayoutError) Error() string {
+	return fmt.Sprintf("package cache %s is in the old layout (%s holds packages/<FullName>/<version>/<id>/); run objgc cache migrate --cache-dir %s once to move its packages to packages/<FullName>/<version>@<id>/", e.Root, e.Dir, e.Root)
+}
+
+// Is reports whether target is ErrOldLayout.
+func (e *OldLayoutError) Is(target error) bool { return target == ErrOldLayout }
 
 // InvalidPackageError says why Add rejected a source. It matches
 // ErrInvalidPackage with errors.Is.
@@ -198,9 +223,48 @@ func (c *Cache) lockPath(name string) string {
 	return filepath.Join(c.root, "locks", name)
 }
 
-// entryDir is packages/<FullName>/<version>/<id>.
+// entryDir is packages/<FullName>/<version>@<id>.
 func (c *Cache) entryDir(fullName, version, id string) string {
-	return filepath.Join(c.root, "packages", fullName, version, id)
+	return filepath.Join(c.root, "packages", fullName, entryName(version, id))
+}
+
+func (c *Cache) fullNameDir(fullName string) string {
+	return filepath.Join(c.root, "packages", fullName)
+}
+
+// entryName is the name of a package directory in its FullName directory:
+// <version>@<id>. A version never holds '@' (versionRE), so the name splits
+// at its last '@'.
+func entryName(version, id string) string { return version + "@" + id }
+
+// parseEntryName splits <version>@<id>; ok is false for any other name
+// (a trash directory, a stray file, an old-layout version directory).
+func parseEntryName(name string) (version, id string, ok bool) {
+	i := strings.LastIndexByte(name, '@')
+	if i < 0 {
+		return "", "", false
+	}
+	version, id = name[:i], name[i+1:]
+	if !idRE.MatchString(id) || !safeComponent(version, versionRE) {
+		return "", "", false
+	}
+	return version, id, true
+}
+
+// oldVersionDir reports whether name, in packages/<FullName>/, is a
+// version directory of the old layout: a directory named as a version
+// (so neither <version>@<id> nor a trash directory). Only names that look
+// like one are looked at (one lstat).
+func (c *Cache) oldVersionDir(fullName, name string) bool {
+	if !safeComponent(name, versionRE) {
+		return false
+	}
+	st, err := os.Lstat(filepath.Join(c.fullNameDir(fullName), name))
+	return err == nil && st.IsDir()
+}
+
+func (c *Cache) oldLayout(fullName, name string) error {
+	return &OldLayoutError{Root: c.root, Dir: filepath.Join(c.fullNameDir(fullName), name)}
 }
 
 var (
@@ -209,11 +273,23 @@ var (
 	idRE       = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
-// safeComponent reports whether s may be used as one path component: the
+// maxComponent is the longest FullName or version, in bytes. A version is
+// shorter (maxVersion): <version>@<id> must fit in one path component of
+// 255 bytes with the 64 of the id.
+const (
+	maxComponent = 200
+	maxVersion   = 255 - 1 - 64
+)
+
+// safeComponent reports whether s may be used in one path component: the
 // characters of a Murano FullName (DESIGN.md section 1) or of a semantic
-// version, no "..", at most 200 bytes.
+// version, no "..", at most maxComponent bytes (maxVersion for a version).
 func safeComponent(s string, re *regexp.Regexp) bool {
-	return len(s) <= 200 && re.MatchString(s) && !strings.Contains(s, "..")
+	limit := maxComponent
+	if re == versionRE {
+		limit = maxVersion
+	}
+	return len(s) <= limit && re.MatchString(s) && !strings.Contains(s, "..")
 }
 
 // inUse reports whether some process holds the usage lock of id: the

@@ -233,7 +233,7 @@ func TestAddSources(t *testing.T) {
 	if d1.Entry.Version != "1.0.0" {
 		t.Errorf("version = %s", d1.Entry.Version)
 	}
-	want := filepath.Join(c.Root(), "packages", "com.example.apache.ApacheHttpServer", "1.0.0", d1.Entry.ID)
+	want := filepath.Join(c.Root(), "packages", "com.example.apache.ApacheHttpServer", "1.0.0@"+d1.Entry.ID)
 	if p, err := c.Path("com.example.apache.ApacheHttpServer", ""); err != nil || p != want {
 		t.Errorf("Path = %s, %v; want %s", p, err, want)
 	}
@@ -443,6 +443,9 @@ func TestVerifyFindsDamage(t *testing.T) {
 	os.Remove(filepath.Join(e.Dir, "Classes", "TomcatTest.yaml"))
 	os.WriteFile(filepath.Join(e.Dir, "extra"), nil, 0o644)
 	os.WriteFile(filepath.Join(c.Root(), "packages", "stray"), nil, 0o644)
+	// A file named as a version is a stray too, not an old-layout version
+	// directory.
+	os.WriteFile(filepath.Join(filepath.Dir(e.Dir), "1.0.0"), nil, 0o644)
 	res, err := c.Verify(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -452,8 +455,9 @@ func TestVerifyFindsDamage(t *testing.T) {
 		rel, _ := filepath.Rel(c.Root(), p.Path)
 		got = append(got, filepath.ToSlash(rel)+": "+p.Problem)
 	}
-	pre := "packages/com.example.apache.Tomcat/0.0.0/" + e.ID + "/"
+	pre := "packages/com.example.apache.Tomcat/0.0.0@" + e.ID + "/"
 	want := []string{
+		"packages/com.example.apache.Tomcat/1.0.0: not a package directory named <version>@<sha256 id>",
 		"packages/stray: not a directory (expected packages/<FullName>/)",
 		pre + "Classes/Tomcat.yaml: sha256 differs from the one recorded at unpack time",
 		pre + "extra: file not in the package",

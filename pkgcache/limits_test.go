@@ -148,7 +148,7 @@ func TestPruneCancelled(t *testing.T) {
 }
 
 // A removal killed between its rename and the end of the deletion leaves
-// <FullName>/<version>/.trash.*: no listing or verify sees it, and the
+// <FullName>/.trash.*: no listing or verify sees it, and the
 // next prune deletes it.
 func TestPruneRemovesTrashLeftovers(t *testing.T) {
 	c := openCache(t)

@@ -21,7 +21,7 @@ import (
 	"github.com/objgc/objgc/internal/lockfile"
 )
 
-// Entry is one cached package: packages/<FullName>/<Version>/<ID>/.
+// Entry is one cached package: packages/<FullName>/<Version>@<ID>/.
 type Entry struct {
 	FullName  string    `json:"full_name"`
 	Version   string    `json:"version"`
@@ -123,7 +123,9 @@ func dirSize(dir string) int64 {
 
 type entryKey struct{ fullName, version, id string }
 
-// scan lists packages/<FullName>/<version>/<id> names without reading them.
+// scan lists packages/<FullName>/<version>@<id> names without reading
+// them. The error wraps ErrOldLayout when a FullName holds a directory of
+// the old layout.
 func (c *Cache) scan() ([]entryKey, error) {
 	names, err := readDirNames(c.packagesDir())
 	if err != nil {
@@ -131,37 +133,49 @@ func (c *Cache) scan() ([]entryKey, error) {
 	}
 	var keys []entryKey
 	for _, fn := range names {
-		keys = append(keys, c.scanFullName(fn, nil)...)
+		k, err := c.scanFullName(fn, nil)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k...)
 	}
 	return keys, nil
 }
 
-// scanFullName lists packages/<fn>/<version>/<id> names; a directory that
-// vanishes meanwhile (a prune) is skipped.
+// scanFullName lists the packages of packages/<fn>/, sorted by version
+// (as strings) and id, so that the ids of one version are next to each
+// other; a directory that vanishes meanwhile (a prune) lists nothing.
+// A version directory of the old layout is an *OldLayoutError.
 //
 // The trash directories of removals (see trashName) are appended to trash
 // when it is not nil.
-func (c *Cache) scanFullName(fn string, trash *[]string) []entryKey {
+func (c *Cache) scanFullName(fn string, trash *[]string) ([]entryKey, error) {
 	var keys []entryKey
-	versions, err := readDirNames(filepath.Join(c.packagesDir(), fn))
+	names, err := readDirNames(c.fullNameDir(fn))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	for _, v := range versions {
-		ids, err := readDirNames(filepath.Join(c.packagesDir(), fn, v))
-		if err != nil {
+	for _, name := range names {
+		if v, id, ok := parseEntryName(name); ok {
+			keys = append(keys, entryKey{fn, v, id})
 			continue
 		}
-		for _, id := range ids {
-			switch {
-			case idRE.MatchString(id):
-				keys = append(keys, entryKey{fn, v, id})
-			case trash != nil && strings.HasPrefix(id, trashPrefix):
-				*trash = append(*trash, filepath.Join(c.packagesDir(), fn, v, id))
+		switch {
+		case strings.HasPrefix(name, trashPrefix):
+			if trash != nil {
+				*trash = append(*trash, filepath.Join(c.fullNameDir(fn), name))
 			}
+		case c.oldVersionDir(fn, name):
+			return nil, c.oldLayout(fn, name)
 		}
 	}
-	return keys
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].version != keys[j].version {
+			return keys[i].version < keys[j].version
+		}
+		return keys[i].id < keys[j].id
+	})
+	return keys, nil
 }
 
 // List returns every cached package, sorted by FullName, then version
@@ -190,6 +204,7 @@ func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, []s
 	workers := min(4*runtime.GOMAXPROCS(0), max(len(names), 1))
 	found := make([][]Entry, workers)
 	trash := make([][]string, workers)
+	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	next := make(chan string)
 	for w := range workers {
@@ -197,7 +212,13 @@ func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, []s
 		go func() {
 			defer wg.Done()
 			for fn := range next {
-				keys := c.scanFullName(fn, &trash[w])
+				keys, err := c.scanFullName(fn, &trash[w])
+				if err != nil {
+					if errs[w] == nil {
+						errs[w] = err
+					}
+					continue
+				}
 				for i, k := range keys {
 					alone := (i == 0 || keys[i-1].version != k.version) && (i == len(keys)-1 || keys[i+1].version != k.version)
 					if partial && alone {
@@ -222,6 +243,11 @@ func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, []s
 	wg.Wait()
 	if cerr != nil {
 		return nil, nil, cerr
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	var out []Entry
 	for _, f := range found {
@@ -333,46 +359,42 @@ func (c *Cache) Lookup(fullName, version string) (Entry, error) {
 	return c.newest(fullName, version)
 }
 
-// newest picks, without locks, the entry Path describes.
+// newest picks, without locks, the entry Path describes. The error wraps
+// ErrOldLayout when packages/<fullName>/ holds a directory of the old
+// layout: its packages would be missed.
 func (c *Cache) newest(fullName, version string) (Entry, error) {
 	if !safeComponent(fullName, fullNameRE) || (version != "" && !safeComponent(version, versionRE)) {
 		return Entry{}, fmt.Errorf("package %s %s: %w", fullName, version, ErrNotFound)
 	}
-	versions := []string{version}
-	if version == "" {
-		vs, err := readDirNames(filepath.Join(c.packagesDir(), fullName))
-		if err != nil {
-			return Entry{}, fmt.Errorf("package %s: %w", fullName, ErrNotFound)
-		}
-		sort.Slice(vs, func(i, j int) bool { return CompareVersions(vs[i], vs[j]) > 0 })
-		versions = vs
+	keys, err := c.scanFullName(fullName, nil)
+	if err != nil {
+		return Entry{}, err
 	}
-	for _, v := range versions {
-		ids, err := readDirNames(filepath.Join(c.packagesDir(), fullName, v))
-		if err != nil {
+	// Candidates: the ids of version, or of the highest version first.
+	sort.SliceStable(keys, func(i, j int) bool { return CompareVersions(keys[i].version, keys[j].version) > 0 })
+	var best Entry
+	found := false
+	for _, k := range keys {
+		if version != "" && k.version != version {
 			continue
 		}
-		var best Entry
-		found := false
-		for _, id := range ids {
-			if !idRE.MatchString(id) {
-				continue
-			}
-			e := Entry{FullName: fullName, Version: v, ID: id, Dir: c.entryDir(fullName, v, id)}
-			if rec, err := readDigestsHeader(e.Dir); err == nil {
-				e.Installed = rec.Installed
-			} else if st, err := os.Stat(e.Dir); err == nil {
-				e.Installed = st.ModTime()
-			} else {
-				continue
-			}
-			if !found || e.Installed.After(best.Installed) || e.Installed.Equal(best.Installed) && e.ID > best.ID {
-				best, found = e, true
-			}
+		if found && k.version != best.Version {
+			break // the highest version with a readable package wins
 		}
-		if found {
-			return best, nil
+		e := Entry{FullName: fullName, Version: k.version, ID: k.id, Dir: c.entryDir(fullName, k.version, k.id)}
+		if rec, err := readDigestsHeader(e.Dir); err == nil {
+			e.Installed = rec.Installed
+		} else if st, err := os.Stat(e.Dir); err == nil {
+			e.Installed = st.ModTime()
+		} else {
+			continue
 		}
+		if !found || e.Installed.After(best.Installed) || e.Installed.Equal(best.Installed) && e.ID > best.ID {
+			best, found = e, true
+		}
+	}
+	if found {
+		return best, nil
 	}
 	if version == "" {
 		return Entry{}, fmt.Errorf("package %s: %w", fullName, ErrNotFound)
@@ -431,7 +453,8 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 }
 
 // strays reports files in packages/ where the layout wants directories,
-// and directories whose name is not an id at the id level.
+// and names in a FullName directory that are not <version>@<id>
+// directories.
 func (c *Cache) strays() []Problem {
 	var out []Problem
 	root := c.packagesDir()
@@ -442,21 +465,13 @@ func (c *Cache) strays() []Problem {
 			out = append(out, Problem{Path: p, Problem: "not a directory (expected packages/<FullName>/)"})
 			continue
 		}
-		vs, _ := os.ReadDir(p)
-		for _, v := range vs {
-			vp := filepath.Join(p, v.Name())
-			if !v.IsDir() {
-				out = append(out, Problem{Path: vp, Problem: "not a directory (expected <FullName>/<version>/)"})
-				continue
+		ents, _ := os.ReadDir(p)
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), trashPrefix) {
+				continue // being deleted, or left by a killed removal for prune
 			}
-			ids, _ := os.ReadDir(vp)
-			for _, id := range ids {
-				if strings.HasPrefix(id.Name(), trashPrefix) {
-					continue // being deleted, or left by a killed removal for prune
-				}
-				if !id.IsDir() || !idRE.MatchString(id.Name()) {
-					out = append(out, Problem{Path: filepath.Join(vp, id.Name()), Problem: "not a package directory named by its sha256 id"})
-				}
+			if _, _, ok := parseEntryName(e.Name()); !ok || !e.IsDir() {
+				out = append(out, Problem{Path: filepath.Join(p, e.Name()), Problem: "not a package directory named <version>@<sha256 id>"})
 			}
 		}
 	}

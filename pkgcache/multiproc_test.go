@@ -83,6 +83,18 @@ func runHelper(role string) error {
 		os.Stdin.Read(b[:]) // until the test closes our stdin
 		s.Close()
 		return nil
+	case "holdusageid":
+		// As an objgc of the old layout reading package sources[0] (an
+		// id): the usage lock alone, no lookup.
+		unlock, err := c.AcquireUsage(ctx, sources[0])
+		if err != nil {
+			return err
+		}
+		fmt.Println("locked")
+		var b [1]byte
+		os.Stdin.Read(b[:]) // until the test closes our stdin
+		unlock()
+		return nil
 	case "holdprune":
 		unlock, err := lockfile.TryLockPath(c.lockPath("prune.lock"), lockfile.Exclusive)
 		if err != nil || unlock == nil {

@@ -68,8 +68,9 @@ type PruneResult struct {
 // (whole packages only) and returns ctx's error with what it did so far.
 // Removal renames the package directory to .trash.* beside it and then
 // deletes it, so no reader ever sees a half-deleted package. Empty
-// <FullName>/<version>/ directories are removed too, and so are the
-// leftovers of killed adds and removals.
+// <FullName>/ directories are removed too, and so are the leftovers of
+// killed adds and removals. A cache holding a package in the old layout is
+// refused (ErrOldLayout) before anything is removed.
 func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
 	res := PruneResult{DryRun: opts.DryRun}
 	if !opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize {
@@ -100,7 +101,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		return res, ctx.Err()
 	}
 
-	outs, err := c.claimAndDelete(ctx, plan.Selected, opts.Progress)
+	outs, err := c.claimAndDelete(ctx, plan.Selected, emptiedFullNames(entries, plan.Selected), opts.Progress)
 	for k, o := range outs {
 		e := o.entry
 		r := Removal{Entry: e, Reason: plan.Selected[k].Reason}
@@ -293,9 +294,29 @@ type claimOutcome struct {
 // the gain flattens beyond 8 on ext4 (docs/performance.md).
 const deleteWorkers = 8
 
+// emptiedFullNames returns the FullNames all of whose listed packages
+// are selected: only their directories can be left empty by the prune.
+func emptiedFullNames(listed []Entry, selected []Removal) map[string]bool {
+	left := map[string]int{}
+	for _, e := range listed {
+		left[e.FullName]++
+	}
+	for _, r := range selected {
+		left[r.FullName]--
+	}
+	out := map[string]bool{}
+	for fn, n := range left {
+		if n == 0 {
+			out[fn] = true
+		}
+	}
+	return out
+}
+
 // claimAndDelete claims the packages selected (claimEntry) and
-// deletes each one claimed, with its version and FullName directories
-// when they are left empty, deleteWorkers at a time: each worker claims a
+// deletes each one claimed, with its FullName directory when that is in
+// emptied (every package of it listed was selected) and left empty,
+// deleteWorkers at a time: each worker claims a
 // package and deletes it, so that the claims (lock, rename) of some
 // overlap the deletion of others, which on most disks is the slow part.
 // progress, when not nil, is called from the caller's goroutine after
@@ -303,7 +324,7 @@ const deleteWorkers = 8
 // deletions are waited for. When ctx ends no further package is claimed;
 // those claimed are still deleted, and the outcomes of the packages never
 // tried are zero. The error is ctx's, or the first claim error in order.
-func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress func(done, total int)) ([]claimOutcome, error) {
+func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, emptied map[string]bool, progress func(done, total int)) ([]claimOutcome, error) {
 	outs := make([]claimOutcome, len(selected))
 	type claimed struct {
 		k int
@@ -329,10 +350,12 @@ func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress
 					os.RemoveAll(trash)
 					// os.Remove fails on a directory that is not empty:
 					// that is the check. An adder that loses this race
-					// retries MkdirAll.
-					versionDir := filepath.Join(c.packagesDir(), e.FullName, e.Version)
-					if os.Remove(versionDir) == nil {
-						os.Remove(filepath.Dir(versionDir))
+					// retries MkdirAll. A FullName that keeps a package
+					// is not tried: on ext4 the failing rmdir (and the
+					// unlink os.Remove tries first) cost as much
+					// processor time as the claim's rename.
+					if emptied[e.FullName] {
+						os.Remove(c.fullNameDir(e.FullName))
 					}
 				}
 			}
@@ -384,10 +407,7 @@ func removeTrash(dirs []string) int {
 		if os.RemoveAll(d) == nil {
 			n++
 		}
-		versionDir := filepath.Dir(d)
-		if os.Remove(versionDir) == nil {
-			os.Remove(filepath.Dir(versionDir))
-		}
+		os.Remove(filepath.Dir(d)) // the FullName directory, if now empty
 	}
 	return n
 }

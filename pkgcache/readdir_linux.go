@@ -10,7 +10,7 @@ import (
 // readDirNames returns the names in directory dir (not "." and ".."), in
 // directory order: os.File.Readdirnames in about half the system calls
 // (open, getdents until it returns nothing, close). List reads every
-// FullName and version directory of the cache.
+// FullName directory of the cache.
 func readDirNames(dir string) ([]string, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
