@@ -255,8 +255,12 @@ func parseEntryName(name string) (version, id string, ok bool) {
 // version directory of the old layout: a directory named as a version
 // (so neither <version>@<id> nor a trash directory). Only names that look
 // like one are looked at (one lstat).
+//
+// The old layout allowed versions of up to maxComponent bytes, longer
+// than the current maxVersion: such a directory is of the old layout too
+// (migrate reports it, it cannot be moved), not a stray name to ignore.
 func (c *Cache) oldVersionDir(fullName, name string) bool {
-	if !safeComponent(name, versionRE) {
+	if len(name) > maxComponent || !versionRE.MatchString(name) || strings.Contains(name, "..") {
 		return false
 	}
 	st, err := os.Lstat(filepath.Join(c.fullNameDir(fullName), name))

@@ -109,6 +109,11 @@ func (c *Cache) migrateVersion(ctx context.Context, res *MigrateResult, fn, v st
 			if os.RemoveAll(p) == nil {
 				res.Leftovers++
 			}
+		case idRE.MatchString(id) && isDir(p) && len(v) > maxVersion:
+			// <version>@<id> would not fit in one file name: the new
+			// layout cannot hold this package (add refuses its version
+			// now), and migrating the rest must not stop at it.
+			res.Left = append(res.Left, Problem{Path: p, Problem: fmt.Sprintf("its version is %d bytes, longer than the %d a cached package's version may have now: remove the package (rm -r the path), then migrate again", len(v), maxVersion)})
 		case idRE.MatchString(id) && isDir(p):
 			m, err := c.migrateEntry(res, fn, v, id)
 			moved = moved || m

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -232,5 +233,25 @@ func TestLayout(t *testing.T) {
 	}
 	if n := dirNames(t, c.packagesDir()); len(n) != 0 {
 		t.Errorf("packages/ holds %v after every package was removed", n)
+	}
+}
+
+// A package of the old layout whose version is too long for
+// <version>@<id> in one file name is reported and left; the others are
+// moved all the same (migrate does not stop at it).
+func TestMigrateVersionTooLong(t *testing.T) {
+	ctx := context.Background()
+	c, es := oldLayoutCache(t)
+	long := strings.Repeat("1", maxVersion+1)
+	p := filepath.Join(c.fullNameDir("com.example.Long"), long, es[0].ID)
+	if err := os.CopyFS(p, os.DirFS(filepath.Join(c.fullNameDir(es[0].FullName), es[0].Version, es[0].ID))); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Migrate(ctx)
+	if err != nil || len(res.Moved) != 3 || len(res.Left) != 1 || res.Left[0].Path != p || !strings.Contains(res.Left[0].Problem, "version is 191 bytes") || res.Done() {
+		t.Fatalf("Migrate: %+v, %v; want 3 moved and %s left", res, err, p)
+	}
+	if !isDir(p) {
+		t.Errorf("%s was removed", p)
 	}
 }
