@@ -146,9 +146,10 @@ type Plan struct {
 	ignored map[int32][]int32
 
 	// paths holds, for a mapped model, the path of each doomed object,
-	// rendered once for all in document order (renderPaths).
-	pathsOnce sync.Once
+	// rendered in document order while the plan is made (renderPaths);
+	// pathsDone is closed once they are.
 	paths     []string
+	pathsDone chan struct{}
 	pathsErr  error // a fault reading the mapped model (*snapshot.ChangedError)
 }
 
@@ -196,18 +197,18 @@ func (p *Plan) ID(i int) string {
 // Path returns the JSON path of Plan.Objects[i] in the snapshot document,
 // e.g. $.ObjectsCopy.applications[2]; a new string each call.
 //
-// For a mapped model the paths of all doomed objects are rendered on the
-// first call, in document order: a path reads the keys of the object's
-// ancestors from the document, and read in the order the plan lists the
-// objects (by group) those reads fall on pages far apart, each faulted in
-// again after the last release (half of a text plan's writing time on the
-// 1M model); in document order neighbours share their pages.
+// For a mapped model the paths of all doomed objects are rendered while
+// the plan is made, in document order (Path waits for them): a path reads
+// the keys of the object's ancestors from the document, and read in the
+// order the plan lists the objects (by group) those reads fall on pages
+// far apart, each faulted in again after the last release (half of a text
+// plan's writing time on the 1M model); in document order neighbours
+// share their pages.
 func (p *Plan) Path(i int) string {
-	snap := p.Diff.Snapshot
-	if !snap.Doc.Mapped() {
-		return snap.ObjectPath(p.Objects[i].Snapshot)
+	if p.pathsDone == nil {
+		return p.pathNow(i)
 	}
-	p.pathsOnce.Do(p.renderPaths)
+	<-p.pathsDone
 	if p.pathsErr != nil {
 		// Raised again in the caller, whose snapshot.Guard turns it
 		// into an error naming the file.
@@ -216,23 +217,34 @@ func (p *Plan) Path(i int) string {
 	return p.paths[i]
 }
 
-// pathNow is Path rendered now, for the planner itself: Path's paths are
-// rendered once the plan is made, for the objects as they are then.
+// pathNow is Path rendered now: for the planner itself, which may ask
+// before the paths are rendered, and for a model in memory.
 func (p *Plan) pathNow(i int) string { return p.Diff.Snapshot.ObjectPath(p.Objects[i].Snapshot) }
 
-// renderPaths fills p.paths, Objects being in document order, in two
-// halves on two goroutines.
+// renderPaths starts rendering the paths of a mapped model's doomed
+// objects (Diff.Doomed, in document order, as Objects will be) in two
+// halves on two goroutines, beside the planning, and closes pathsDone
+// when they are done.
 func (p *Plan) renderPaths() {
-	snap := p.Diff.Snapshot
-	p.paths = make([]string, len(p.Objects))
-	half := len(p.Objects) / 2
+	if !p.Diff.Snapshot.Doc.Mapped() || len(p.Diff.Doomed) == 0 {
+		return
+	}
+	p.paths = make([]string, len(p.Diff.Doomed))
+	p.pathsDone = make(chan struct{})
+	go p.renderPathsNow()
+}
+
+func (p *Plan) renderPathsNow() {
+	defer close(p.pathsDone)
+	snap, doomed := p.Diff.Snapshot, p.Diff.Doomed
+	half := len(doomed) / 2
 	var errs [2]error
 	var wg sync.WaitGroup
-	for k, r := range [2][2]int{{0, half}, {half, len(p.Objects)}} {
+	for k, r := range [2][2]int{{0, half}, {half, len(doomed)}} {
 		wg.Go(func() {
 			errs[k] = snapshot.Guard(func() error {
 				for i := r[0]; i < r[1]; i++ {
-					p.paths[i] = snap.ObjectPath(p.Objects[i].Snapshot)
+					p.paths[i] = snap.ObjectPath(doomed[i])
 				}
 				return nil
 			})
@@ -374,6 +386,7 @@ const checkEvery = 1 << 12
 func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 	snap, in := d.Snapshot, d.Incoming
 	p := &Plan{Diff: d, Objects: make([]Doomed, len(d.Doomed)), ignored: map[int32][]int32{}}
+	p.renderPaths()
 	nodeOf := make([]int32, len(snap.Objects)) // snapshot index -> node, -1
 	for i := range nodeOf {
 		nodeOf[i] = -1
