@@ -17,6 +17,12 @@ import (
 // and the types naming the package and names the first object (ID,
 // Path). It looks the types up through f (HookFinder.Hierarchy, memoized
 // per type).
+//
+// A type whose hierarchy the cache could not give whole (its package is
+// cached, an ancestor class is not, say: HookFinder.Hierarchy's Err) gets
+// one WarnHierarchyIncomplete warning per distinct error, counted the same
+// way: its class is taken alone, as for a missing package, and that must
+// not pass in silence either.
 func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 	if f == nil || f.Packages == nil {
 		return nil
@@ -26,8 +32,18 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		objects int
 		types   map[string]bool
 	}
-	var order []string
-	byPkg := map[string]*missing{}
+	var order, errOrder []string
+	byPkg, byErr := map[string]*missing{}, map[string]*missing{}
+	count := func(by map[string]*missing, order *[]string, key string, i int, typ string) {
+		m := by[key]
+		if m == nil {
+			m = &missing{first: i, types: map[string]bool{}}
+			by[key] = m
+			*order = append(*order, key)
+		}
+		m.objects++
+		m.types[typ] = true
+	}
 	snap := p.Diff.Snapshot
 	for i := range p.Objects {
 		if ctx.Err() != nil {
@@ -36,21 +52,15 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
 		si := p.Objects[i].Snapshot
 		c := f.Hierarchy(ctx, snap.Type(si))
-		if c.Missing == "" {
-			continue
+		switch {
+		case c.Missing != "":
+			count(byPkg, &order, c.Missing, i, snap.TypeString(si))
+		case c.Err != nil:
+			count(byErr, &errOrder, c.Err.Error(), i, snap.TypeString(si))
 		}
-		m := byPkg[c.Missing]
-		if m == nil {
-			m = &missing{first: i, types: map[string]bool{}}
-			byPkg[c.Missing] = m
-			order = append(order, c.Missing)
-		}
-		m.objects++
-		m.types[snap.TypeString(si)] = true
 	}
-	var out []Warning
-	for _, pkg := range order {
-		m := byPkg[pkg]
+	// typesOf lists m's types, sorted, at most five named.
+	typesOf := func(m *missing) string {
 		types := make([]string, 0, len(m.types))
 		for t := range m.types {
 			types = append(types, t)
@@ -59,9 +69,20 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		if len(types) > 5 {
 			types = append(types[:5], fmt.Sprintf("and %d more", len(m.types)-5))
 		}
+		return strings.Join(types, ", ")
+	}
+	var out []Warning
+	for _, pkg := range order {
+		m := byPkg[pkg]
 		out = append(out, Warning{Code: WarnPackageMissing, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
 			"package %s is not in the package cache: %d doomed %s of %d %s (%s) %s it; their class hierarchy is the class alone (no destroy hook of an ancestor class is found) and the package's hooks do not run; objgc cache add the package to use them",
-			pkg, m.objects, plural(m.objects, "object", "objects"), len(m.types), plural(len(m.types), "type", "types"), strings.Join(types, ", "), plural(m.objects, "names", "name"))})
+			pkg, m.objects, plural(m.objects, "object", "objects"), len(m.types), plural(len(m.types), "type", "types"), typesOf(m), plural(m.objects, "names", "name"))})
+	}
+	for _, msg := range errOrder {
+		m := byErr[msg]
+		out = append(out, Warning{Code: WarnHierarchyIncomplete, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
+			"the package cache could not give the class hierarchy of %d doomed %s of %d %s (%s): %s; their class hierarchy is the class alone (no destroy hook of an ancestor class is found); objgc cache add the packages that define the ancestor classes",
+			m.objects, plural(m.objects, "object", "objects"), len(m.types), plural(len(m.types), "type", "types"), typesOf(m), msg)})
 	}
 	return out
 }

@@ -61,3 +61,52 @@ func TestPackageWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestHierarchyIncompleteWarning: a cached package whose class file was
+// damaged after it was installed (it no longer parses; cache verify would
+// report it): the hierarchy stops at the class, and the plan says so once
+// (hierarchy_incomplete), counting the objects and types and naming the
+// error, instead of saying nothing.
+func TestHierarchyIncompleteWarning(t *testing.T) {
+	ctx := context.Background()
+	c, err := pkgcache.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := t.TempDir()
+	for name, text := range map[string]string{
+		"manifest.yaml":    "Format: 1.3\nType: Application\nFullName: com.example.Web\nName: Web\nVersion: 1.0.0\nClasses:\n  com.example.Web: Web.yaml\n",
+		"Classes/Web.yaml": "Name: Web\nExtends: []\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(pkg, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := c.Add(ctx, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(res.Entry.Dir, "Classes", "Web.yaml"), []byte("Name: Web\nExtends: [unclosed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := planJSON(t, `{"?": {"id": "env", "type": "io.murano.Environment"}, "apps": [
+		{"?": {"id": "web1", "type": "com.example.Web@com.example.Web"}},
+		{"?": {"id": "web2", "type": "com.example.Web/1.0.0@com.example.Web"}},
+		{"?": {"id": "other", "type": "com.example.Other"}}]}`,
+		`{"?": {"id": "env", "type": "io.murano.Environment"}}`)
+	s := c.NewSession()
+	defer s.Close()
+	got := PackageWarnings(ctx, p, &HookFinder{Packages: s})
+	if len(got) != 1 {
+		t.Fatalf("want 1 warning, got %+v", got)
+	}
+	w := got[0]
+	want := "the package cache could not give the class hierarchy of 2 doomed objects of 2 types (com.example.Web/1.0.0@com.example.Web, com.example.Web@com.example.Web): "
+	if w.Code != WarnHierarchyIncomplete || w.ID != "web1" || w.Path != "$.apps[0]" || !strings.HasPrefix(w.Message, want) ||
+		!strings.Contains(w.Message, "Web.yaml") || !strings.Contains(w.Message, "class hierarchy is the class alone") {
+		t.Errorf("warning %+v\nwant id web1, path $.apps[0], a message starting %q naming the class file", w, want)
+	}
+}

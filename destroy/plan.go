@@ -46,6 +46,11 @@ const (
 	// WarnPackageMissing: types name a package that the package cache in
 	// use does not hold (PackageWarnings).
 	WarnPackageMissing WarnCode = "package_missing"
+	// WarnHierarchyIncomplete: the package cache holds the package of a
+	// doomed object's class but could not give its whole hierarchy (an
+	// ancestor class in no cached package, say), so the class is taken
+	// alone (PackageWarnings).
+	WarnHierarchyIncomplete WarnCode = "hierarchy_incomplete"
 )
 
 // Reason is one reason for an object's place.
