@@ -287,7 +287,7 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 // estimate costs one copy (sized from the density seen so far, see grow)
 // and a high one memory never touched.
 func (x *flatIndex) alloc(data []byte, mapped bool) {
-	x.objects = make([]Object, 0, countByte(data, '?', mapped)+16)
+	x.objects = make([]Object, 0, estimateObjects(data, mapped)+16)
 	x.strs = make([]strVal, 0, len(data)/96+16)
 	x.segs = make([]int32, 0, len(data)/128+16)
 	x.deps = make([]Dependency, 0, len(data)/2048+16)
@@ -470,6 +470,26 @@ const passChunk = 4 << 20
 // releaseEvery is how many objects the loops over a whole document or tree
 // read between two calls of Document.Release.
 const releaseEvery = 1 << 12
+
+// estimateObjects returns the count of '?' bytes in data, exactly for
+// data up to 16 MiB, else extrapolated from four windows of 1 MiB spread
+// over it, plus an eighth: counting all of a mapped tree faulted its pages
+// in once more before its scan did (a pass on the critical path of each
+// of the two scans of a large envelope). A low estimate costs a copy
+// (grow, from the density seen so far).
+func estimateObjects(data []byte, mapped bool) int {
+	const window = 1 << 20
+	if len(data) <= 16*window {
+		return countByte(data, '?', mapped)
+	}
+	n := 0
+	for k := range 4 {
+		lo := (len(data) - window) * k / 3
+		n += countByte(data[lo:lo+window], '?', mapped)
+	}
+	est := int64(n) * int64(len(data)) / (4 * window)
+	return int(est + est/8)
+}
 
 // countByte returns the count of c in data, releasing the pages read
 // behind it when data is mapped.
