@@ -56,23 +56,22 @@ type flatIndex struct {
 
 	// subs are the envelope's trees scanned by scanners of their own, in
 	// document order; their objects, strings, segments and records are
-	// not in this index (see scanner.spawn).
+	// not in this index (see scanner.speculate).
 	subs []*subScan
 }
 
 // subScan is the scan of one value of a document, [start, end), made in
-// parallel with the rest.
+// parallel with the rest, at a place guessed (scanner.speculate).
 type subScan struct {
-	start, end int
+	start, end int // end is known once the scan is adopted
 	idx        *flatIndex
 	err        error // the value's own error, or a fault (*ChangedError)
 	pos        int   // where the scanner stopped
 	done       chan struct{}
 
-	// keyOff is, for a scan started on a guess (scanner.speculate), the
-	// offset of the opening quote of the key the value was guessed to
-	// follow; -1 for a value whose place is known (spawn). adopted is
-	// set once the one-pass reading reached that key: the guess held.
+	// keyOff is the offset of the opening quote of the key the value was
+	// guessed to follow. adopted is set once the one-pass reading reached
+	// that key: the guess held.
 	keyOff  int
 	adopted bool
 	abandon atomic.Bool
@@ -93,8 +92,8 @@ type scanner struct {
 	idx     flatIndex
 
 	doc *Document // released every releaseEvery objects
-	// parallel lets the scanner hand the values of an envelope's
-	// "Objects" and "ObjectsCopy" to scanners of their own (spawn).
+	// parallel lets the scanner hand the value of an envelope's other
+	// tree to a scanner of its own (speculate).
 	parallel bool
 	types    map[string]int32 // the index's table of types (typeRef)
 	// speculated is set once the scanner decided how to read the
@@ -247,7 +246,7 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 	// the value of that key: stop that scan and forget it.
 	kept := s.idx.subs[:0]
 	for _, sub := range s.idx.subs {
-		if sub.keyOff >= 0 && !sub.adopted {
+		if !sub.adopted {
 			sub.abandon.Store(true)
 			<-sub.done
 			continue
@@ -263,7 +262,7 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 		if errors.As(sub.err, &ce) {
 			return nil, sub.err
 		}
-		if sub.err != nil || sub.pos != sub.end {
+		if sub.err != nil {
 			return nil, nil // scan again in one pass
 		}
 	}
@@ -350,9 +349,21 @@ func (s *scanner) speculate(k string) {
 		s.idx.reserve(s.data[s.pos:], s.doc.mapped)
 		return
 	}
-	path := append([]int32(nil), s.path...)
-	path[len(path)-1] = int32(keyOff)
-	s.spawnAt(&subScan{start: value, end: -1, keyOff: keyOff, done: make(chan struct{})}, path)
+	sub := &subScan{start: value, end: -1, keyOff: keyOff, done: make(chan struct{})}
+	s.idx.subs = append(s.idx.subs, sub)
+	c := &scanner{file: s.file, data: s.data, doc: s.doc, pos: value, depth: s.depth,
+		path: append([]int32(nil), s.path...), abandon: &sub.abandon}
+	c.path[len(c.path)-1] = int32(keyOff)
+	go func() {
+		defer close(sub.done)
+		sub.err = Guard(func() error {
+			// The end is not known: the index is sized for the rest.
+			c.idx.alloc(c.data[value:], c.doc.mapped)
+			err := c.value()
+			sub.pos, sub.idx = c.pos, &c.idx
+			return err
+		})
+	}()
 	// This scanner reads the first tree: size its index for it.
 	s.idx.reserve(s.data[s.pos:keyOff], s.doc.mapped)
 }
@@ -435,28 +446,6 @@ func keyValue(data []byte, from, q, n int) int {
 		return -1
 	}
 	return v
-}
-
-// spawnAt starts sub's scanner at sub.start with path; a scan on a guess
-// (sub.keyOff >= 0) does not know its end and sizes its index for the
-// rest of the document.
-func (s *scanner) spawnAt(sub *subScan, path []int32) {
-	s.idx.subs = append(s.idx.subs, sub)
-	start, end := sub.start, sub.end
-	if sub.keyOff >= 0 {
-		end = len(s.data)
-	}
-	c := &scanner{file: s.file, data: s.data, doc: s.doc, pos: start, depth: s.depth,
-		path: append([]int32(nil), path...), abandon: &sub.abandon}
-	go func() {
-		defer close(sub.done)
-		sub.err = Guard(func() error {
-			c.idx.alloc(c.data[start:end], c.doc.mapped)
-			err := c.value()
-			sub.pos, sub.idx = c.pos, &c.idx
-			return err
-		})
-	}()
 }
 
 var utf8BOM = []byte{0xef, 0xbb, 0xbf}
@@ -916,7 +905,7 @@ func (s *scanner) object() error {
 				case depth == 2 && s.inModel:
 					keys = &s.idx.taskKeys
 				}
-				spawned := false
+				adopted := false
 				if keys != nil {
 					k := s.noteKey(keys, ks, ke, kesc)
 					if depth == 1 {
@@ -933,14 +922,14 @@ func (s *scanner) object() error {
 								return sub.err // scanWith scans again in one pass
 							}
 							sub.end = sub.pos
-							s.pos, spawned = sub.pos, true
+							s.pos, adopted = sub.pos, true
 						} else if !s.speculated {
 							s.speculated = true
 							s.speculate(k)
 						}
 					}
 				}
-				if !spawned {
+				if !adopted {
 					if err := s.value(); err != nil {
 						return err
 					}
