@@ -714,7 +714,7 @@ func (s *scanner) string() (n uint32, escaped bool, err error) {
 		// control character, DEL or non-ASCII, then byte by byte.
 		for i+8 <= len(data) {
 			x := binary.LittleEndian.Uint64(data[i:])
-			if m := hasByte(x, '"') | hasByte(x, '\\') | hasLess(x, 0x20) | hasAbove(x); m != 0 {
+			if m := jsonedit.HasByte(x, '"') | jsonedit.HasByte(x, '\\') | jsonedit.HasLess(x, 0x20) | jsonedit.HasAbove(x); m != 0 {
 				// The lowest flag is exact (the tests' borrows and
 				// carries run upward): go straight to that byte.
 				i += bits.TrailingZeros64(m) >> 3
@@ -780,20 +780,6 @@ func invalidUTF8(b []byte) string {
 	}
 	return fmt.Sprintf("invalid UTF-8 (bytes % x) in a string; a JSON text must be UTF-8 (RFC 8259 section 8.1): no stray bytes, overlong forms or encoded surrogates", b[:n])
 }
-
-const lo8, hi8 = 0x0101010101010101, 0x8080808080808080
-
-// hasLess is non-zero when some byte of x is below n (n <= 128): the
-// classic SWAR test (Hacker's Delight, 6-1).
-func hasLess(x uint64, n byte) uint64 { return (x - lo8*uint64(n)) &^ x & hi8 }
-
-// hasAbove is non-zero when some byte of x is 0x7f or above. It may also
-// be non-zero when none is (a carry out of a byte 0xff, which is itself
-// above), never the other way round.
-func hasAbove(x uint64) uint64 { return (x + lo8 | x) & hi8 }
-
-// hasByte is non-zero when some byte of x equals c.
-func hasByte(x uint64, c byte) uint64 { return hasLess(x^(lo8*uint64(c)), 1) }
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'

@@ -57,7 +57,7 @@ func (v *Validator) Write(p []byte) (int, error) {
 			// or a control character.
 			for i+8 <= len(p) {
 				x := binary.LittleEndian.Uint64(p[i:])
-				if hasByte(x, '"')|hasByte(x, '\\')|hasLess(x, 0x20) != 0 {
+				if HasByte(x, '"')|HasByte(x, '\\')|HasLess(x, 0x20) != 0 {
 					break
 				}
 				i += 8
@@ -327,12 +327,3 @@ func (v *Validator) close(c byte) {
 	v.stack = v.stack[:len(v.stack)-1]
 	v.valueEnd()
 }
-
-const lo8, hi8 = 0x0101010101010101, 0x8080808080808080
-
-// hasLess is non-zero when some byte of x is below n (n <= 128), the
-// classic SWAR test (Hacker's Delight, 6-1).
-func hasLess(x uint64, n byte) uint64 { return (x - lo8*uint64(n)) &^ x & hi8 }
-
-// hasByte is non-zero when some byte of x equals c.
-func hasByte(x uint64, c byte) uint64 { return hasLess(x^(lo8*uint64(c)), 1) }

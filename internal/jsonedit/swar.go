@@ -1,0 +1,21 @@
+package jsonedit
+
+// Tests of eight bytes at a time, for the loops that skip plain bytes of
+// JSON text (the model reader's strings, the Validator's): each is
+// non-zero when some byte of x matches, and its lowest set bit (0x80 of a
+// byte) is always that of the first byte that matches, so that
+// bits.TrailingZeros64/8 is its place (borrows and carries run upward).
+
+const lo8, hi8 = 0x0101010101010101, 0x8080808080808080
+
+// HasLess is non-zero when some byte of x is below n (n <= 128): the
+// classic SWAR test (Hacker's Delight, 6-1).
+func HasLess(x uint64, n byte) uint64 { return (x - lo8*uint64(n)) &^ x & hi8 }
+
+// HasAbove is non-zero when some byte of x is 0x7f or above. It may also
+// be non-zero when none is (a carry out of a byte 0xff, which is itself
+// above), never the other way round.
+func HasAbove(x uint64) uint64 { return (x + lo8 | x) & hi8 }
+
+// HasByte is non-zero when some byte of x equals c.
+func HasByte(x uint64, c byte) uint64 { return HasLess(x^(lo8*uint64(c)), 1) }
