@@ -123,7 +123,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 		return 0, c.err
 	}
 	if c.valid != nil {
-		c.valid.add(p)
+		c.valid.Write(p)
 	}
 	n, err := c.w.Write(p)
 	c.n += int64(n)
@@ -142,7 +142,7 @@ func (c *countWriter) WriteString(s string) (int, error) {
 		return 0, c.err
 	}
 	if c.valid != nil {
-		c.valid.addString(s)
+		c.valid.WriteString(s)
 	}
 	n, err := c.w.WriteString(s)
 	c.n += int64(n)
@@ -155,7 +155,7 @@ func (c *countWriter) WriteByte(b byte) error {
 		return c.err
 	}
 	if c.valid != nil {
-		c.valid.addByte(b)
+		c.valid.WriteByte(b)
 	}
 	c.err = c.w.WriteByte(b)
 	if c.err == nil {
