@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/snapshot"
@@ -242,21 +241,13 @@ func (p *Plan) renderPaths() {
 func (p *Plan) renderPathsNow() {
 	defer close(p.pathsDone)
 	snap, doomed := p.Diff.Snapshot, p.Diff.Doomed
-	half := len(doomed) / 2
-	var errs [2]error
-	var wg sync.WaitGroup
-	for k, r := range [2][2]int{{0, half}, {half, len(doomed)}} {
-		wg.Go(func() {
-			errs[k] = snapshot.Guard(func() error {
-				for i := r[0]; i < r[1]; i++ {
-					p.paths[i] = snap.ObjectPath(doomed[i])
-				}
-				return nil
-			})
-		})
-	}
-	wg.Wait()
-	p.pathsErr = cmp.Or(errs[0], errs[1])
+	n := len(doomed)
+	p.pathsErr = snapshot.GuardEach(2, func(k int) error {
+		for i := k * n / 2; i < (k+1)*n/2; i++ {
+			p.paths[i] = snap.ObjectPath(doomed[i])
+		}
+		return nil
+	})
 }
 
 // Reasons returns why Plan.Objects[i] sits in its group, found again in

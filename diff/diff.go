@@ -6,10 +6,8 @@
 package diff
 
 import (
-	"cmp"
 	"context"
 	"sort"
-	"sync"
 
 	"github.com/objgc/objgc/snapshot"
 )
@@ -80,7 +78,6 @@ const lookupChunk = 256
 type part struct {
 	doomed  []int32
 	changes []TypeChange
-	err     error // a fault reading a mapped model
 }
 
 // compare records what snapshot object i, with id, is: doomed when the
@@ -116,51 +113,43 @@ func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result
 	// so the halves share them; each writes only its own part and its own
 	// indexes of r.doomed.
 	var parts [2]part
-	var wg sync.WaitGroup
-	half := len(snap.Objects) / 2
-	for k, bounds := range [2][2]int{{0, half}, {half, len(snap.Objects)}} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pt := &parts[k]
-			// A type may be read from a mapped model: a fault is an
-			// error naming its file, not a crash (snapshot.Guard).
-			pt.err = snapshot.Guard(func() error {
-				// The ids of a chunk of objects are looked up together
-				// (Tree.LookupAll: the incoming index is larger than the
-				// caches, and one lookup at a time waits for memory each).
-				idxs := make([]int32, 0, lookupChunk)
-				ids := make([]string, 0, lookupChunk)
-				found := make([]int32, lookupChunk)
-				for lo := bounds[0]; lo < bounds[1]; lo += lookupChunk {
-					if lo%checkEvery < lookupChunk {
-						if ctx.Err() != nil {
-							return nil
-						}
-						snap.Doc.Release() // a mapped model: see snapshot.Document.Release
-						incoming.Doc.Release()
-					}
-					idxs, ids = idxs[:0], ids[:0]
-					for i := lo; i < min(lo+lookupChunk, bounds[1]); i++ {
-						if o := &snap.Objects[i]; o.HasID && o.First == int32(i) {
-							idxs = append(idxs, int32(i))
-							ids = append(ids, snap.ID(int32(i)))
-						}
-					}
-					incoming.LookupAll(ids, found[:len(ids)])
-					for n, i := range idxs {
-						pt.compare(r, i, ids[n], found[n])
-					}
+	total := len(snap.Objects)
+	// A type may be read from a mapped model: a fault is an error naming
+	// its file, not a crash (snapshot.GuardEach).
+	err := snapshot.GuardEach(len(parts), func(k int) error {
+		pt, lo, hi := &parts[k], k*total/2, (k+1)*total/2
+		// The ids of a chunk of objects are looked up together
+		// (Tree.LookupAll: the incoming index is larger than the caches,
+		// and one lookup at a time waits for memory each).
+		idxs := make([]int32, 0, lookupChunk)
+		ids := make([]string, 0, lookupChunk)
+		found := make([]int32, lookupChunk)
+		for from := lo; from < hi; from += lookupChunk {
+			if from%checkEvery < lookupChunk {
+				if ctx.Err() != nil {
+					return nil
 				}
-				return nil
-			})
-		}()
-	}
-	wg.Wait()
+				snap.Doc.Release() // a mapped model: see snapshot.Document.Release
+				incoming.Doc.Release()
+			}
+			idxs, ids = idxs[:0], ids[:0]
+			for i := from; i < min(from+lookupChunk, hi); i++ {
+				if o := &snap.Objects[i]; o.HasID && o.First == int32(i) {
+					idxs = append(idxs, int32(i))
+					ids = append(ids, snap.ID(int32(i)))
+				}
+			}
+			incoming.LookupAll(ids, found[:len(ids)])
+			for n, i := range idxs {
+				pt.compare(r, i, ids[n], found[n])
+			}
+		}
+		return nil
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := cmp.Or(parts[0].err, parts[1].err); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	r.Doomed = append(parts[0].doomed, parts[1].doomed...)
@@ -204,18 +193,11 @@ func (r *Result) findDangling(ctx context.Context) error {
 	// The incoming model's string values in two halves on two goroutines,
 	// each half's references in document order.
 	var halves [2][]Dangling
-	var errs [2]error
-	var wg sync.WaitGroup
-	for k := range halves {
-		wg.Go(func() {
-			errs[k] = snapshot.Guard(func() error {
-				halves[k] = r.danglingIn(ctx, k, len(halves))
-				return nil
-			})
-		})
-	}
-	wg.Wait()
-	if err := cmp.Or(errs[0], errs[1]); err != nil {
+	err := snapshot.GuardEach(len(halves), func(k int) error {
+		halves[k] = r.danglingIn(ctx, k, len(halves))
+		return nil
+	})
+	if err != nil {
 		return err // a fault reading a mapped model
 	}
 	if ctx.Err() != nil {

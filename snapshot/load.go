@@ -142,6 +142,24 @@ func Guard(f func() error) (err error) {
 	return f()
 }
 
+// GuardEach runs f(0) to f(n-1), each on a goroutine of its own under
+// Guard, waits for all of them and returns the first error in that order:
+// the work of a loop over a mapped model split between the processors.
+func GuardEach(n int, f func(k int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() { errs[k] = Guard(func() error { return f(k) }) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // catchFault is Guard's recovery: a *ChangedError (from SHA256) or a fault
 // at an address of a mapped document becomes *errp; anything else panics
 // again.
