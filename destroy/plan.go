@@ -160,14 +160,8 @@ type Plan struct {
 // Object returns Plan.Objects[i] as the plan lists it, built from the
 // snapshot: its path rendered, its reasons found again (Reasons).
 func (p *Plan) Object(i int) *Planned {
-	snap := p.Diff.Snapshot
-	si := p.Objects[i].Snapshot
-	o := &snap.Objects[si]
-	pl := &Planned{Snapshot: si, ID: snap.ID(si), Type: snap.TypeString(si), Class: snap.Type(si).Name, Path: p.Path(i),
-		Group: int(p.Objects[i].Group), Reasons: p.Reasons(i)}
-	if o.Owner >= 0 {
-		pl.Owner = snap.ID(o.Owner)
-	}
+	pl := p.hookObject(i)
+	pl.Path, pl.Reasons = p.Path(i), p.Reasons(i)
 	return pl
 }
 

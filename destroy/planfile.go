@@ -1,7 +1,6 @@
 package destroy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/objgc/objgc/destroy/hook"
-	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/pkgcache"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -135,24 +133,6 @@ type PlanSummary struct {
 	ApplyRefuses       bool `json:"apply_refuses"`
 }
 
-// firstKey returns the first key of the object at the root of data, ""
-// when the root is not an object or its first key is escaped.
-func firstKey(data []byte) string {
-	i := jsonedit.WS(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return ""
-	}
-	i = jsonedit.WS(data, i+1)
-	if i >= len(data) || data[i] != '"' {
-		return ""
-	}
-	end := bytes.IndexAny(data[i+1:min(len(data), i+1+64)], `"\`)
-	if end < 0 || data[i+1+end] != '"' {
-		return ""
-	}
-	return string(data[i+1 : i+1+end])
-}
-
 // modelKey reports whether k is a key that the root of a Murano model has
 // and the root of a saved plan never has (docs/plan-format.md).
 func modelKey(k string) bool {
@@ -169,7 +149,7 @@ func modelKey(k string) bool {
 // another format version, or one that does not decode, is an error naming
 // path.
 func ParsePlanFile(path string, data []byte) (*PlanFile, error) {
-	if modelKey(firstKey(data)) {
+	if modelKey(snapshot.FirstKey(data)) {
 		// A model: the lookups below would read the whole file to
 		// find no "format_version" (a 370 MB model: most of a second).
 		return nil, nil

@@ -309,23 +309,31 @@ func (x *flatIndex) reserve(data []byte, mapped bool) {
 // engine task does: an object whose first key is "Objects", "ObjectsCopy",
 // "Attributes" or "model". It only chooses how to scan.
 func looksLikeEnvelope(data []byte) bool {
-	i := jsonedit.WS(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
-	i = jsonedit.WS(data, i+1)
-	if i >= len(data) || data[i] != '"' {
-		return false
-	}
-	end := bytes.IndexByte(data[i+1:], '"')
-	if end < 0 {
-		return false
-	}
-	switch string(data[i+1 : i+1+end]) {
+	switch FirstKey(data) {
 	case "Objects", "ObjectsCopy", "Attributes", "model":
 		return true
 	}
 	return false
+}
+
+// FirstKey returns the first key of the object at the root of data, read
+// without reading the rest: "" when the root is not an object, or its
+// first key is escaped or longer than 64 bytes (no key that tells a form
+// apart is).
+func FirstKey(data []byte) string {
+	i := jsonedit.WS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return ""
+	}
+	i = jsonedit.WS(data, i+1)
+	if i >= len(data) || data[i] != '"' {
+		return ""
+	}
+	end := bytes.IndexAny(data[i+1:min(len(data), i+1+64)], `"\`)
+	if end < 0 || data[i+1+end] != '"' {
+		return ""
+	}
+	return string(data[i+1 : i+1+end])
 }
 
 // speculate starts the scan of the envelope's other tree on a goroutine
