@@ -260,7 +260,7 @@ func parseEntryName(name string) (version, id string, ok bool) {
 // than the current maxVersion: such a directory is of the old layout too
 // (migrate reports it, it cannot be moved), not a stray name to ignore.
 func (c *Cache) oldVersionDir(fullName, name string) bool {
-	if len(name) > maxComponent || !versionRE.MatchString(name) || strings.Contains(name, "..") {
+	if !fitsComponent(name, versionRE, maxComponent) {
 		return false
 	}
 	st, err := os.Lstat(filepath.Join(c.fullNameDir(fullName), name))
@@ -293,6 +293,11 @@ func safeComponent(s string, re *regexp.Regexp) bool {
 	if re == versionRE {
 		limit = maxVersion
 	}
+	return fitsComponent(s, re, limit)
+}
+
+// fitsComponent is safeComponent with the limit given.
+func fitsComponent(s string, re *regexp.Regexp, limit int) bool {
 	return len(s) <= limit && re.MatchString(s) && !strings.Contains(s, "..")
 }
 

@@ -54,12 +54,9 @@ func (r MigrateResult) Done() bool { return len(r.InUse) == 0 && len(r.Left) == 
 // returns ctx's error with what it did.
 func (c *Cache) Migrate(ctx context.Context) (MigrateResult, error) {
 	res := MigrateResult{}
-	unlock, err := lockfile.TryLockPath(c.lockPath("prune.lock"), lockfile.Exclusive)
+	unlock, err := c.lockPrune("migrating")
 	if err != nil {
-		return res, fmt.Errorf("migrating: %w", err)
-	}
-	if unlock == nil {
-		return res, ErrPruneRunning
+		return res, err
 	}
 	defer unlock()
 	fns, err := readDirNames(c.packagesDir())
@@ -137,26 +134,18 @@ func (c *Cache) migrateEntry(res *MigrateResult, fn, v, id string) (moved bool, 
 	if rec, err := readDigestsHeader(from); err == nil {
 		e.Size, e.Installed = rec.Size, rec.Installed
 	}
-	unlockUsage, err := lockfile.TryLockPath(c.lockPath(id+".usage"), lockfile.Exclusive)
-	if err != nil {
-		return false, fmt.Errorf("migrating %s: %w", from, err)
+	for _, lock := range []string{".usage", ".download"} {
+		unlock, err := lockfile.TryLockPath(c.lockPath(id+lock), lockfile.Exclusive)
+		if err != nil {
+			return false, fmt.Errorf("migrating %s: %w", from, err)
+		}
+		if unlock == nil {
+			e.Dir, e.InUse = from, true
+			res.InUse = append(res.InUse, e)
+			return false, nil
+		}
+		defer unlock()
 	}
-	if unlockUsage == nil {
-		e.Dir, e.InUse = from, true
-		res.InUse = append(res.InUse, e)
-		return false, nil
-	}
-	defer unlockUsage()
-	unlockDL, err := lockfile.TryLockPath(c.lockPath(id+".download"), lockfile.Exclusive)
-	if err != nil {
-		return false, fmt.Errorf("migrating %s: %w", from, err)
-	}
-	if unlockDL == nil {
-		e.Dir, e.InUse = from, true
-		res.InUse = append(res.InUse, e)
-		return false, nil
-	}
-	defer unlockDL()
 	if isDir(to) {
 		// The same id is in the current layout already: the old copy
 		// goes the way of any removal, renamed aside and deleted.

@@ -58,6 +58,20 @@ type PruneResult struct {
 	Leftovers int `json:"tmp_leftovers"`
 }
 
+// lockPrune takes locks/prune.lock exclusively without waiting: one prune
+// or migration at a time. The error is ErrPruneRunning when another holds
+// it, else one of the lock file, prefixed with doing.
+func (c *Cache) lockPrune(doing string) (unlock func(), err error) {
+	unlock, err = lockfile.TryLockPath(c.lockPath("prune.lock"), lockfile.Exclusive)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", doing, err)
+	case unlock == nil:
+		return nil, ErrPruneRunning
+	}
+	return unlock, nil
+}
+
 // Prune removes packages selected by opts. Only one prune runs at a time:
 // it takes locks/prune.lock exclusively without waiting and returns
 // ErrPruneRunning, having touched nothing, when another holds it. It
@@ -76,12 +90,9 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	if !opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize {
 		return res, ErrNoPolicy
 	}
-	unlock, err := lockfile.TryLockPath(c.lockPath("prune.lock"), lockfile.Exclusive)
+	unlock, err := c.lockPrune("pruning")
 	if err != nil {
-		return res, fmt.Errorf("pruning: %w", err)
-	}
-	if unlock == nil {
-		return res, ErrPruneRunning
+		return res, err
 	}
 	defer unlock()
 
