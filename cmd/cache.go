@@ -239,6 +239,15 @@ type cachePackageJSON struct {
 	InUse     bool       `json:"in_use"`
 }
 
+// packagesJSON is packageJSON of each of es; [] for none.
+func packagesJSON(es []pkgcache.Entry) []cachePackageJSON {
+	out := make([]cachePackageJSON, len(es))
+	for i, e := range es {
+		out[i] = packageJSON(e)
+	}
+	return out
+}
+
 func packageJSON(e pkgcache.Entry) cachePackageJSON {
 	p := cachePackageJSON{FullName: e.FullName, Version: e.Version, ID: e.ID, Dir: e.Dir, Size: e.Size, Installed: e.Installed, InUse: e.InUse}
 	if !e.LastUse.IsZero() {
@@ -330,14 +339,10 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 		return err
 	}
 	if opts.Format == "json" {
-		pkgs := make([]cachePackageJSON, len(entries))
-		for i, e := range entries {
-			pkgs[i] = packageJSON(e)
-		}
 		return writeJSON(streams.Out, struct {
 			CacheDir string             `json:"cache_dir"`
 			Packages []cachePackageJSON `json:"packages"`
-		}{c.Root(), pkgs})
+		}{c.Root(), packagesJSON(entries)})
 	}
 	if opts.Quiet {
 		return nil
@@ -822,13 +827,6 @@ func runCacheMigrate(ctx context.Context, streams *IO, opts cacheMigrateOptions)
 		return cacheInterrupted("cache migrate", err)
 	}
 	if opts.Format == "json" {
-		conv := func(es []pkgcache.Entry) []cachePackageJSON {
-			out := make([]cachePackageJSON, len(es))
-			for i, e := range es {
-				out[i] = packageJSON(e)
-			}
-			return out
-		}
 		left := res.Left
 		if left == nil {
 			left = []pkgcache.Problem{}
@@ -840,7 +838,7 @@ func runCacheMigrate(ctx context.Context, streams *IO, opts cacheMigrateOptions)
 			Left       []pkgcache.Problem `json:"left"`
 			Leftovers  int                `json:"trash_leftovers"`
 			Done       bool               `json:"done"`
-		}{conv(res.Moved), conv(res.Duplicates), conv(res.InUse), left, res.Leftovers, err == nil && res.Done()}); jerr != nil {
+		}{packagesJSON(res.Moved), packagesJSON(res.Duplicates), packagesJSON(res.InUse), left, res.Leftovers, err == nil && res.Done()}); jerr != nil {
 			return jerr
 		}
 	} else {
