@@ -564,34 +564,24 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 		fmt.Fprintf(bw, "Destroy %d %s in %d %s, deepest first:\n", len(p.Objects), plural(len(p.Objects), "object", "objects"),
 			len(p.Groups), plural(len(p.Groups), "group", "groups"))
 	}
-	// The objects of every group in order, rendered in parallel; the
-	// first object of a group writes the group's heading.
-	var groupStart []int // the place of each group's first object in that order
+	// Each group's heading and then its objects, one item each, rendered
+	// in parallel in that order.
+	var groupStart []int // the item of each group's heading
 	n := 0
 	for _, g := range p.Groups {
 		groupStart = append(groupStart, n)
-		n += len(g.Objects)
-	}
-	heading := func(b *bytes.Buffer, g int) {
-		fmt.Fprintf(b, "\n%s\n", pal.heading(fmt.Sprintf("group %d", p.Groups[g].Index)))
+		n += 1 + len(g.Objects)
 	}
 	if err := renderOrdered(bw, n, func(b *bytes.Buffer, k int) {
-		// The headings of the groups that start here: the object's own
-		// group, after any empty one before it.
-		first := sort.Search(len(groupStart), func(g int) bool { return groupStart[g] >= k })
-		gi := sort.Search(len(groupStart), func(g int) bool { return groupStart[g] > k }) - 1
-		for g := first; g <= gi; g++ {
-			heading(b, g)
+		g := sort.Search(len(groupStart), func(g int) bool { return groupStart[g] > k }) - 1
+		if k == groupStart[g] {
+			fmt.Fprintf(b, "\n%s\n", pal.heading(fmt.Sprintf("group %d", p.Groups[g].Index)))
+			return
 		}
-		writeObjectText(b, pal, p, hooks, p.Groups[gi].Objects[k-groupStart[gi]])
+		writeObjectText(b, pal, p, hooks, p.Groups[g].Objects[k-groupStart[g]-1])
 	}); err != nil {
 		return err
 	}
-	var tail bytes.Buffer // empty groups at the end, if any
-	for g := sort.Search(len(groupStart), func(g int) bool { return groupStart[g] >= n }); g < len(groupStart); g++ {
-		heading(&tail, g)
-	}
-	bw.Write(tail.Bytes())
 	if len(p.Notifications) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
 		for i, n := range p.Notifications {
