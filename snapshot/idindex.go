@@ -65,9 +65,16 @@ func (x *idIndex) find(t *Tree, id string, h uint64) (pos uint64, found bool) {
 // them, lets the processor wait for all of them at once.
 const batch = 16
 
-// touch loads the slot where a probe for hash h starts: the loads of a
-// batch are independent, and a later probe finds the slot in the cache.
-func (x *idIndex) touch(h uint64) uint64 { return x.slots[h&x.mask] }
+// touchAll loads the slots where the probes for hashes hs start, in a
+// tight loop: the processor has them all under way at once (in a loop
+// that also hashes it would run out of room after a few), and the probes
+// find the slots in the cache. It returns a sum of what it loaded (loads).
+func (x *idIndex) touchAll(hs []uint64) (sink uint64) {
+	for _, h := range hs {
+		sink += x.slots[h&x.mask]
+	}
+	return sink
+}
 
 // getAll sets found[k] to the index stored for ids[k], or -1; at most
 // batch ids. It returns a sum of what it loaded ahead (loads).
@@ -82,11 +89,7 @@ func (x *idIndex) getAll(t *Tree, ids []string, found []int32) (sink uint64) {
 	for k, id := range ids {
 		hs[k] = maphash.String(idSeed, id)
 	}
-	// A tight loop of loads: the processor has them all under way at once
-	// (in the loop above, hashing, it would run out of room after a few).
-	for k := range ids {
-		sink += x.touch(hs[k])
-	}
+	sink = x.touchAll(hs[:len(ids)])
 	// The objects the tags point at, likewise loaded before they are
 	// compared.
 	var cand [batch]int32

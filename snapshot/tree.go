@@ -358,9 +358,7 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 			for k := i; k < end; k++ {
 				hs[k-i] = maphash.String(idSeed, t.ID(int32(k)))
 			}
-			for k := range end - i {
-				sink += t.byID.touch(hs[k])
-			}
+			sink += t.byID.touchAll(hs[:end-i])
 		}
 		if i%releaseEvery == 0 {
 			t.Doc.Release()
