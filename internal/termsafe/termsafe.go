@@ -12,11 +12,14 @@
 package termsafe
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/objgc/objgc/internal/jsonedit"
 )
 
 // String returns s unchanged when it is safe to print: valid UTF-8, every
@@ -77,6 +80,14 @@ func Lines(s string) string {
 func JSON(b []byte) []byte {
 	i := 0
 	for i < len(b) {
+		// Eight plain ASCII bytes at a time: a JSON plan is almost all
+		// of them, and this pass reads all of it (issue 9).
+		for i+8 <= len(b) && jsonedit.HasAbove(binary.LittleEndian.Uint64(b[i:])) == 0 {
+			i += 8
+		}
+		if i == len(b) {
+			break
+		}
 		if b[i] < 0x7f {
 			i++
 			continue

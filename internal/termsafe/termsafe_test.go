@@ -3,6 +3,7 @@ package termsafe
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -101,5 +102,31 @@ func TestJSONEscapesUnprintableRunes(t *testing.T) {
 	plain := []byte(`{"id": "vm-é"}`)
 	if got := JSON(plain); &got[0] != &plain[0] {
 		t.Error("JSON copied a text with nothing to escape")
+	}
+}
+
+// TestJSONAtEveryOffset places runes to escape, and printable ones to
+// keep, at each offset of an eight-byte word: JSON skips plain ASCII
+// eight bytes at a time, and what follows a skipped word must still be
+// looked at.
+func TestJSONAtEveryOffset(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"\x7f", `\u007f`},
+		{"\u0085", `\u0085`},
+		{"\u202e", `\u202e`},
+		{"\u00a0", `\u00a0`},
+		{"é", "é"},
+		{"🙂", "🙂"},
+	} {
+		for pad := range 20 {
+			for tail := range 10 {
+				p, q := strings.Repeat("a", pad), strings.Repeat("b", tail)
+				in := `{"k":"` + p + c.in + q + `"}`
+				want := `{"k":"` + p + c.want + q + `"}`
+				if got := string(JSON([]byte(in))); got != want {
+					t.Fatalf("JSON(%q) = %q, want %q", in, got, want)
+				}
+			}
+		}
 	}
 }
