@@ -39,6 +39,19 @@ func Safe(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); {
+		// Eight printable ASCII bytes at a time: ids, types and paths
+		// are, and a text plan reads every one (issue 9).
+		for i+8 <= len(s) {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if jsonedit.HasLess(x, 0x20)|jsonedit.HasAbove(x) != 0 {
+				break
+			}
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			// Printable ASCII and tab; DEL and the other C0 controls are not.

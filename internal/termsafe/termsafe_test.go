@@ -130,3 +130,25 @@ func TestJSONAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestSafeAtEveryOffset places each character Safe refuses, and ones it
+// keeps, at each offset of an eight-byte word (Safe skips printable ASCII
+// eight bytes at a time).
+func TestSafeAtEveryOffset(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		safe bool
+	}{
+		{"\x1b", false}, {"\n", false}, {"\x7f", false}, {"\u0085", false},
+		{"\u202e", false}, {"\xff", false}, {"\t", true}, {"é", true}, {" ", true},
+	} {
+		for pad := range 20 {
+			for tail := range 10 {
+				s := strings.Repeat("a", pad) + c.s + strings.Repeat("b", tail)
+				if got := Safe(s); got != c.safe {
+					t.Fatalf("Safe(%q) = %v, want %v", s, got, c.safe)
+				}
+			}
+		}
+	}
+}
