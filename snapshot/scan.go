@@ -45,7 +45,7 @@ type keySpan struct {
 type flatIndex struct {
 	objects  []Object
 	strs     []strVal
-	segs     []int32      // path segments: > 0 key offset, < 0 array index -(i+1)
+	segs     []int32      // path segments: > 0 key offset, < 0 array index -(i+1); see Object.segPre
 	deps     []Dependency // onDestruction records of all headers
 	ids      []byte       // ids of the objects, one after the other (Object.id)
 	ext      []string     // distinct and decoded types (strRef with n < 0)
@@ -89,6 +89,10 @@ type scanner struct {
 	depth   int
 	path    []int32
 	pending []int32 // objects whose enclosing object is not yet known
+	// anchors holds the path lengths of the open objects whose header
+	// is read and that may anchor (anchors), innermost last: an object's
+	// segments are recorded from the innermost one's (Object.segPre).
+	anchors []int32
 	idx     flatIndex
 
 	doc *Document // released every releaseEvery objects
@@ -288,7 +292,8 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 func (x *flatIndex) alloc(data []byte, mapped bool) {
 	x.objects = make([]Object, 0, estimateObjects(data, mapped)+16)
 	x.strs = make([]strVal, 0, len(data)/96+16)
-	x.segs = make([]int32, 0, len(data)/128+16)
+	// Two segments an object (Object.segPre): a key and an index.
+	x.segs = make([]int32, 0, 2*cap(x.objects)+16)
 	x.deps = make([]Dependency, 0, len(data)/2048+16)
 	x.ids = make([]byte, 0, 36*cap(x.objects)) // a Murano id is 32 hex digits
 }
@@ -861,7 +866,7 @@ func (s *scanner) object() error {
 	seg := len(s.path)
 	s.path = append(s.path, 0)
 	var h header
-	hasHeader := false
+	hasHeader, anchored := false, false
 	depth := s.depth
 	s.ws()
 	if s.pos < len(s.data) && s.data[s.pos] == '}' {
@@ -889,6 +894,9 @@ func (s *scanner) object() error {
 				hasHeader = true
 				if err := s.header(&h); err != nil {
 					return err
+				}
+				if anchored = s.mayAnchor(seg); anchored {
+					s.anchors = append(s.anchors, int32(seg))
 				}
 			} else {
 				var keys *[]keySpan
@@ -951,12 +959,20 @@ func (s *scanner) object() error {
 	if !hasHeader {
 		return nil
 	}
+	if anchored {
+		s.anchors = s.anchors[:len(s.anchors)-1]
+	}
+	pre := 0
+	if len(s.anchors) > 0 {
+		pre = int(s.anchors[len(s.anchors)-1])
+	}
+	rel := s.path[pre:]
 	i := int32(len(s.idx.objects))
 	segLo := int32(len(s.idx.segs))
-	if cap(s.idx.segs)-len(s.idx.segs) < len(s.path) {
-		s.idx.segs = grow(s.idx.segs, len(s.path), s.pos, len(s.data))
+	if cap(s.idx.segs)-len(s.idx.segs) < len(rel) {
+		s.idx.segs = grow(s.idx.segs, len(rel), s.pos, len(s.data))
 	}
-	s.idx.segs = append(s.idx.segs, s.path...)
+	s.idx.segs = append(s.idx.segs, rel...)
 	if len(s.idx.objects) == cap(s.idx.objects) {
 		s.idx.objects = grow(s.idx.objects, 1, s.pos, len(s.data))
 	}
@@ -975,6 +991,7 @@ func (s *scanner) object() error {
 		encl:        -1,
 		segLo:       segLo,
 		segHi:       int32(len(s.idx.segs)),
+		segPre:      uint16(pre),
 	})
 	for _, c := range s.pending[base:] {
 		s.idx.objects[c].encl = i
@@ -987,6 +1004,15 @@ func (s *scanner) object() error {
 	}
 	s.pending = append(s.pending[:base], i)
 	return nil
+}
+
+// mayAnchor reports whether an object whose path has seg segments may
+// anchor the paths of the objects it encloses (Object.segPre): any but the
+// document's root and an engine task's "model", which enclose the trees,
+// so that every anchor of a copy is a copy of the same tree, on its chain
+// of enclosing copies (Tree.segsOf).
+func (s *scanner) mayAnchor(seg int) bool {
+	return seg > 1 || seg == 1 && !s.inModel
 }
 
 // Root keys (and those of an engine task's "model") are recorded so that

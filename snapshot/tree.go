@@ -44,9 +44,15 @@ type Object struct {
 	// (the object itself); the object's own index for id-less objects.
 	First int32
 
-	encl         int32 // the nearest enclosing copy, -1 at the top
-	segLo, segHi int32 // path segments from the document root
-	depLo, depHi int32 // onDestruction records in Tree.deps
+	encl int32 // the nearest enclosing copy, -1 at the top
+	// The path from the document root is segPre segments, those of the
+	// enclosing copy of that path's length (an anchor, see segsOf),
+	// followed by segs[segLo:segHi]. A copy's own path is thus a few
+	// segments, not its depth: the full paths cost 74 MB on the 1M model
+	// and grow with the square of the nesting (issue 9).
+	segLo, segHi int32
+	segPre       uint16 // MaxDepth fits
+	depLo, depHi int32  // onDestruction records in Tree.deps
 
 	HasID     bool // false: an id-less object, never tracked nor destroyed
 	Destroyed bool // the header says "destroyed": true
@@ -268,8 +274,8 @@ func (t *Tree) ObjectAt(off int) int32 {
 // as it goes (Document.Release), whoever calls it.
 func (t *Tree) ObjectPath(i int32) string {
 	t.Doc.Release()
-	o := &t.Objects[i]
-	return renderPath(t.Doc.Data, t.segs[o.segLo:o.segHi])
+	var buf [32]int32
+	return renderPath(t.Doc.Data, t.segsOf(i, buf[:0]))
 }
 
 // Depth returns how many JSON arrays and objects of its document enclose
@@ -277,7 +283,33 @@ func (t *Tree) ObjectPath(i int32) string {
 // one more level (see MaxDepth).
 func (t *Tree) Depth(i int32) int {
 	o := &t.Objects[i]
-	return int(o.segHi - o.segLo)
+	return int(o.segPre) + int(o.segHi-o.segLo)
+}
+
+// segsOf returns the path segments of copy i from the document root,
+// appended to buf[:0]: its own, after those of its anchor, found up the
+// chain of enclosing copies (the only one whose path has that length:
+// paths lengthen going down), and so on up to the root.
+func (t *Tree) segsOf(i int32, buf []int32) []int32 {
+	n := t.Depth(i)
+	buf = slices.Grow(buf[:0], n)[:n]
+	for {
+		o := &t.Objects[i]
+		copy(buf[o.segPre:], t.segs[o.segLo:o.segHi])
+		pre := int(o.segPre)
+		if pre == 0 {
+			return buf
+		}
+		i = o.encl
+		for i >= 0 && t.Depth(i) != pre {
+			i = t.Objects[i].encl
+		}
+		if i < 0 {
+			// Not reached: an anchor is a copy of the tree (mayAnchor).
+			clear(buf[:pre])
+			return buf
+		}
+	}
 }
 
 // PathAt returns the JSON path of the value that starts at offset off
@@ -326,8 +358,7 @@ func (t *Tree) PathsAt(offs []int) []string {
 		from, to := t.Start, t.End
 		if obj := ts[lo].obj; obj >= 0 {
 			from, to = int(t.Objects[obj].Start), int(t.Objects[obj].End)
-			o := &t.Objects[obj]
-			w.base, w.root = t.segs[o.segLo:o.segHi], ""
+			w.base, w.root = t.segsOf(obj, w.base), ""
 		} else {
 			w.base, w.root = nil, t.Path
 		}

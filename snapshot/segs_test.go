@@ -1,0 +1,180 @@
+package snapshot
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/objgc/objgc/internal/jsonedit"
+	"github.com/objgc/objgc/internal/modelgen"
+)
+
+// rootSegs returns the path of every object of data, by its offset, as
+// one rendered segment per level, found in one descent from the document's
+// root: a reference that shares nothing with the reader's segment records
+// (Object.segPre).
+func rootSegs(data []byte) map[int][]string {
+	paths := map[int][]string{}
+	var walk func(pos int, segs []string) int
+	walk = func(pos int, segs []string) int {
+		switch data[pos] {
+		case '{':
+			paths[pos] = slices.Clone(segs)
+			pos = jsonedit.WS(data, pos+1)
+			for data[pos] == '"' {
+				var b strings.Builder
+				jsonedit.WriteKey(&b, keyAt(data, pos))
+				kend := jsonedit.String(data, pos)
+				pos = walk(jsonedit.WS(data, jsonedit.WS(data, kend)+1), append(segs, b.String()))
+				if pos = jsonedit.WS(data, pos); data[pos] == ',' {
+					pos = jsonedit.WS(data, pos+1)
+				}
+			}
+			return pos + 1
+		case '[':
+			pos = jsonedit.WS(data, pos+1)
+			for i := 0; data[pos] != ']'; i++ {
+				pos = walk(pos, append(segs, "["+strconv.Itoa(i)+"]"))
+				if pos = jsonedit.WS(data, pos); data[pos] == ',' {
+					pos = jsonedit.WS(data, pos+1)
+				}
+			}
+			return pos + 1
+		}
+		return jsonedit.Value(data, pos)
+	}
+	walk(jsonedit.WS(data, 0), nil)
+	return paths
+}
+
+// cutPath renders segments as renderCut does: a path of more than
+// 2*pathKeep segments keeps pathKeep at each end.
+func cutPath(segs []string) string {
+	if len(segs) > 2*pathKeep {
+		return "$" + strings.Join(segs[:pathKeep], "") + "..." + strings.Join(segs[len(segs)-pathKeep:], "")
+	}
+	return "$" + strings.Join(segs, "")
+}
+
+// checkObjectPaths compares ObjectPath and Depth of every copy of both
+// trees of a model (or of a bare tree) with rootSegs, read in one pass and
+// with the trees scanned in parallel, and returns how many copies it
+// compared.
+func checkObjectPaths(t *testing.T, name string, data []byte) int {
+	t.Helper()
+	old := ParallelMin
+	defer func() { ParallelMin = old }()
+	ParallelMin = 1 << 62
+	n := checkObjectPathsOnce(t, name, data)
+	ParallelMin = 1
+	return n + checkObjectPathsOnce(t, name+" (parallel)", data)
+}
+
+func checkObjectPathsOnce(t *testing.T, name string, data []byte) int {
+	t.Helper()
+	var trees []*Tree
+	if snap, inc, err := LoadModel(NewDocument(name, data)); err == nil {
+		trees = []*Tree{snap, inc}
+	} else if inc, err := LoadGraph(NewDocument(name, data)); err == nil {
+		trees = []*Tree{inc}
+	} else {
+		return 0 // models that are bad on purpose
+	}
+	n := 0
+	paths := rootSegs(data)
+	for _, tr := range trees {
+		for i := range tr.Objects {
+			want := paths[int(tr.Objects[i].Start)]
+			if got := tr.ObjectPath(int32(i)); got != cutPath(want) {
+				t.Errorf("%s: copy %d (%s): path %s, want %s", name, i, tr.ID(int32(i)), got, cutPath(want))
+			}
+			if d := tr.Depth(int32(i)); d != len(want) {
+				t.Errorf("%s: copy %d (%s): depth %d, want %d", name, i, tr.ID(int32(i)), d, len(want))
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// anchorModel puts headers where the reader cannot anchor on them (after
+// an object's nested copies, so that theirs are recorded from a copy
+// further up, on an envelope's root, on an engine task's
+// "model"), nests copies through plain objects and arrays, and holds a
+// chain of copies deeper than 2*pathKeep.
+func anchorModel() map[string]string {
+	deep := `{"?": {"id": "leaf", "type": "t.L"}}`
+	for i := 29; i >= 0; i-- {
+		if i%3 == 0 {
+			deep = `{"plain": [` + deep + `]}` // no header: not an anchor
+		} else {
+			deep = `{"?": {"id": "c` + strconv.Itoa(i) + `", "type": "t.C"}, "next": ` + deep + `}`
+		}
+	}
+	late := `{"a": {"b": [{"?": {"id": "inner", "type": "t.I"}, "x": {"?": {"id": "inner2", "type": "t.I"}}}]}, "?": {"id": "late", "type": "t.L"}}`
+	return map[string]string{
+		"envelope":          `{"Objects": {"?": {"id": "env", "type": "t.E"}, "apps": [` + late + `, ` + deep + `, {"?": {"id": "holder", "type": "t.H"}, "l": ` + late + `}]}, "ObjectsCopy": null}`,
+		"root header":       `{"?": {"id": "root", "type": "t.R"}, "Objects": {"?": {"id": "env", "type": "t.E"}, "l": [{"k": {"?": {"id": "x", "type": "t.X"}, "y": [` + late + `]}}]}, "ObjectsCopy": {"?": {"id": "env", "type": "t.E"}, "m": ` + late + `}}`,
+		"task model header": `{"model": {"?": {"id": "m", "type": "t.M"}, "Objects": {"?": {"id": "env", "type": "t.E"}, "n": {"o": ` + deep + `}}, "ObjectsCopy": {"?": {"id": "env", "type": "t.E"}}}}`,
+		"bare":              `{"?": {"id": "env", "type": "t.E"}, "p": [[` + late + `], {"q": ` + deep + `}]}`,
+		"bare array":        `[` + late + `, [` + deep + `]]`,
+	}
+}
+
+// TestObjectPathsFromRoot: a copy's path is recorded as a few segments
+// after those of an enclosing copy (Object.segPre); put back together it
+// is the path found by descending from the root, on the committed models,
+// the hostile shapes (the deep ones too) and models whose headers come
+// late or sit above the trees.
+func TestObjectPathsFromRoot(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/models/*.json")
+	pairs, _ := filepath.Glob("../testdata/pairs/*.json")
+	if len(files) < 10 || len(pairs) < 5 {
+		t.Fatalf("%d models in ../testdata/models, %d pairs in ../testdata/pairs: the committed fixtures are missing", len(files), len(pairs))
+	}
+	total := 0
+	for _, f := range append(files, pairs...) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += checkObjectPaths(t, f, data)
+	}
+	for _, s := range modelgen.Shapes {
+		total += checkObjectPaths(t, s.String(), modelgen.Hostile(s, 200))
+	}
+	for name, m := range anchorModel() {
+		if n := checkObjectPaths(t, name, []byte(m)); n < 4 {
+			t.Errorf("%s: %d copies compared; the model did not load", name, n)
+		} else {
+			total += n
+		}
+	}
+	total += checkObjectPaths(t, "tricky", []byte(trickyModel))
+	if total < 1000 {
+		t.Fatalf("compared only %d paths", total)
+	}
+}
+
+// TestSegmentsStayFew: a chain of copies nested 300 deep records a few
+// segments a copy, not its depth (the full paths grew with the square of
+// the nesting).
+func TestSegmentsStayFew(t *testing.T) {
+	_, inc, err := LoadModel(NewDocument("deep", modelgen.Hostile(modelgen.DeepCopies, 300)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	depths := 0
+	for i := range inc.Objects {
+		depths += inc.Depth(int32(i))
+	}
+	if len(inc.Objects) < 300 || depths < 300*300 {
+		t.Fatalf("%d copies, total depth %d: not the deep shape", len(inc.Objects), depths)
+	}
+	if got := len(inc.segs); got > 4*len(inc.Objects) {
+		t.Errorf("%d segments recorded for %d copies of total depth %d", got, len(inc.Objects), depths)
+	}
+}
