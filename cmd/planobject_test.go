@@ -46,3 +46,39 @@ func TestAppendPlanObject(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendPlanNotification compares the hand-written encoder of plan
+// notifications with encoding/json as TestAppendPlanObject does.
+func TestAppendPlanNotification(t *testing.T) {
+	odd := []string{"", "plain", `quote " and \ backslash`, "<html> & more", "tab\tnew\nline\r\x00\x1f\x7f", "é ü 日本", "\u2028\u2029", "bad \xff utf-8", "\U0001F600"}
+	ns := []destroy.PlanNotification{{}, {OldPlaces: []string{}}}
+	for g, s := range odd {
+		ns = append(ns, destroy.PlanNotification{
+			Group: g * 1000, Publisher: s, Subscriber: s, Handler: s,
+			SubscriberTypeRef: &destroy.PlanType{Name: s, Version: s, Package: s},
+			Hook:              &destroy.PlanHook{Event: s, Class: s, Path: s, SHA256: s, Error: s},
+		})
+		ns = append(ns, destroy.PlanNotification{
+			Group: -g, Publisher: "p", Subscriber: s,
+			SubscriberTypeRef: &destroy.PlanType{Name: s},
+			Hook:              &destroy.PlanHook{Event: "notify", Class: "c", Path: s},
+			OldPlaces:         []string{s, "x"},
+		})
+		ns = append(ns, destroy.PlanNotification{Handler: s, OldPlaces: []string{s}, Hook: &destroy.PlanHook{Error: s}})
+	}
+	for _, prefix := range []string{"", "    "} {
+		for i, pn := range ns {
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent(prefix, "  ")
+			if err := enc.Encode(pn); err != nil {
+				t.Fatal(err)
+			}
+			got := appendPlanNotification(nil, prefix, &pn)
+			if w := bytes.TrimSuffix(want.Bytes(), []byte("\n")); !bytes.Equal(got, w) {
+				t.Fatalf("notification %d, prefix %q:\ngot:\n%s\nwant:\n%s", i, prefix, got, w)
+			}
+		}
+	}
+}

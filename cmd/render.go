@@ -360,7 +360,10 @@ func (pj *planJSON) write(w io.Writer) error {
 	})
 	s.raw(",\n")
 	s.key("notifications")
-	s.array("  ", len(p.Notifications), func(prefix string, i int) { s.value(prefix, pj.notification(i)) })
+	s.parallelArray("  ", len(p.Notifications), func(b []byte, prefix string, i int) []byte {
+		pn := pj.notification(i)
+		return appendPlanNotification(b, prefix, &pn)
+	})
 	s.raw(",\n")
 	s.key("cycles")
 	s.array("  ", len(p.Cycles), func(prefix string, i int) { s.value(prefix, pj.cycle(i)) })
