@@ -27,6 +27,9 @@ type Document struct {
 	sumOnce  sync.Once
 	sum      string
 	sumFault any // the fault that stopped the hash (a *ChangedError)
+	// file is the mapped file, open for the hash to read with pread(2)
+	// (hash); closed once hashed.
+	file *os.File
 	// info is the file's status when it was opened for reading; nil
 	// for standard input and NewDocument.
 	info fs.FileInfo
@@ -233,6 +236,10 @@ func (d *Document) SHA256() string {
 func (d *Document) Hash() { go d.sumOnce.Do(d.hash) }
 
 func (d *Document) hash() {
+	if d.file != nil {
+		d.hashFile()
+		return
+	}
 	err := Guard(func() error {
 		h := sha256.New()
 		eachChunk(d.Data, d.mapped, func(chunk []byte) { h.Write(chunk) })
@@ -242,6 +249,31 @@ func (d *Document) hash() {
 	if err != nil {
 		d.sumFault = err
 	}
+}
+
+// hashFile hashes a mapped document by reading its file (pread(2), a
+// chunk at a time) rather than its mapping: the bytes are the same, but
+// reading the mapping faulted every page in again beside the scanners and
+// released each chunk (madvise(2)), which interrupts the other cores to
+// flush their TLBs (issue 9). A file that ends before the mapping does
+// was truncated meanwhile: a *ChangedError, as a fault on the mapping
+// would be. Any other reading error is one too: the bytes hashed would not
+// be the bytes read.
+func (d *Document) hashFile() {
+	defer d.file.Close()
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	var off int64
+	for off < int64(len(d.Data)) {
+		n, err := d.file.ReadAt(buf[:min(int64(len(buf)), int64(len(d.Data))-off)], off)
+		h.Write(buf[:n])
+		off += int64(n)
+		if err != nil {
+			d.sumFault = &ChangedError{File: d.Name}
+			return
+		}
+	}
+	d.sum = hex.EncodeToString(h.Sum(nil))
 }
 
 // ReadDocument reads the file name, or stdin when name is "-". Errors name
@@ -295,14 +327,21 @@ func readFile(name string, size int64) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	info, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if info.Mode().IsRegular() && info.Size() >= MapThreshold && info.Size() <= MaxSize {
 		if data, err := mapFile(f, info.Size()); err == nil {
-			return &Document{Data: data, info: info, mapped: true}, nil
+			// The hash reads the file (hashFile): it stays open.
+			keep = true
+			return &Document{Data: data, info: info, mapped: true, file: f}, nil
 		}
 	}
 	// One byte more than the size, to see the end without growing; the
