@@ -2,10 +2,13 @@ package snapshot
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -173,5 +176,50 @@ func TestCheckMapped(t *testing.T) {
 	}
 	if err := read.CheckMapped(); err != nil {
 		t.Fatalf("a document read into memory: %v, want nil", err)
+	}
+}
+
+// TestHashYieldsToReaders: the hash of a mapped document waits while as
+// many goroutines index it as Go runs at once, and goes on once one
+// leaves; the loaders leave every time (TestParallelScanSameAsOnePass
+// checks the count after every load, broken inputs included).
+func TestHashYieldsToReaders(t *testing.T) {
+	mapAll(t)
+	name := filepath.Join(t.TempDir(), "model.json")
+	body := bytes.Repeat([]byte("x"), 3<<20)
+	if err := os.WriteFile(name, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := ReadDocument(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer doc.Close()
+	if !doc.Mapped() {
+		t.Fatal("not mapped")
+	}
+	n := runtime.GOMAXPROCS(0)
+	for range n {
+		doc.reading()
+	}
+	doc.Hash()
+	done := make(chan string)
+	go func() { done <- doc.SHA256() }()
+	select {
+	case <-done:
+		t.Fatal("the hash ran while the processors were all indexing the document")
+	case <-time.After(50 * time.Millisecond):
+	}
+	doc.leaving()
+	select {
+	case sum := <-done:
+		if want := fmt.Sprintf("%x", sha256.Sum256(body)); sum != want {
+			t.Fatalf("sha256 %s, want %s", sum, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hash did not go on once a reader left")
+	}
+	for range n - 1 {
+		doc.leaving()
 	}
 }

@@ -52,6 +52,11 @@ func loadAll(data []byte) loadResult {
 	} else {
 		r.Graph = treeResult(g)
 	}
+	// Every scanner and index builder left: a hash waiting for them
+	// (Document.waitReaders) would wait for ever.
+	if n := d.readers.Load(); n != 0 {
+		r.Model = append(r.Model, fmt.Sprintf("%d readers left after loading", n))
+	}
 	return r
 }
 
@@ -67,6 +72,11 @@ func checkParallelSame(t *testing.T, data []byte) {
 	one := loadAll(data)
 	ParallelMin = 1
 	par := loadAll(data)
+	for _, r := range []loadResult{one, par} {
+		if l := r.Model[len(r.Model)-1]; strings.HasSuffix(l, "readers left after loading") {
+			t.Fatal(l)
+		}
+	}
 	if !reflect.DeepEqual(one, par) {
 		for _, k := range []struct {
 			name string

@@ -107,6 +107,10 @@ type scanner struct {
 	// stops it when the guess proved wrong.
 	abandon *atomic.Bool
 
+	// waiting is set while the scanner waits for a scan of its own
+	// (wait): it does not count as a reader of the document.
+	waiting bool
+
 	inHeader int  // > 0 while reading a header: nothing is recorded
 	inModel  bool // reading the value of the root's "model" key
 	// high is set by string when the string holds a byte of 0x7f or
@@ -224,6 +228,12 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 		return nil, &ModelError{File: file, Path: "$", Msg: fmt.Sprintf("input is %d bytes; at most %d are supported", len(data), MaxSize)}
 	}
 	s := &scanner{file: file, data: data, doc: doc, parallel: parallel}
+	doc.reading()
+	defer func() {
+		if !s.waiting {
+			doc.leaving()
+		}
+	}()
 	if parallel {
 		// The envelope's own objects are few (in "Attributes", if any):
 		// the trees' scanners size their own indexes.
@@ -248,6 +258,7 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 	}
 	// A value scanned on a guess that the reading never reached was not
 	// the value of that key: stop that scan and forget it.
+	s.wait()
 	kept := s.idx.subs[:0]
 	for _, sub := range s.idx.subs {
 		if !sub.adopted {
@@ -367,8 +378,10 @@ func (s *scanner) speculate(k string) {
 	c := &scanner{file: s.file, data: s.data, doc: s.doc, pos: value, depth: s.depth,
 		path: append([]int32(nil), s.path...), abandon: &sub.abandon}
 	c.path[len(c.path)-1] = int32(keyOff)
+	c.doc.reading()
 	go func() {
 		defer close(sub.done)
+		defer c.doc.leaving()
 		sub.err = Guard(func() error {
 			// The end is not known: the index is sized for the rest.
 			c.idx.alloc(c.data[value:], c.doc.mapped)
@@ -918,7 +931,9 @@ func (s *scanner) object() error {
 							// The reading reached the key whose value was
 							// scanned on a guess: the guess held, the value
 							// is read, go on after it.
+							s.wait()
 							<-sub.done
+							s.resume()
 							sub.adopted = true
 							if sub.err != nil {
 								return sub.err // scanWith scans again in one pass
@@ -1004,6 +1019,23 @@ func (s *scanner) object() error {
 	}
 	s.pending = append(s.pending[:base], i)
 	return nil
+}
+
+// wait notes that the scanner waits for the scans it started, and is no
+// reader of the document meanwhile (Document.reading); resume, that it
+// reads again.
+func (s *scanner) wait() {
+	if !s.waiting {
+		s.waiting = true
+		s.doc.leaving()
+	}
+}
+
+func (s *scanner) resume() {
+	if s.waiting {
+		s.waiting = false
+		s.doc.reading()
+	}
 }
 
 // mayAnchor reports whether an object whose path has seg segments may
