@@ -148,13 +148,6 @@ type Plan struct {
 	// subscribers whose dependency edge Order ignored to break a cycle:
 	// the one fact about an object's reasons the snapshot cannot tell.
 	ignored map[int32][]int32
-
-	// paths holds, for a mapped model, the path of each doomed object,
-	// rendered in document order while the plan is made (renderPaths);
-	// pathsDone is closed once they are.
-	paths     []string
-	pathsDone chan struct{}
-	pathsErr  error // a fault reading the mapped model (*snapshot.ChangedError)
 }
 
 // Object returns Plan.Objects[i] as the plan lists it, built from the
@@ -193,56 +186,11 @@ func (p *Plan) ID(i int) string {
 }
 
 // Path returns the JSON path of Plan.Objects[i] in the snapshot document,
-// e.g. $.ObjectsCopy.applications[2]; a new string each call.
-//
-// For a mapped model the paths of all doomed objects are rendered while
-// the plan is made, in document order (Path waits for them): a path reads
-// the keys of the object's ancestors from the document, and read in the
-// order the plan lists the objects (by group) those reads fall on pages
-// far apart, each faulted in again after the last release (half of a text
-// plan's writing time on the 1M model); in document order neighbours
-// share their pages.
-func (p *Plan) Path(i int) string {
-	if p.pathsDone == nil {
-		return p.pathNow(i)
-	}
-	<-p.pathsDone
-	if p.pathsErr != nil {
-		// Raised again in the caller, whose snapshot.Guard turns it
-		// into an error naming the file.
-		panic(p.pathsErr)
-	}
-	return p.paths[i]
-}
-
-// pathNow is Path rendered now: for the planner itself, which may ask
-// before the paths are rendered, and for a model in memory.
-func (p *Plan) pathNow(i int) string { return p.Diff.Snapshot.ObjectPath(p.Objects[i].Snapshot) }
-
-// renderPaths starts rendering the paths of a mapped model's doomed
-// objects (Diff.Doomed, in document order, as Objects will be) in two
-// halves on two goroutines, beside the planning, and closes pathsDone
-// when they are done.
-func (p *Plan) renderPaths() {
-	if !p.Diff.Snapshot.Doc.Mapped() || len(p.Diff.Doomed) == 0 {
-		return
-	}
-	p.paths = make([]string, len(p.Diff.Doomed))
-	p.pathsDone = make(chan struct{})
-	go p.renderPathsNow()
-}
-
-func (p *Plan) renderPathsNow() {
-	defer close(p.pathsDone)
-	snap, doomed := p.Diff.Snapshot, p.Diff.Doomed
-	n := len(doomed)
-	p.pathsErr = snapshot.GuardEach(2, func(k int) error {
-		for i := k * n / 2; i < (k+1)*n/2; i++ {
-			p.paths[i] = snap.ObjectPath(doomed[i])
-		}
-		return nil
-	})
-}
+// e.g. $.ObjectsCopy.applications[2]; a new string each call. It reads
+// none of the document (snapshot.Tree.ObjectPath), so that the loops over
+// the doomed objects in the order the plan lists them need not visit
+// their pages.
+func (p *Plan) Path(i int) string { return p.Diff.Snapshot.ObjectPath(p.Objects[i].Snapshot) }
 
 // Reasons returns why Plan.Objects[i] sits in its group, found again in
 // the snapshot (a new slice each call): first its owner (ReasonOwnedBy
@@ -376,7 +324,6 @@ const checkEvery = 1 << 12
 func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 	snap, in := d.Snapshot, d.Incoming
 	p := &Plan{Diff: d, Objects: make([]Doomed, len(d.Doomed)), ignored: map[int32][]int32{}}
-	p.renderPaths()
 	nodeOf := make([]int32, len(snap.Objects)) // snapshot index -> node, -1
 	for i := range nodeOf {
 		nodeOf[i] = -1
@@ -448,7 +395,7 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 			ids[k] = p.ID(int(v))
 		}
 		p.Cycles = append(p.Cycles, members)
-		p.warn(WarnCycle, ids[0], p.pathNow(int(c[0])),
+		p.warn(WarnCycle, ids[0], p.Path(int(c[0])),
 			"destruction dependencies form a cycle among %s; their dependency order is ignored, ownership is kept", strings.Join(ids, ", "))
 	}
 	if ctx.Err() != nil {
@@ -520,7 +467,7 @@ func (p *Plan) diffWarnings() {
 // (Objects: null) means, and what planning two models of different
 // environments does by mistake: the message says which.
 func (p *Plan) warnRoot(i int) {
-	id, path := p.ID(i), p.pathNow(i)
+	id, path := p.ID(i), p.Path(i)
 	in := p.Diff.Incoming
 	for i := range in.Objects {
 		if int(in.Objects[i].Start) == in.Start {

@@ -11,7 +11,7 @@ import (
 // $.applications[0]["?"].id. Keys that are not identifiers are quoted.
 // Very deep paths keep their first and last segments.
 func renderPath(data []byte, segs []int32) string {
-	return renderPath2(data, segs, nil)
+	return renderCut(data, nil, segs, nil, len(segs))
 }
 
 // pathKeep is how many segments a very deep path keeps at each end: a
@@ -21,15 +21,12 @@ func renderPath(data []byte, segs []int32) string {
 // a reference at that depth 60,000 times).
 const pathKeep = 12
 
-// renderPath2 is renderPath of the segments a followed by b.
-func renderPath2(data []byte, a, b []int32) string {
-	return renderCut(data, a, b, len(a)+len(b))
-}
-
 // renderCut renders the segments a followed by b as the start of a path of
 // total segments: when total > 2*pathKeep, the segments from pathKeep to
-// total-pathKeep are written as "...".
-func renderCut(data []byte, a, b []int32, total int) string {
+// total-pathKeep are written as "...". keys holds the rendered segments of
+// some keys by offset (Tree.keySegs; nil for none): those are not read
+// from data.
+func renderCut(data []byte, keys map[int32]string, a, b []int32, total int) string {
 	var sb strings.Builder
 	sb.WriteString("$")
 	n := len(a) + len(b)
@@ -42,27 +39,38 @@ func renderCut(data []byte, a, b []int32, total int) string {
 			}
 		}
 		if i < len(a) {
-			writeSeg(&sb, data, a[i])
+			writeSeg(&sb, data, keys, a[i])
 		} else {
-			writeSeg(&sb, data, b[i-len(a)])
+			writeSeg(&sb, data, keys, b[i-len(a)])
 		}
 	}
 	return sb.String()
 }
 
 // writeSeg writes one segment: [3] for -(3+1), .key or ["key"] for the
-// offset of a key's opening quote, nothing for 0 (a key's quote is never
-// at offset 0, it sits inside an object: 0 marks an object whose next key
-// is not read yet).
-func writeSeg(sb *strings.Builder, data []byte, seg int32) {
+// offset of a key's opening quote (from keys when it holds the offset),
+// nothing for 0 (a key's quote is never at offset 0, it sits inside an
+// object: 0 marks an object whose next key is not read yet).
+func writeSeg(sb *strings.Builder, data []byte, keys map[int32]string, seg int32) {
 	switch {
 	case seg < 0:
 		sb.WriteByte('[')
 		sb.WriteString(strconv.Itoa(int(-seg - 1)))
 		sb.WriteByte(']')
 	case seg > 0:
+		if k, ok := keys[seg]; ok {
+			sb.WriteString(k)
+			return
+		}
 		jsonedit.WriteKey(sb, keyAt(data, int(seg)))
 	}
+}
+
+// keySeg returns the segment writeSeg writes for key k.
+func keySeg(k string) string {
+	var sb strings.Builder
+	jsonedit.WriteKey(&sb, k)
+	return sb.String()
 }
 
 // keyAt decodes the key whose opening quote is at off.
@@ -217,7 +225,7 @@ func (w *pathWalker) here() string {
 	var b strings.Builder
 	b.Grow(len(w.prefix) + 16)
 	b.WriteString(w.prefix)
-	writeSeg(&b, w.data, w.segs[n-1])
+	writeSeg(&b, w.data, w.t.keySegs, w.segs[n-1])
 	return b.String()
 }
 
@@ -234,7 +242,7 @@ func (w *pathWalker) total() int { return len(w.base) + len(w.segs) }
 // cut renders base and then segs as the start of a path of total segments.
 func (w *pathWalker) cut(segs []int32, total int) string {
 	if w.root != "" {
-		return w.root + renderCut(w.data, nil, segs, total)[1:]
+		return w.root + renderCut(w.data, w.t.keySegs, nil, segs, total)[1:]
 	}
-	return renderCut(w.data, w.base, segs, total)
+	return renderCut(w.data, w.t.keySegs, w.base, segs, total)
 }

@@ -43,9 +43,14 @@ type keySpan struct {
 // order their closing brace appears (owned objects before their owner);
 // strings are in document order.
 type flatIndex struct {
-	objects  []Object
-	strs     []strVal
-	segs     []int32      // path segments: > 0 key offset, < 0 array index -(i+1); see Object.segPre
+	objects []Object
+	strs    []strVal
+	segs    []int32 // path segments: > 0 key offset, < 0 array index -(i+1); see Object.segPre
+	// keySegs holds the rendered path segment (.key, ["k\"ey"]) of the
+	// first offset of each distinct key in segs, up to maxKeys: a key
+	// recorded again is recorded at that offset (scanner.canonKey), so
+	// that rendering a path reads none of the document (issue 9).
+	keySegs  map[int32]string
 	deps     []Dependency // onDestruction records of all headers
 	ids      []byte       // ids of the objects, one after the other (Object.id)
 	ext      []string     // distinct and decoded types (strRef with n < 0)
@@ -100,6 +105,7 @@ type scanner struct {
 	// tree to a scanner of its own (speculate).
 	parallel bool
 	types    map[string]int32 // the index's table of types (typeRef)
+	keyOffs  map[string]int32 // first offset of each key in keySegs (canonKey)
 	// speculated is set once the scanner decided how to read the
 	// envelope's trees (speculate).
 	speculated bool
@@ -144,6 +150,44 @@ func (s *scanner) idRef(id string) strRef {
 	off := len(s.idx.ids)
 	s.idx.ids = append(s.idx.ids, id...)
 	return strRef{off: int32(off), n: int32(len(id))}
+}
+
+// maxKeys is how many distinct keys an index renders once (keySegs): a
+// model has a few dozen property names on the way to its objects; past
+// that, a key is read from the document when its path is rendered.
+const maxKeys = 1 << 12
+
+// canonKey returns the offset to record for the key whose opening quote is
+// at off, a segment of an object's path: the first offset of the same key
+// among those recorded, whose rendered segment keySegs holds.
+func (s *scanner) canonKey(off int32) int32 {
+	k := s.keyView(int(off))
+	if c, ok := s.keyOffs[k]; ok {
+		return c
+	}
+	if len(s.keyOffs) >= maxKeys {
+		return off
+	}
+	if s.keyOffs == nil {
+		s.keyOffs, s.idx.keySegs = map[string]int32{}, map[int32]string{}
+	}
+	k = strings.Clone(k)
+	s.keyOffs[k] = off
+	s.idx.keySegs[off] = keySeg(k)
+	return off
+}
+
+// keyView returns the key whose opening quote is at off, decoded: a view
+// of the document when it holds no escape.
+func (s *scanner) keyView(off int) string {
+	end := off + 1
+	for end < len(s.data) && s.data[end] != '"' {
+		if s.data[end] == '\\' {
+			return keyAt(s.data, off)
+		}
+		end++
+	}
+	return s.str(off+1, end)
 }
 
 // maxTypes is how many distinct types an index keeps in its table: a
@@ -987,7 +1031,12 @@ func (s *scanner) object() error {
 	if cap(s.idx.segs)-len(s.idx.segs) < len(rel) {
 		s.idx.segs = grow(s.idx.segs, len(rel), s.pos, len(s.data))
 	}
-	s.idx.segs = append(s.idx.segs, rel...)
+	for _, seg := range rel {
+		if seg > 0 {
+			seg = s.canonKey(seg)
+		}
+		s.idx.segs = append(s.idx.segs, seg)
+	}
 	if len(s.idx.objects) == cap(s.idx.objects) {
 		s.idx.objects = grow(s.idx.objects, 1, s.pos, len(s.data))
 	}

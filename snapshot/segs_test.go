@@ -1,6 +1,8 @@
 package snapshot
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -176,5 +178,51 @@ func TestSegmentsStayFew(t *testing.T) {
 	}
 	if got := len(inc.segs); got > 4*len(inc.Objects) {
 		t.Errorf("%d segments recorded for %d copies of total depth %d", got, len(inc.Objects), depths)
+	}
+}
+
+// TestObjectPathReadsNoDocument: the keys on the way to the copies are
+// rendered once, when read (flatIndex.keySegs), so that a path is
+// rendered without reading the document (whose pages a mapped model
+// releases): the paths are the same with the document blanked out. Past
+// maxKeys distinct keys, paths are read from the document and still right.
+func TestObjectPathReadsNoDocument(t *testing.T) {
+	data, err := os.ReadFile("../testdata/pairs/wordpress-app-removed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string][]byte{"wordpress": data, "escaped keys": []byte(`{"Objects": {"?": {"id": "e"}, "a\"b": {"c\u00e9": [{"?": {"id": "x"}}], "d": {"?": {"id": "y"}, "a\"b": {"?": {"id": "z"}}}}}, "ObjectsCopy": null}`)} {
+		snap, inc, err := LoadModel(NewDocument(name, bytes.Clone(m)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, tr := range []*Tree{snap, inc} {
+			for i := range tr.Objects {
+				want = append(want, tr.ObjectPath(int32(i)))
+			}
+		}
+		for i := range inc.Doc.Data {
+			inc.Doc.Data[i] = ' '
+		}
+		var got []string
+		for _, tr := range []*Tree{snap, inc} {
+			for i := range tr.Objects {
+				got = append(got, tr.ObjectPath(int32(i)))
+			}
+		}
+		if !slices.Equal(got, want) || len(want) < 3 {
+			t.Errorf("%s: paths with the document blanked out:\n%q\nwant\n%q", name, got, want)
+		}
+	}
+
+	var b strings.Builder
+	b.WriteString(`{"Objects": {"?": {"id": "e"}`)
+	for i := range maxKeys + 100 {
+		fmt.Fprintf(&b, `, "k%d": [{"?": {"id": "o%d"}}]`, i, i)
+	}
+	b.WriteString(`}, "ObjectsCopy": null}`)
+	if n := checkObjectPaths(t, "many keys", []byte(b.String())); n < 2*(maxKeys+100) {
+		t.Fatalf("%d paths compared", n)
 	}
 }

@@ -141,6 +141,7 @@ type Tree struct {
 
 	strs     []strVal
 	segs     []int32
+	keySegs  map[int32]string // rendered keys of segs, by offset (flatIndex.keySegs)
 	ids      []byte       // every copy's id, decoded, one after the other (Object.id)
 	ext      []string     // types kept by the reader (strRef with n < 0)
 	legacies []legacyType // legacy type keys (Object.legacy)
@@ -269,13 +270,17 @@ func (t *Tree) ObjectAt(off int) int32 {
 // ObjectPath returns the JSON path of copy i, e.g.
 // $.applications[2].instance.
 //
-// ObjectPath reads the document at places far apart (the keys of the
-// object's ancestors); for a mapped document it releases the pages read
-// as it goes (Document.Release), whoever calls it.
+// ObjectPath reads the keys of the copy's path from the index's table of
+// keys (flatIndex.keySegs), not from the document; past maxKeys distinct
+// keys it reads the others from the document, and for a mapped document
+// releases the pages read as it goes (Document.Release).
 func (t *Tree) ObjectPath(i int32) string {
-	t.Doc.Release()
+	if len(t.keySegs) >= maxKeys {
+		t.Doc.Release()
+	}
 	var buf [32]int32
-	return renderPath(t.Doc.Data, t.segsOf(i, buf[:0]))
+	segs := t.segsOf(i, buf[:0])
+	return renderCut(t.Doc.Data, t.keySegs, nil, segs, len(segs))
 }
 
 // Depth returns how many JSON arrays and objects of its document enclose
