@@ -142,10 +142,10 @@ type Tree struct {
 	strs     []strVal
 	segs     []int32
 	keySegs  map[int32]string // rendered keys of segs, by offset (flatIndex.keySegs)
-	ids      []byte       // every copy's id, decoded, one after the other (Object.id)
-	ext      []string     // types kept by the reader (strRef with n < 0)
-	legacies []legacyType // legacy type keys (Object.legacy)
-	deps     []Dependency // onDestruction records, by Object.depLo/depHi
+	ids      []byte           // every copy's id, decoded, one after the other (Object.id)
+	ext      []string         // types kept by the reader (strRef with n < 0)
+	legacies []legacyType     // legacy type keys (Object.legacy)
+	deps     []Dependency     // onDestruction records, by Object.depLo/depHi
 	byID     idIndex
 	idLen    [256]bool // lengths of ids shorter than 256 bytes
 	long     bool      // some id is 256 bytes or longer
