@@ -78,7 +78,7 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 	snap := p.Diff.Snapshot
 	index := map[snapshot.Type]int32{}
 	for i := range p.Objects {
-		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
+		snap.Doc.MaybeRelease() // doomed objects lie pages apart: see snapshot.Document.Release
 		t := snap.Type(p.Objects[i].Snapshot)
 		k, ok := index[t]
 		if !ok {
@@ -89,7 +89,7 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 		h.kind[i] = k
 	}
 	for i, n := range p.Notifications {
-		snap.Doc.Release() // subscribers lie pages apart: see snapshot.Document.Release
+		snap.Doc.MaybeRelease() // subscribers lie pages apart: see snapshot.Document.Release
 		if t, ok := subscriberType(p, n); ok {
 			h.subTypes[i] = &t
 		}

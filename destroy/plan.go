@@ -165,7 +165,7 @@ func (p *Plan) Object(i int) *Planned {
 func (p *Plan) hookObject(i int) *Planned {
 	snap := p.Diff.Snapshot
 	si := p.Objects[i].Snapshot
-	snap.Doc.Release()
+	snap.Doc.MaybeRelease()
 	pl := &Planned{Snapshot: si, ID: snap.ID(si), Type: snap.TypeString(si), Class: snap.Type(si).Name, Group: int(p.Objects[i].Group)}
 	if o := &snap.Objects[si]; o.Owner >= 0 {
 		pl.Owner = snap.ID(o.Owner)
@@ -181,7 +181,7 @@ func (p *Plan) hookObject(i int) *Planned {
 // which lie pages apart, hold few of them whoever wrote the loop.
 func (p *Plan) ID(i int) string {
 	snap := p.Diff.Snapshot
-	snap.Doc.Release()
+	snap.Doc.MaybeRelease()
 	return snap.ID(p.Objects[i].Snapshot)
 }
 
@@ -201,7 +201,7 @@ func (p *Plan) Path(i int) string { return p.Diff.Snapshot.ObjectPath(p.Objects[
 func (p *Plan) Reasons(i int) []Reason {
 	d := p.Diff
 	snap := d.Snapshot
-	snap.Doc.Release()
+	snap.Doc.MaybeRelease()
 	si := p.Objects[i].Snapshot
 	o := &snap.Objects[si]
 	out := make([]Reason, 1, 1+len(snap.Dependencies(si)))
@@ -338,7 +338,7 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		if n%checkEvery == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
+		snap.Doc.MaybeRelease() // doomed objects lie pages apart: see snapshot.Document.Release
 		o := &snap.Objects[i]
 		owner := int32(-1)
 		if o.Owner >= 0 {
@@ -373,7 +373,7 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		if n%checkEvery == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		snap.Doc.Release() // doomed objects lie pages apart: see snapshot.Document.Release
+		snap.Doc.MaybeRelease() // doomed objects lie pages apart: see snapshot.Document.Release
 		p.Objects[n] = Doomed{Snapshot: i, Group: ord.Index[n]}
 		if int(snap.Objects[i].Start) == snap.Start {
 			p.warnRoot(n)

@@ -276,7 +276,7 @@ func (t *Tree) ObjectAt(off int) int32 {
 // releases the pages read as it goes (Document.Release).
 func (t *Tree) ObjectPath(i int32) string {
 	if len(t.keySegs) >= maxKeys {
-		t.Doc.Release()
+		t.Doc.MaybeRelease()
 	}
 	var buf [32]int32
 	segs := t.segsOf(i, buf[:0])
