@@ -52,10 +52,12 @@ type Document struct {
 // read-only instead of reading it into memory (on Linux). A mapped file's
 // pages are released from the resident set every TrimInterval, so that
 // planning a model holds little more of it in memory than the pages read
-// last, the page cache keeping the rest (docs/performance.md). Smaller
-// files are read: the difference is small and a read file cannot change
-// under the reader. Tests lower it.
-var MapThreshold int64 = 64 << 20
+// last, the page cache keeping the rest (docs/performance.md). It was 64
+// MiB; a model of a million tiny objects (44 MB) then held all of its
+// bytes beside an index of the same size, and its plan peaked at 250 MB
+// instead of 202 (issue 9). Smaller files are read: the difference is
+// small and a read file cannot change under the reader. Tests lower it.
+var MapThreshold int64 = 1 << 20
 
 // TrimInterval is how often the pages of a mapped document are released
 // in the background: a loop reading ids of objects far apart maps 15 MB
