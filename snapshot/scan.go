@@ -106,6 +106,9 @@ type scanner struct {
 	parallel bool
 	types    map[string]int32 // the index's table of types (typeRef)
 	keyOffs  map[string]int32 // first offset of each key in keySegs (canonKey)
+	// lastKey is the last offset canonKey was given, lastCanon what it
+	// returned.
+	lastKey, lastCanon int32
 	// speculated is set once the scanner decided how to read the
 	// envelope's trees (speculate).
 	speculated bool
@@ -161,6 +164,17 @@ const maxKeys = 1 << 12
 // at off, a segment of an object's path: the first offset of the same key
 // among those recorded, whose rendered segment keySegs holds.
 func (s *scanner) canonKey(off int32) int32 {
+	// Copies one after the other in an array share their key: the same
+	// offset as the last one.
+	if off == s.lastKey {
+		return s.lastCanon
+	}
+	c := s.canonKeyOf(off)
+	s.lastKey, s.lastCanon = off, c
+	return c
+}
+
+func (s *scanner) canonKeyOf(off int32) int32 {
 	k := s.keyView(int(off))
 	if c, ok := s.keyOffs[k]; ok {
 		return c
