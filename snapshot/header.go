@@ -8,7 +8,7 @@ import (
 
 // header holds what the reader takes from an object's "?" value.
 type header struct {
-	start, end   int
+	start        int
 	id           string
 	hasID        bool
 	typeString   string
@@ -229,7 +229,6 @@ func (s *scanner) header(h *header) error {
 	}
 	s.path = s.path[:seg]
 	s.depth--
-	h.end = s.pos
 	return nil
 }
 

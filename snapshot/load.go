@@ -546,7 +546,7 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 	switch data[start] {
 	case 'n':
 		t.Null = true
-		t.finish(0, nil)
+		t.finish(0, nil, nil)
 		return t, nil
 	case '{', '[':
 	default:
@@ -564,13 +564,17 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 	lo := sort.Search(len(objs), func(i int) bool { return int(objs[i].End) > start })
 	hi := sort.Search(len(objs), func(i int) bool { return int(objs[i].End) > end })
 	t.Objects = objs[lo:hi:hi]
+	t.segEnd = int32(len(idx.segs))
+	if hi < len(objs) {
+		t.segEnd = objs[hi].segLo
+	}
 	strs := idx.strs
 	slo := sort.Search(len(strs), func(i int) bool { return int(strs[i].off) >= start })
 	shi := sort.Search(len(strs), func(i int) bool { return int(strs[i].off) >= end })
 	t.strs = strs[slo:shi:shi]
 	p.doc.reading()
 	defer p.doc.leaving()
-	t.finish(lo, idx.deps)
+	t.finish(lo, idx.deps, idx.depSpans)
 	return t, nil
 }
 
@@ -602,7 +606,7 @@ func (p *parsed) treeOrEmpty(k string) (*Tree, error) {
 // emptyTree is the tree of a missing key: no objects.
 func emptyTree(doc *Document, path string) *Tree {
 	t := &Tree{Doc: doc, Path: path, Null: true}
-	t.finish(0, nil)
+	t.finish(0, nil, nil)
 	return t
 }
 

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/objgc/objgc/internal/jsonedit"
 )
 
 // objSummary is what the tests compare of one object: its id, owner id,
@@ -340,7 +342,7 @@ func TestHeaders(t *testing.T) {
 		if !reflect.DeepEqual(got, want[k]) {
 			t.Errorf("object %d (%s):\n got %+v\nwant %+v", k, inc.ObjectPath(i), got, want[k])
 		}
-		if hs := string(inc.Doc.Data[o.HeaderStart:o.HeaderEnd]); !strings.HasPrefix(hs, "{") || !strings.HasSuffix(hs, "}") {
+		if hs := string(inc.Doc.Data[o.HeaderStart:jsonedit.Value(inc.Doc.Data, int(o.HeaderStart))]); !strings.HasPrefix(hs, "{") || !strings.HasSuffix(hs, "}") {
 			t.Errorf("object %d: header span %q", k, hs)
 		}
 	}
@@ -729,8 +731,8 @@ func checkInvariants(t *testing.T, tr *Tree) {
 		if int(o.Start) < tr.Start || int(o.End) > tr.End || int(o.Start) >= int(o.End) || data[int(o.Start)] != '{' || data[int(o.End)-1] != '}' {
 			t.Fatalf("object %d: span [%d,%d) outside the tree [%d,%d)", i, o.Start, o.End, tr.Start, tr.End)
 		}
-		if o.HeaderStart <= o.Start || o.HeaderEnd >= o.End || data[o.HeaderStart] != '{' || data[o.HeaderEnd-1] != '}' {
-			t.Fatalf("object %d: header [%d,%d) in [%d,%d)", i, o.HeaderStart, o.HeaderEnd, o.Start, o.End)
+		if he := jsonedit.Value(data, int(o.HeaderStart)); o.HeaderStart <= o.Start || he >= int(o.End) || data[o.HeaderStart] != '{' || data[he-1] != '}' {
+			t.Fatalf("object %d: header [%d,%d) in [%d,%d)", i, o.HeaderStart, he, o.Start, o.End)
 		}
 		if o.First < 0 || o.First >= n || o.Owner < -1 || o.Owner >= n {
 			t.Fatalf("object %d: First %d, Owner %d of %d", i, o.First, o.Owner, n)

@@ -52,6 +52,7 @@ type flatIndex struct {
 	// that rendering a path reads none of the document (issue 9).
 	keySegs  map[int32]string
 	deps     []Dependency // onDestruction records of all headers
+	depSpans []depSpan    // each headed object's records that has some (Object.dep)
 	ids      []byte       // ids of the objects, one after the other (Object.id)
 	ext      []string     // distinct and decoded types (strRef with n < 0)
 	legacies []legacyType // legacy type keys (Object.legacy)
@@ -376,6 +377,7 @@ func (x *flatIndex) reserve(data []byte, mapped bool) {
 	x.strs = append(more.strs, x.strs...)
 	x.segs = append(more.segs, x.segs...)
 	x.deps = append(more.deps, x.deps...)
+	x.depSpans = append(more.depSpans, x.depSpans...)
 	x.ids = append(more.ids, x.ids...)
 }
 
@@ -1054,21 +1056,23 @@ func (s *scanner) object() error {
 	if len(s.idx.objects) == cap(s.idx.objects) {
 		s.idx.objects = grow(s.idx.objects, 1, s.pos, len(s.data))
 	}
+	dep := int32(0)
+	if h.depHi > h.depLo {
+		s.idx.depSpans = append(s.idx.depSpans, depSpan{h.depLo, h.depHi})
+		dep = int32(len(s.idx.depSpans))
+	}
 	s.idx.objects = append(s.idx.objects, Object{
 		id:          s.idRef(h.id),
 		HasID:       h.hasID,
 		typ:         h.typ,
 		legacy:      s.legacy(&h),
 		Destroyed:   h.destroyed,
-		depLo:       h.depLo,
-		depHi:       h.depHi,
+		dep:         dep,
 		Start:       int32(start),
 		End:         int32(s.pos),
 		HeaderStart: int32(h.start),
-		HeaderEnd:   int32(h.end),
 		encl:        -1,
 		segLo:       segLo,
-		segHi:       int32(len(s.idx.segs)),
 		segPre:      uint16(pre),
 	})
 	for _, c := range s.pending[base:] {

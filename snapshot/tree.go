@@ -34,8 +34,8 @@ type Object struct {
 
 	// int32, as every offset of the index: the reader refuses inputs of
 	// MaxSize or more. 16 bytes less an object (issue 9).
-	Start, End             int32 // the object's JSON value: data[Start:End]
-	HeaderStart, HeaderEnd int32 // the "?" value
+	Start, End  int32 // the object's JSON value: data[Start:End]
+	HeaderStart int32 // the "?" value's first byte
 
 	// Owner is the index in Tree.Objects of the owner (the nearest
 	// enclosing object, taken as its first copy), or -1 at the top.
@@ -45,14 +45,17 @@ type Object struct {
 	First int32
 
 	encl int32 // the nearest enclosing copy, -1 at the top
+	// dep is 1 + the index in Tree.depSpans of the copy's onDestruction
+	// records, 0 for none (most copies: 4 bytes, not the span's 8).
+	dep int32
 	// The path from the document root is segPre segments, those of the
 	// enclosing copy of that path's length (an anchor, see segsOf),
-	// followed by segs[segLo:segHi]. A copy's own path is thus a few
-	// segments, not its depth: the full paths cost 74 MB on the 1M model
-	// and grow with the square of the nesting (issue 9).
-	segLo, segHi int32
-	segPre       uint16 // MaxDepth fits
-	depLo, depHi int32  // onDestruction records in Tree.deps
+	// followed by its own from segs[segLo] (up to the next copy's, each
+	// copy's recorded after the one before: Tree.segSpan). A copy's own
+	// path is thus a few segments, not its depth: the full paths cost 74
+	// MB on the 1M model and grow with the square of the nesting (issue 9).
+	segLo  int32
+	segPre uint16 // MaxDepth fits
 
 	HasID     bool // false: an id-less object, never tracked nor destroyed
 	Destroyed bool // the header says "destroyed": true
@@ -145,7 +148,9 @@ type Tree struct {
 	ids      []byte           // every copy's id, decoded, one after the other (Object.id)
 	ext      []string         // types kept by the reader (strRef with n < 0)
 	legacies []legacyType     // legacy type keys (Object.legacy)
-	deps     []Dependency     // onDestruction records, by Object.depLo/depHi
+	deps     []Dependency     // onDestruction records, by depSpans
+	depSpans []depSpan        // the records of the copies that have some (Object.dep)
+	segEnd   int32            // the end of the last copy's segments (segSpan)
 	byID     idIndex
 	idLen    [256]bool // lengths of ids shorter than 256 bytes
 	long     bool      // some id is 256 bytes or longer
@@ -247,8 +252,24 @@ func (t *Tree) StringsOfLengthPart(part, parts int, keep func(n int) bool, yield
 // itself (First == i) the records of all its copies, each (subscriber,
 // handler) once, in document order. The slice must not be modified.
 func (t *Tree) Dependencies(i int32) []Dependency {
-	o := &t.Objects[i]
-	return t.deps[o.depLo:o.depHi:o.depHi]
+	d := t.Objects[i].dep
+	if d == 0 {
+		return nil
+	}
+	sp := t.depSpans[d-1]
+	return t.deps[sp.lo:sp.hi:sp.hi]
+}
+
+// depSpan is where a copy's onDestruction records are in Tree.deps.
+type depSpan struct{ lo, hi int32 }
+
+// segSpan returns where copy i's own path segments are in segs: from its
+// segLo to the next copy's, which the reader recorded right after.
+func (t *Tree) segSpan(i int32) (lo, hi int32) {
+	if int(i)+1 < len(t.Objects) {
+		return t.Objects[i].segLo, t.Objects[i+1].segLo
+	}
+	return t.Objects[i].segLo, t.segEnd
 }
 
 // Enclosing returns the index of the copy that syntactically encloses copy
@@ -287,8 +308,8 @@ func (t *Tree) ObjectPath(i int32) string {
 // copy i: one for each segment of its ObjectPath. The copy itself opens
 // one more level (see MaxDepth).
 func (t *Tree) Depth(i int32) int {
-	o := &t.Objects[i]
-	return int(o.segPre) + int(o.segHi-o.segLo)
+	lo, hi := t.segSpan(i)
+	return int(t.Objects[i].segPre) + int(hi-lo)
 }
 
 // segsOf returns the path segments of copy i from the document root,
@@ -300,7 +321,8 @@ func (t *Tree) segsOf(i int32, buf []int32) []int32 {
 	buf = slices.Grow(buf[:0], n)[:n]
 	for {
 		o := &t.Objects[i]
-		copy(buf[o.segPre:], t.segs[o.segLo:o.segHi])
+		lo, hi := t.segSpan(i)
+		copy(buf[o.segPre:], t.segs[lo:hi])
 		pre := int(o.segPre)
 		if pre == 0 {
 			return buf
@@ -376,10 +398,11 @@ func (t *Tree) PathsAt(offs []int) []string {
 
 // finish builds the id index, resolves first copies and owners, merges the
 // dependencies of copies and finds id-less objects.
-func (t *Tree) finish(lo int, deps []Dependency) {
-	// Full slice expression: trees of one document share the scanner's
+func (t *Tree) finish(lo int, deps []Dependency, spans []depSpan) {
+	// Full slice expressions: trees of one document share the scanner's
 	// records, and each appends its merged ones to a copy of its own.
 	t.deps = deps[:len(deps):len(deps)]
+	t.depSpans = spans[:len(spans):len(spans)]
 	objs := t.Objects
 	n := int32(len(objs))
 	t.byID = newIDIndex(len(objs))
@@ -485,7 +508,7 @@ func (t *Tree) finish(lo int, deps []Dependency) {
 		lo = hi
 	}
 	for i := range objs {
-		if o := &objs[i]; o.First == int32(i) && o.depHi-o.depLo > 1 && hasRepeats(t.Dependencies(int32(i))) {
+		if o := &objs[i]; o.First == int32(i) && len(t.Dependencies(int32(i))) > 1 && hasRepeats(t.Dependencies(int32(i))) {
 			t.setDependencies(int32(i), mergeDependencies(nil, t.Dependencies(int32(i))))
 		}
 	}
@@ -522,7 +545,8 @@ func sortByStart(objs []Object, idx []int32) {
 func (t *Tree) setDependencies(i int32, d []Dependency) {
 	lo := len(t.deps)
 	t.deps = append(t.deps, d...)
-	t.Objects[i].depLo, t.Objects[i].depHi = int32(lo), int32(len(t.deps))
+	t.depSpans = append(t.depSpans, depSpan{int32(lo), int32(len(t.deps))})
+	t.Objects[i].dep = int32(len(t.depSpans))
 }
 
 // hasRepeats reports whether a record appears twice in d.
