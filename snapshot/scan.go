@@ -360,12 +360,16 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 // estimate costs one copy (sized from the density seen so far, see grow)
 // and a high one memory never touched.
 func (x *flatIndex) alloc(data []byte, mapped bool) {
-	x.objects = make([]Object, 0, estimateObjects(data, mapped)+16)
+	objects, idLen := estimateObjects(data, mapped)
+	x.objects = make([]Object, 0, objects+16)
 	x.strs = make([]strVal, 0, len(data)/96+16)
 	// Two segments an object (Object.segPre): a key and an index.
 	x.segs = make([]int32, 0, 2*cap(x.objects)+16)
 	x.deps = make([]Dependency, 0, len(data)/2048+16)
-	x.ids = make([]byte, 0, 36*cap(x.objects)) // a Murano id is 32 hex digits
+	// Room reserved and never written costs no memory, but the garbage
+	// collector counts it as live and lets the heap grow by that much
+	// more: 36 bytes an object for ids of 10 held 30 MB more garbage.
+	x.ids = make([]byte, 0, (idLen+1)*cap(x.objects))
 }
 
 // reserve makes room in the index for data still to be read, sized as
@@ -551,27 +555,64 @@ const releaseEvery = 1 << 12
 // over it, plus an eighth: counting all of a mapped tree faulted its pages
 // in once more before its scan did (a pass on the critical path of each
 // of the two scans of a large envelope). A low estimate costs a copy
-// (grow, from the density seen so far).
-func estimateObjects(data []byte, mapped bool) int {
+// (grow, from the density seen so far). It also returns the mean length of
+// the ids written in the same bytes (the string after each "id" key), 32
+// when they show none.
+func estimateObjects(data []byte, mapped bool) (objects, idLen int) {
 	const window = 1 << 20
+	var c sampleCount
 	if len(data) <= 16*window {
-		return countByte(data, '?', mapped)
+		c.add(data, mapped)
+		return c.marks, c.idLen()
 	}
-	n := 0
 	for k := range 4 {
 		lo := (len(data) - window) * k / 3
-		n += countByte(data[lo:lo+window], '?', mapped)
+		c.add(data[lo:lo+window], mapped)
 	}
-	est := int64(n) * int64(len(data)) / (4 * window)
-	return int(est + est/8)
+	est := int64(c.marks) * int64(len(data)) / (4 * window)
+	return int(est + est/8), c.idLen()
 }
 
-// countByte returns the count of c in data, releasing the pages read
-// behind it when data is mapped.
-func countByte(data []byte, c byte, mapped bool) int {
-	n := 0
-	eachChunk(data, mapped, func(chunk []byte) { n += bytes.Count(chunk, []byte{c}) })
-	return n
+// sampleCount counts, in the samples estimateObjects reads, the '?'
+// bytes and the ids written.
+type sampleCount struct {
+	marks         int
+	ids, idsBytes int
+}
+
+// add counts data, releasing the pages read behind it when it is mapped.
+func (c *sampleCount) add(data []byte, mapped bool) {
+	eachChunk(data, mapped, func(chunk []byte) {
+		c.marks += bytes.Count(chunk, []byte{'?'})
+		for i := 0; ; {
+			k := bytes.Index(chunk[i:], []byte(`"id"`))
+			if k < 0 {
+				return
+			}
+			i += k + len(`"id"`)
+			j := jsonedit.WS(chunk, i)
+			if j >= len(chunk) || chunk[j] != ':' {
+				continue
+			}
+			if j = jsonedit.WS(chunk, j+1); j >= len(chunk) || chunk[j] != '"' {
+				continue
+			}
+			n := bytes.IndexByte(chunk[j+1:], '"')
+			if n < 0 {
+				return
+			}
+			c.ids, c.idsBytes = c.ids+1, c.idsBytes+n
+		}
+	})
+}
+
+// idLen returns the mean length of the ids counted, rounded up; 32 (a
+// Murano id's hex digits) for none.
+func (c *sampleCount) idLen() int {
+	if c.ids == 0 {
+		return 32
+	}
+	return (c.idsBytes + c.ids - 1) / c.ids
 }
 
 // eachChunk calls fn with data passChunk bytes at a time, releasing each

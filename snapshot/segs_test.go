@@ -237,3 +237,38 @@ func TestObjectSize(t *testing.T) {
 		t.Fatalf("an Object takes %d bytes, more than 56", n)
 	}
 }
+
+// TestEstimateObjects: the index is sized from a count of '?' bytes (of
+// all of a small input, of four samples of a large one) and the ids'
+// mean length in the same bytes, so that room reserved and never written,
+// which the garbage collector counts as live, stays small.
+func TestEstimateObjects(t *testing.T) {
+	tiny := func(n int) []byte {
+		var b bytes.Buffer
+		if err := modelgen.Tiny(&b, n); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	var snap, inc bytes.Buffer
+	if _, err := modelgen.Generate(&snap, &inc, modelgen.Config{Objects: 2000, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name       string
+		data       []byte
+		lo, hi     int // the objects estimated
+		idLo, idHi int
+	}{
+		{"tiny 100k", tiny(100_000), 100_001, 100_002, 10, 10},
+		{"tiny 500k (sampled)", tiny(500_000), 500_000, 625_000, 10, 10},
+		{"generated", snap.Bytes(), 2000, 2100, 32, 32},
+		{"no ids", []byte(`{"Objects": {"?": {"type": "t.A"}}}`), 1, 1, 32, 32},
+		{"cut short", []byte(`{"?": {"id": "abc`), 1, 1, 32, 32},
+	} {
+		n, idLen := estimateObjects(c.data, false)
+		if n < c.lo || n > c.hi || idLen < c.idLo || idLen > c.idHi {
+			t.Errorf("%s: %d objects with ids of %d bytes, want %d to %d objects, ids of %d to %d", c.name, n, idLen, c.lo, c.hi, c.idLo, c.idHi)
+		}
+	}
+}
