@@ -190,11 +190,15 @@ func typeChanged(a, b snapshot.Type) bool {
 }
 
 func (r *Result) findDangling(ctx context.Context) error {
+	if len(r.Doomed) == 0 {
+		return nil
+	}
+	doomed := r.Snapshot.Subset(r.Doomed)
 	// The incoming model's string values in two halves on two goroutines,
 	// each half's references in document order.
 	var halves [2][]Dangling
 	err := snapshot.GuardEach(len(halves), func(k int) error {
-		halves[k] = r.danglingIn(ctx, k, len(halves))
+		halves[k] = r.danglingIn(ctx, doomed, k, len(halves))
 		return nil
 	})
 	if err != nil {
@@ -218,19 +222,18 @@ func (r *Result) findDangling(ctx context.Context) error {
 
 // danglingIn returns the references to doomed objects among the string
 // values of part of parts of the incoming model (Tree.StringsOfLengthPart),
-// looked up a chunk at a time (Tree.LookupAll) as the comparison looks up
-// ids.
-func (r *Result) danglingIn(ctx context.Context, part, parts int) []Dangling {
-	snap, in := r.Snapshot, r.Incoming
+// looked up a chunk at a time among the doomed objects alone (IDSet).
+func (r *Result) danglingIn(ctx context.Context, doomed *snapshot.IDSet, part, parts int) []Dangling {
+	in := r.Incoming
 	var out []Dangling
 	vals := make([]snapshot.StringValue, 0, lookupChunk)
 	ids := make([]string, 0, lookupChunk)
 	found := make([]int32, lookupChunk)
 	lookup := func() {
 		in.Doc.Release() // a mapped model: see snapshot.Document.Release
-		snap.LookupAll(ids, found[:len(ids)])
+		doomed.LookupAll(ids, found[:len(ids)])
 		for k, j := range found[:len(ids)] {
-			if j < 0 || !r.doomed[j] {
+			if j < 0 {
 				continue
 			}
 			sv := vals[k]
@@ -243,7 +246,7 @@ func (r *Result) danglingIn(ctx context.Context, part, parts int) []Dangling {
 		vals, ids = vals[:0], ids[:0]
 	}
 	n := 0
-	in.StringsOfLengthPart(part, parts, snap.MightBeID, func(sv snapshot.StringValue) bool {
+	in.StringsOfLengthPart(part, parts, r.Snapshot.MightBeID, func(sv snapshot.StringValue) bool {
 		if n++; n%checkEvery == 0 && ctx.Err() != nil {
 			return false
 		}

@@ -272,3 +272,46 @@ func TestEstimateObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestSubset: an index of some objects finds those, by the ids of their
+// first copies, and no other.
+func TestSubset(t *testing.T) {
+	var snap, incoming bytes.Buffer
+	if _, err := modelgen.Generate(&snap, &incoming, modelgen.Config{Objects: 2000, Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	inc, err := LoadGraph(NewDocument("generated", snap.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var some []int32
+	in := map[int32]bool{}
+	for i := range inc.Objects {
+		if o := inc.Objects[i]; o.HasID && o.First == int32(i) && i%3 == 0 {
+			some, in[int32(i)] = append(some, int32(i)), true
+		}
+	}
+	var ids []string
+	for i := range inc.Objects {
+		ids = append(ids, inc.ID(int32(i)))
+	}
+	ids = append(ids, "no-such-id", "")
+	found := make([]int32, len(ids))
+	inc.Subset(some).LookupAll(ids, found)
+	hits := 0
+	for k, id := range ids {
+		want := int32(-1)
+		if f, ok := inc.Lookup(id); ok && in[f] {
+			want = f
+		}
+		if found[k] != want {
+			t.Fatalf("%q: found %d, want %d", id, found[k], want)
+		}
+		if want >= 0 {
+			hits++
+		}
+	}
+	if len(some) < 50 || hits < len(some) {
+		t.Fatalf("%d objects in the subset, %d ids found", len(some), hits)
+	}
+}

@@ -177,6 +177,36 @@ func (t *Tree) LookupAll(ids []string, found []int32) {
 	loads.Add(sink)
 }
 
+// IDSet indexes some objects of a tree by id (Tree.Subset).
+type IDSet struct {
+	t *Tree
+	x idIndex
+}
+
+// Subset returns an index of the objects objs (first copies) of t by id.
+// Looking many ids up among a tenth of a tree's objects waits for memory
+// far less in an index of their own, which the processor's caches hold,
+// than in the tree's, which they do not (the references to doomed objects
+// among a million string values, issue 9).
+func (t *Tree) Subset(objs []int32) *IDSet {
+	s := &IDSet{t: t, x: newIDIndex(len(objs))}
+	for _, i := range objs {
+		s.x.put(t, i)
+	}
+	return s
+}
+
+// LookupAll sets found[k] to the index of the object of the set with id
+// ids[k], or -1, as Tree.LookupAll does.
+func (s *IDSet) LookupAll(ids []string, found []int32) {
+	var sink uint64
+	for lo := 0; lo < len(ids); lo += batch {
+		hi := min(lo+batch, len(ids))
+		sink += s.x.getAll(s.t, ids[lo:hi], found[lo:hi])
+	}
+	loads.Add(sink)
+}
+
 // Len returns the number of distinct ids in the tree.
 func (t *Tree) Len() int { return t.byID.n }
 
