@@ -47,10 +47,14 @@ const (
 // errInvalid is what Err returns for bytes that are not one JSON value.
 var errInvalid = errors.New("not valid JSON")
 
-// Write checks p; it never fails, the verdict is Err's.
+// Write checks p; it never fails, the verdict is Err's. Most bytes are
+// inside strings or white space, and most of the others are the quotes,
+// colons and commas between them: those are read here without step,
+// which reads the rest one byte at a time. The check of a 370 MB
+// write-back took longer than its writing (issue 9).
 func (v *Validator) Write(p []byte) (int, error) {
-	for i := 0; i < len(p) && v.err == nil; i++ {
-		// Most bytes are inside strings or white space: skip them here.
+	i := 0
+	for i < len(p) && v.err == nil {
 		switch v.state {
 		case vString, vKeyString:
 			// Eight bytes at a time while none is a quote, a backslash
@@ -65,16 +69,66 @@ func (v *Validator) Write(p []byte) (int, error) {
 			for i < len(p) && p[i] != '"' && p[i] != '\\' && p[i] >= 0x20 {
 				i++
 			}
-		case vAfter, vDone, vColon, vValue:
-			for i < len(p) && isWS(p[i]) {
+			if i < len(p) && p[i] == '"' {
+				if v.state == vKeyString {
+					v.state = vColon
+				} else {
+					v.valueEnd()
+				}
+				i++
+				continue
+			}
+		case vColon:
+			if i = skipWS(p, i); i < len(p) && p[i] == ':' {
+				v.state = vValue
+				i++
+				continue
+			}
+		case vValue, vFirstValue:
+			if i = skipWS(p, i); i < len(p) && p[i] == '"' {
+				v.state = vString
+				i++
+				continue
+			}
+		case vFirstKey, vKey:
+			if i = skipWS(p, i); i < len(p) && p[i] == '"' {
+				v.state = vKeyString
+				i++
+				continue
+			}
+		case vAfter:
+			// Inside a container: the stack is not empty.
+			if i = skipWS(p, i); i < len(p) && p[i] == ',' {
+				if v.stack[len(v.stack)-1] == '{' {
+					v.state = vKey
+				} else {
+					v.state = vValue
+				}
+				i++
+				continue
+			}
+		case vNumInt, vNumFrac, vNumExp:
+			for i < len(p) && p[i] >= '0' && p[i] <= '9' {
 				i++
 			}
+		case vDone:
+			i = skipWS(p, i)
 		}
 		if i < len(p) {
 			v.step(p[i])
+			i++
 		}
 	}
 	return len(p), nil
+}
+
+// skipWS returns the index of the first byte of p from i that is not
+// white space, or len(p).
+func skipWS(p []byte, i int) int {
+	for i < len(p) && isWS(p[i]) {
+		i++
+	}
+	return i
 }
 
 // WriteString is Write of a string.
