@@ -68,6 +68,16 @@ func (m *WrittenModel) WriteNested(w io.Writer, indent string) (int64, error) {
 func (m *WrittenModel) writeNested(w *countWriter, indent string) {
 	key := func(name string) { w.WriteString("\n" + indent + "  \"" + name + "\": ") }
 	w.WriteByte('{')
+	// Each value is checked on a goroutine of its own, and the verdicts
+	// are taken once all are written: the check of one value goes on
+	// while the next is written (the checks are the slower half of the
+	// writing, issue 9). A value found broken still fails the write
+	// before anything is committed.
+	type checked struct {
+		name  string
+		valid *asyncValidator
+	}
+	var checks []checked
 	for k, part := range []struct {
 		name  string
 		write func(jsonedit.Writer) error
@@ -78,13 +88,17 @@ func (m *WrittenModel) writeNested(w *countWriter, indent string) {
 		key(part.name)
 		if w.err == nil {
 			w.valid = newAsyncValidator()
+			checks = append(checks, checked{part.name, w.valid})
 			if err := part.write(w); err != nil && w.err == nil {
 				w.err = err
 			}
-			if err := w.valid.Err(); err != nil && w.err == nil {
-				w.err = fmt.Errorf("write-back: internal error: the %s value written is %w", part.name, err)
-			}
+			w.valid.CloseWrite()
 			w.valid = nil
+		}
+	}
+	for _, c := range checks {
+		if err := c.valid.Err(); err != nil && w.err == nil {
+			w.err = fmt.Errorf("write-back: internal error: the %s value written is %w", c.name, err)
 		}
 	}
 	w.WriteString("\n" + indent + "}")

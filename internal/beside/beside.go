@@ -76,6 +76,14 @@ func (w *Writer) handOver() {
 // Close hands over what is left and returns once the consumer has had
 // every byte. Nothing may be written after it; it may be called again.
 func (w *Writer) Close() {
+	w.CloseWrite()
+	<-w.done
+}
+
+// CloseWrite hands over what is left and returns at once: the consumer
+// goes on with it on its own (Close waits for it). Nothing may be
+// written after it; it may be called again.
+func (w *Writer) CloseWrite() {
 	if w.closed {
 		return
 	}
@@ -84,5 +92,4 @@ func (w *Writer) Close() {
 		w.full <- w.cur
 	}
 	close(w.full)
-	<-w.done
 }

@@ -47,3 +47,22 @@ func TestWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseWrite: CloseWrite hands the last bytes over and returns while
+// the consumer is still busy; Close then waits for it.
+func TestCloseWrite(t *testing.T) {
+	release := make(chan struct{})
+	var got bytes.Buffer
+	w := New(4, func(c []byte) {
+		<-release
+		got.Write(c)
+	})
+	w.WriteString("abcdefghij") // two chunks handed over, two bytes kept
+	w.CloseWrite()
+	w.CloseWrite()
+	close(release)
+	w.Close()
+	if got.String() != "abcdefghij" {
+		t.Fatalf("consumer got %q", got.String())
+	}
+}
