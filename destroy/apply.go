@@ -364,7 +364,7 @@ func (a *applier) notifyAll() error {
 func (a *applier) notify(i int) error {
 	p := a.p
 	n := p.Notifications[i]
-	pub := p.hookObject(n.Publisher)
+	pub := p.Header(n.Publisher)
 	snap, in := p.Diff.Snapshot, p.Diff.Incoming
 	subTree, subIdx := in, int32(-1)
 	if j, ok := in.Lookup(n.Subscriber); ok {
@@ -451,7 +451,7 @@ func (a *applier) destroyGroup(g Group) error {
 // ancestor's, one after the other.
 func (a *applier) destroy(i int) error {
 	p := a.p
-	o := p.hookObject(i)
+	o := p.Header(i)
 	snap := p.Diff.Snapshot
 	objType := snap.Type(o.Snapshot)
 	r := &a.res.Objects[i]

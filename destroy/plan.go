@@ -153,16 +153,16 @@ type Plan struct {
 // Object returns Plan.Objects[i] as the plan lists it, built from the
 // snapshot: its path rendered, its reasons found again (Reasons).
 func (p *Plan) Object(i int) *Planned {
-	pl := p.hookObject(i)
+	pl := p.Header(i)
 	pl.Path, pl.Reasons = p.Path(i), p.Reasons(i)
 	return pl
 }
 
-// hookObject is Object without the path and reasons, which hooks are not
-// given: apply looks up each doomed object this way, and rendering a path
-// (keys read from the document far apart) was a tenth of an apply's time
-// on the 1M model.
-func (p *Plan) hookObject(i int) *Planned {
+// Header is Object without the path and reasons: what the object's
+// header and place say (id, type, class, group, owner). Hooks are not
+// given the path, and rendering one (keys read far apart) was a tenth of
+// an apply's time on the 1M model; apply's report shows neither.
+func (p *Plan) Header(i int) *Planned {
 	snap := p.Diff.Snapshot
 	si := p.Objects[i].Snapshot
 	snap.Doc.MaybeRelease()
