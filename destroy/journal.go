@@ -534,11 +534,11 @@ func (j *Journal) Write(rec Record) (int64, error) {
 		return 0, fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	seq := j.seq + 1
-	line, err := encodeRecord(seq, rec)
+	buf, err := appendRecord(j.buf, seq, rec)
 	if err != nil {
 		return 0, fmt.Errorf("journal %s: %w", j.path, err)
 	}
-	j.buf = append(append(j.buf, line...), '\n')
+	j.buf = append(buf, '\n')
 	j.pending++
 	j.apply(seq, rec)
 	if r, ok := rec.(HookStart); ok {
@@ -853,11 +853,17 @@ type wireRecord struct {
 // encodeRecord returns rec as the JSON line (without its newline) of
 // record seq.
 func encodeRecord(seq int64, rec Record) ([]byte, error) {
+	return appendRecord(nil, seq, rec)
+}
+
+// appendRecord appends encodeRecord's bytes to b (the journal's buffer:
+// no line of its own to allocate and copy, four state changes an object);
+// on an error b is returned as it was.
+func appendRecord(b []byte, seq int64, rec Record) ([]byte, error) {
 	if r, ok := rec.(StateChange); ok && plainJSON(r.ID) && plainJSON(string(r.From)) && plainJSON(string(r.To)) {
-		// Two state changes an object: written directly, the bytes
+		// Four state changes an object: written directly, the bytes
 		// json.Marshal writes (TestEncodeStateChange), at a fraction of
 		// its cost.
-		b := make([]byte, 0, 32+len(r.ID)+len(r.From)+len(r.To))
 		b = strconv.AppendInt(append(b, `{"seq":`...), seq, 10)
 		for _, f := range [3][2]string{{"id", r.ID}, {"from", string(r.From)}, {"to", string(r.To)}} {
 			if f[1] != "" {
@@ -888,9 +894,13 @@ func encodeRecord(seq int64, rec Record) ([]byte, error) {
 	case CommitRecord:
 		w.Committed = r.Outputs
 	default:
-		return nil, fmt.Errorf("record of type %T", rec)
+		return b, fmt.Errorf("record of type %T", rec)
 	}
-	return json.Marshal(&w)
+	line, err := json.Marshal(&w)
+	if err != nil {
+		return b, err
+	}
+	return append(b, line...), nil
 }
 
 // plainJSON reports whether json.Marshal writes s as it is between quotes:
