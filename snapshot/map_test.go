@@ -13,6 +13,26 @@ import (
 	"time"
 )
 
+// mappedFile writes body to a file of the test's and reads it mapped
+// (closed when the test ends).
+func mappedFile(t *testing.T, body []byte) (name string, doc *Document) {
+	t.Helper()
+	mapAll(t)
+	name = filepath.Join(t.TempDir(), "model.json")
+	if err := os.WriteFile(name, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := ReadDocument(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(doc.Close)
+	if !doc.Mapped() {
+		t.Fatal("not mapped")
+	}
+	return name, doc
+}
+
 // mapAll makes ReadDocument map every file for the test.
 func mapAll(t *testing.T) {
 	t.Helper()
@@ -76,27 +96,15 @@ func TestMappedReadsAsRead(t *testing.T) {
 // of it fault (SIGBUS); the loaders, and Guard around any other reader,
 // turn that into a *ChangedError naming the file instead of a crash.
 func TestTruncatedMappedFile(t *testing.T) {
-	mapAll(t)
-	name := filepath.Join(t.TempDir(), "model.json")
 	body := bytes.Repeat([]byte(" "), 1<<20)
 	copy(body, `{"Objects": null}`)
-	if err := os.WriteFile(name, body, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := ReadDocument(name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer doc.Close()
-	if !doc.Mapped() {
-		t.Fatal("not mapped")
-	}
+	name, doc := mappedFile(t, body)
 	if err := os.Truncate(name, 0); err != nil {
 		t.Fatal(err)
 	}
 	var ce *ChangedError
-
-	if _, _, err = LoadModel(doc); !errors.As(err, &ce) || ce.File != name {
+	_, _, err := LoadModel(doc)
+	if !errors.As(err, &ce) || ce.File != name {
 		t.Fatalf("LoadModel of a truncated mapped file: %v, want a *ChangedError naming %s", err, name)
 	}
 
@@ -184,20 +192,8 @@ func TestCheckMapped(t *testing.T) {
 // leaves; the loaders leave every time (TestParallelScanSameAsOnePass
 // checks the count after every load, broken inputs included).
 func TestHashYieldsToReaders(t *testing.T) {
-	mapAll(t)
-	name := filepath.Join(t.TempDir(), "model.json")
 	body := bytes.Repeat([]byte("x"), 3<<20)
-	if err := os.WriteFile(name, body, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := ReadDocument(name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer doc.Close()
-	if !doc.Mapped() {
-		t.Fatal("not mapped")
-	}
+	_, doc := mappedFile(t, body)
 	n := runtime.GOMAXPROCS(0)
 	for range n {
 		doc.reading()
