@@ -70,6 +70,11 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("snapshot [%d,%d) and incoming [%d,%d) overlap", snap.Start, snap.End, inc.Start, inc.End)
 			}
 		}
+		if valid {
+			// Every copy's path, put back together from the segments
+			// recorded after its anchor, is the one found from the root.
+			checkObjectPathsOnce(t, "fuzz.json", data)
+		}
 		s, err := LoadSnapshot(d)
 		checkRefusal(t, data, valid, err)
 		if err == nil {
