@@ -78,7 +78,6 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 	snap := p.Diff.Snapshot
 	index := map[snapshot.Type]int32{}
 	for i := range p.Objects {
-		snap.Doc.MaybeRelease() // doomed objects lie pages apart: see snapshot.Document.Release
 		t := snap.Type(p.Objects[i].Snapshot)
 		k, ok := index[t]
 		if !ok {

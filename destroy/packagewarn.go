@@ -49,7 +49,6 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		if ctx.Err() != nil {
 			return nil
 		}
-		snap.Doc.MaybeRelease() // doomed objects lie pages apart: see snapshot.Document.Release
 		si := p.Objects[i].Snapshot
 		c := f.Hierarchy(ctx, snap.Type(si))
 		switch {

@@ -165,7 +165,6 @@ func (p *Plan) Object(i int) *Planned {
 func (p *Plan) Header(i int) *Planned {
 	snap := p.Diff.Snapshot
 	si := p.Objects[i].Snapshot
-	snap.Doc.MaybeRelease()
 	pl := &Planned{Snapshot: si, ID: snap.ID(si), Type: snap.TypeString(si), Class: snap.Type(si).Name, Group: int(p.Objects[i].Group)}
 	if o := &snap.Objects[si]; o.Owner >= 0 {
 		pl.Owner = snap.ID(o.Owner)
@@ -173,16 +172,10 @@ func (p *Plan) Header(i int) *Planned {
 	return pl
 }
 
-// ID returns the id of Plan.Objects[i].
-//
-// ID, Object and Reasons read the snapshot's document where the object
-// lies; for a mapped model they release its pages as they go
-// (snapshot.Document.Release), so that the loops over the doomed objects,
-// which lie pages apart, hold few of them whoever wrote the loop.
+// ID returns the id of Plan.Objects[i] (from the tree's copy of the ids:
+// it reads none of the document).
 func (p *Plan) ID(i int) string {
-	snap := p.Diff.Snapshot
-	snap.Doc.MaybeRelease()
-	return snap.ID(p.Objects[i].Snapshot)
+	return p.Diff.Snapshot.ID(p.Objects[i].Snapshot)
 }
 
 // Path returns the JSON path of Plan.Objects[i] in the snapshot document,
@@ -201,7 +194,6 @@ func (p *Plan) Path(i int) string { return p.Diff.Snapshot.ObjectPath(p.Objects[
 func (p *Plan) Reasons(i int) []Reason {
 	d := p.Diff
 	snap := d.Snapshot
-	snap.Doc.MaybeRelease()
 	si := p.Objects[i].Snapshot
 	o := &snap.Objects[si]
 	out := make([]Reason, 1, 1+len(snap.Dependencies(si)))
@@ -338,7 +330,6 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		if n%checkEvery == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		snap.Doc.MaybeRelease() // doomed objects lie pages apart: see snapshot.Document.Release
 		o := &snap.Objects[i]
 		owner := int32(-1)
 		if o.Owner >= 0 {
@@ -373,7 +364,6 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		if n%checkEvery == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		snap.Doc.MaybeRelease() // doomed objects lie pages apart: see snapshot.Document.Release
 		p.Objects[n] = Doomed{Snapshot: i, Group: ord.Index[n]}
 		if int(snap.Objects[i].Start) == snap.Start {
 			p.warnRoot(n)

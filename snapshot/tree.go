@@ -82,11 +82,17 @@ func (t *Tree) ID(i int32) string {
 }
 
 // TypeString returns the type of copy i's header as written ("" when it
-// has none).
+// has none). A type the index's table does not hold (past maxTypes) is
+// read from the document: for a mapped one, TypeString releases the pages
+// read before (Document.MaybeRelease), as Dependencies does, so that
+// loops over objects far apart need not.
 func (t *Tree) TypeString(i int32) string {
 	r := t.Objects[i].typ
 	if r.n < 0 {
 		return t.ext[r.off]
+	}
+	if r.n > 0 {
+		t.Doc.MaybeRelease()
 	}
 	return t.Doc.view(int(r.off), int(r.off)+int(r.n))
 }
@@ -98,6 +104,7 @@ func (t *Tree) TypeString(i int32) string {
 func (t *Tree) Type(i int32) Type {
 	ty, _ := ParseType(t.TypeString(i))
 	if l := t.Objects[i].legacy; l != 0 {
+		t.Doc.MaybeRelease() // the keys' strings are the document's
 		lt := t.legacies[l-1]
 		if ty.Version == "" {
 			ty.Version = lt.version
@@ -280,12 +287,16 @@ func (t *Tree) StringsOfLengthPart(part, parts int, keep func(n int) bool, yield
 
 // Dependencies returns the onDestruction records of copy i; for an object
 // itself (First == i) the records of all its copies, each (subscriber,
-// handler) once, in document order. The slice must not be modified.
+// handler) once, in document order. The slice must not be modified. The
+// records' strings are the document's: for a mapped one, Dependencies
+// releases the pages read before (Document.MaybeRelease), so that loops
+// over objects far apart need not.
 func (t *Tree) Dependencies(i int32) []Dependency {
 	d := t.Objects[i].dep
 	if d == 0 {
 		return nil
 	}
+	t.Doc.MaybeRelease()
 	sp := t.depSpans[d-1]
 	return t.deps[sp.lo:sp.hi:sp.hi]
 }
