@@ -560,6 +560,10 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 		}
 	}
 	t.ids, t.ext, t.legacies = idx.ids, idx.ext, idx.legacies
+	t.extTypes = make([]Type, len(t.ext))
+	for k, v := range t.ext {
+		t.extTypes[k], _ = ParseType(v)
+	}
 	objs := idx.objects
 	lo := sort.Search(len(objs), func(i int) bool { return int(objs[i].End) > start })
 	hi := sort.Search(len(objs), func(i int) bool { return int(objs[i].End) > end })

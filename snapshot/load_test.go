@@ -728,6 +728,11 @@ func checkInvariants(t *testing.T, tr *Tree) {
 	seen := map[string]int32{}
 	for i := range tr.Objects {
 		o := &tr.Objects[i]
+		// Types of the table are parsed once; the same as parsing the
+		// string (legacy keys aside).
+		if ty, _ := ParseType(tr.TypeString(int32(i))); !tr.HasLegacyType(int32(i)) && tr.Type(int32(i)) != ty {
+			t.Fatalf("object %d: type %+v, its string parses as %+v", i, tr.Type(int32(i)), ty)
+		}
 		if int(o.Start) < tr.Start || int(o.End) > tr.End || int(o.Start) >= int(o.End) || data[int(o.Start)] != '{' || data[int(o.End)-1] != '}' {
 			t.Fatalf("object %d: span [%d,%d) outside the tree [%d,%d)", i, o.Start, o.End, tr.Start, tr.End)
 		}

@@ -102,7 +102,14 @@ func (t *Tree) TypeString(i int32) string {
 // legacy classVersion and package keys when the string has none (DESIGN.md
 // 1). Name is empty when the header has no type.
 func (t *Tree) Type(i int32) Type {
-	ty, _ := ParseType(t.TypeString(i))
+	var ty Type
+	if r := t.Objects[i].typ; r.n < 0 {
+		// A type of the table, parsed once: the plan asks for the type
+		// of each doomed object several times.
+		ty = t.extTypes[r.off]
+	} else {
+		ty, _ = ParseType(t.TypeString(i))
+	}
 	if l := t.Objects[i].legacy; l != 0 {
 		t.Doc.MaybeRelease() // the keys' strings are the document's
 		lt := t.legacies[l-1]
@@ -154,6 +161,7 @@ type Tree struct {
 	keySegs  map[int32]string // rendered keys of segs, by offset (flatIndex.keySegs)
 	ids      []byte           // every copy's id, decoded, one after the other (Object.id)
 	ext      []string         // types kept by the reader (strRef with n < 0)
+	extTypes []Type           // ext parsed, each once (Type)
 	legacies []legacyType     // legacy type keys (Object.legacy)
 	deps     []Dependency     // onDestruction records, by depSpans
 	depSpans []depSpan        // the records of the copies that have some (Object.dep)
