@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/objgc/objgc/destroy"
@@ -78,6 +79,29 @@ func TestAppendPlanNotification(t *testing.T) {
 			got := appendPlanNotification(nil, prefix, &pn)
 			if w := bytes.TrimSuffix(want.Bytes(), []byte("\n")); !bytes.Equal(got, w) {
 				t.Fatalf("notification %d, prefix %q:\ngot:\n%s\nwant:\n%s", i, prefix, got, w)
+			}
+		}
+	}
+}
+
+// TestAppendStringAtEveryOffset: appendString checks eight bytes at a
+// time; a byte that needs an escape at any offset of a word, and after
+// it, is still escaped as encoding/json escapes it.
+func TestAppendStringAtEveryOffset(t *testing.T) {
+	for _, c := range []string{"\"", "\\", "\n", "\x00", "\x1f", "\x7f", "é", "\u2028", "\xff", "<", "a"} {
+		for pad := range 20 {
+			for tail := range 10 {
+				s := strings.Repeat("a", pad) + c + strings.Repeat("b", tail)
+				var buf bytes.Buffer
+				enc := json.NewEncoder(&buf)
+				enc.SetEscapeHTML(false)
+				if err := enc.Encode(s); err != nil {
+					t.Fatal(err)
+				}
+				want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+				if got := appendString(nil, s); !bytes.Equal(got, want) {
+					t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+				}
 			}
 		}
 	}
