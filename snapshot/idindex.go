@@ -115,6 +115,17 @@ func (x *idIndex) getAll(t *Tree, ids []string, found []int32) (sink uint64) {
 	return sink
 }
 
+// lookupAll is getAll for any number of ids, a batch at a time (see
+// Tree.LookupAll).
+func (x *idIndex) lookupAll(t *Tree, ids []string, found []int32) {
+	var sink uint64
+	for lo := 0; lo < len(ids); lo += batch {
+		hi := min(lo+batch, len(ids))
+		sink += x.getAll(t, ids[lo:hi], found[lo:hi])
+	}
+	loads.Add(sink)
+}
+
 // get returns the index stored for id.
 func (x *idIndex) get(t *Tree, id string) (int32, bool) {
 	if x.slots == nil {

@@ -184,12 +184,7 @@ func (t *Tree) Lookup(id string) (int32, bool) {
 // length. Many lookups cost far less this way than one by one: the memory
 // each waits for is fetched for several at once.
 func (t *Tree) LookupAll(ids []string, found []int32) {
-	var sink uint64
-	for lo := 0; lo < len(ids); lo += batch {
-		hi := min(lo+batch, len(ids))
-		sink += t.byID.getAll(t, ids[lo:hi], found[lo:hi])
-	}
-	loads.Add(sink)
+	t.byID.lookupAll(t, ids, found)
 }
 
 // IDSet indexes some objects of a tree by id (Tree.Subset).
@@ -214,12 +209,7 @@ func (t *Tree) Subset(objs []int32) *IDSet {
 // LookupAll sets found[k] to the index of the object of the set with id
 // ids[k], or -1, as Tree.LookupAll does.
 func (s *IDSet) LookupAll(ids []string, found []int32) {
-	var sink uint64
-	for lo := 0; lo < len(ids); lo += batch {
-		hi := min(lo+batch, len(ids))
-		sink += s.x.getAll(s.t, ids[lo:hi], found[lo:hi])
-	}
-	loads.Add(sink)
+	s.x.lookupAll(s.t, ids, found)
 }
 
 // Len returns the number of distinct ids in the tree.
