@@ -3,6 +3,7 @@ package snapshot
 import (
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/objgc/objgc/internal/jsonedit"
 )
@@ -73,23 +74,28 @@ func keySeg(k string) string {
 	return sb.String()
 }
 
-// keyAt decodes the key whose opening quote is at off.
+// keyAt decodes the key whose opening quote is at off: a view of data
+// (never modified) when the key holds no escape, so that rendering or
+// looking up a key costs no copy; a string of its own when it does.
 func keyAt(data []byte, off int) string {
 	end := off + 1
+	escaped := false
 	for end < len(data) && data[end] != '"' {
 		if data[end] == '\\' {
+			escaped = true
 			end++
 		}
 		end++
 	}
-	if end >= len(data) {
+	switch {
+	case end >= len(data):
 		return string(data[off+1:])
+	case escaped:
+		return unescape(data[off : end+1])
+	case end == off+1:
+		return ""
 	}
-	raw := data[off : end+1]
-	if strings.IndexByte(string(raw), '\\') >= 0 {
-		return unescape(raw)
-	}
-	return string(raw[1 : len(raw)-1])
+	return unsafe.String(&data[off+1], end-off-1)
 }
 
 // pathWalker names the JSON paths of many values inside one copy (or

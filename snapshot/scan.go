@@ -176,7 +176,7 @@ func (s *scanner) canonKey(off int32) int32 {
 }
 
 func (s *scanner) canonKeyOf(off int32) int32 {
-	k := s.keyView(int(off))
+	k := keyAt(s.data, int(off))
 	if c, ok := s.keyOffs[k]; ok {
 		return c
 	}
@@ -190,19 +190,6 @@ func (s *scanner) canonKeyOf(off int32) int32 {
 	s.keyOffs[k] = off
 	s.idx.keySegs[off] = keySeg(k)
 	return off
-}
-
-// keyView returns the key whose opening quote is at off, decoded: a view
-// of the document when it holds no escape.
-func (s *scanner) keyView(off int) string {
-	end := off + 1
-	for end < len(s.data) && s.data[end] != '"' {
-		if s.data[end] == '\\' {
-			return keyAt(s.data, off)
-		}
-		end++
-	}
-	return s.str(off+1, end)
 }
 
 // maxTypes is how many distinct types an index keeps in its table: a
