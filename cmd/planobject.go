@@ -196,8 +196,7 @@ func appendString(b []byte, s string) []byte {
 	i := 0
 	// Eight bytes at a time: a JSON plan is mostly ids, types and paths.
 	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		x := jsonedit.Load8(s, i)
 		if jsonedit.HasLess(x, 0x20)|jsonedit.HasAbove(x)|jsonedit.HasByte(x, '"')|jsonedit.HasByte(x, '\\') != 0 {
 			break
 		}

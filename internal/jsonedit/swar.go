@@ -19,3 +19,11 @@ func HasAbove(x uint64) uint64 { return (x + lo8 | x) & hi8 }
 
 // HasByte is non-zero when some byte of x equals c.
 func HasByte(x uint64, c byte) uint64 { return HasLess(x^(lo8*uint64(c)), 1) }
+
+// Load8 returns the eight bytes of s from i, little-endian (i+8 <=
+// len(s)), for the tests above on a string.
+func Load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}

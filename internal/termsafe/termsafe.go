@@ -42,8 +42,7 @@ func Safe(s string) bool {
 		// Eight printable ASCII bytes at a time: ids, types and paths
 		// are, and a text plan reads every one (issue 9).
 		for i+8 <= len(s) {
-			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			x := jsonedit.Load8(s, i)
 			if jsonedit.HasLess(x, 0x20)|jsonedit.HasAbove(x) != 0 {
 				break
 			}
