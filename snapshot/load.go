@@ -542,7 +542,7 @@ func (p *parsed) key(k string) (keySpan, bool) {
 // tree builds the index of the tree data[start:end] at path.
 func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 	data := p.doc.Data
-	t := &Tree{Doc: p.doc, Path: path, Start: start, End: end, Envelope: p.env, segs: p.idx.segs, keySegs: p.idx.keySegs}
+	t := &Tree{Doc: p.doc, Path: path, Start: start, End: end, Envelope: p.env}
 	switch data[start] {
 	case 'n':
 		t.Null = true
@@ -556,10 +556,9 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 	for _, sub := range p.idx.subs {
 		if sub.start == start && sub.end == end {
 			idx = sub.idx // the tree was scanned apart
-			t.segs, t.keySegs = idx.segs, idx.keySegs
 		}
 	}
-	t.ids, t.ext, t.legacies = idx.ids, idx.ext, idx.legacies
+	t.segs, t.keySegs, t.ids, t.ext, t.legacies = idx.segs, idx.keySegs, idx.ids, idx.ext, idx.legacies
 	t.extTypes = make([]Type, len(t.ext))
 	for k, v := range t.ext {
 		t.extTypes[k], _ = ParseType(v)
