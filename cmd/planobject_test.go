@@ -9,6 +9,21 @@ import (
 	"github.com/objgc/objgc/destroy"
 )
 
+// encodingJSON is v as jsonStream.value writes it through encoding/json:
+// indented by two spaces after prefix, HTML characters not escaped, no
+// final newline. The hand-written encoders must write the same bytes.
+func encodingJSON(t *testing.T, v any, prefix string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
 // TestAppendPlanObject compares the hand-written encoder of plan objects
 // with encoding/json, indented as jsonStream.value indents (HTML
 // characters not escaped), on objects with every field empty, nil, set,
@@ -33,15 +48,8 @@ func TestAppendPlanObject(t *testing.T) {
 	}
 	for _, prefix := range []string{"", "        "} {
 		for i, po := range objs {
-			var want bytes.Buffer
-			enc := json.NewEncoder(&want)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent(prefix, "  ")
-			if err := enc.Encode(po); err != nil {
-				t.Fatal(err)
-			}
 			got := appendPlanObject(nil, prefix, &po)
-			if w := bytes.TrimSuffix(want.Bytes(), []byte("\n")); !bytes.Equal(got, w) {
+			if w := encodingJSON(t, po, prefix); !bytes.Equal(got, w) {
 				t.Fatalf("object %d, prefix %q:\ngot:\n%s\nwant:\n%s", i, prefix, got, w)
 			}
 		}
@@ -69,15 +77,8 @@ func TestAppendPlanNotification(t *testing.T) {
 	}
 	for _, prefix := range []string{"", "    "} {
 		for i, pn := range ns {
-			var want bytes.Buffer
-			enc := json.NewEncoder(&want)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent(prefix, "  ")
-			if err := enc.Encode(pn); err != nil {
-				t.Fatal(err)
-			}
 			got := appendPlanNotification(nil, prefix, &pn)
-			if w := bytes.TrimSuffix(want.Bytes(), []byte("\n")); !bytes.Equal(got, w) {
+			if w := encodingJSON(t, pn, prefix); !bytes.Equal(got, w) {
 				t.Fatalf("notification %d, prefix %q:\ngot:\n%s\nwant:\n%s", i, prefix, got, w)
 			}
 		}
@@ -92,14 +93,7 @@ func TestAppendStringAtEveryOffset(t *testing.T) {
 		for pad := range 20 {
 			for tail := range 10 {
 				s := strings.Repeat("a", pad) + c + strings.Repeat("b", tail)
-				var buf bytes.Buffer
-				enc := json.NewEncoder(&buf)
-				enc.SetEscapeHTML(false)
-				if err := enc.Encode(s); err != nil {
-					t.Fatal(err)
-				}
-				want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-				if got := appendString(nil, s); !bytes.Equal(got, want) {
+				if got, want := appendString(nil, s), encodingJSON(t, s, ""); !bytes.Equal(got, want) {
 					t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
 				}
 			}
