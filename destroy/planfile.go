@@ -134,14 +134,9 @@ type PlanSummary struct {
 }
 
 // modelKey reports whether k is a key that the root of a Murano model has
-// and the root of a saved plan never has (docs/plan-format.md).
-func modelKey(k string) bool {
-	switch k {
-	case "Objects", "ObjectsCopy", "Attributes", "model", "?":
-		return true
-	}
-	return false
-}
+// (an envelope's or an engine task's, or a bare tree's header) and the
+// root of a saved plan never has (docs/plan-format.md).
+func modelKey(k string) bool { return k == "?" || snapshot.EnvelopeKey(k) }
 
 // ParsePlanFile tells from the bytes of the file path whether it holds a
 // saved plan: a "format_version" and an "inputs" array at its root. It

@@ -375,8 +375,12 @@ func (x *flatIndex) reserve(data []byte, mapped bool) {
 // looksLikeEnvelope reports whether data begins as an envelope or an
 // engine task does: an object whose first key is "Objects", "ObjectsCopy",
 // "Attributes" or "model". It only chooses how to scan.
-func looksLikeEnvelope(data []byte) bool {
-	switch FirstKey(data) {
+func looksLikeEnvelope(data []byte) bool { return EnvelopeKey(FirstKey(data)) }
+
+// EnvelopeKey reports whether k is a key of the root of an envelope
+// ("Objects", "ObjectsCopy", "Attributes") or of an engine task ("model").
+func EnvelopeKey(k string) bool {
+	switch k {
 	case "Objects", "ObjectsCopy", "Attributes", "model":
 		return true
 	}
