@@ -551,7 +551,7 @@ func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *a
 	rep.Summary.Warnings = len(rep.Warnings)
 	for _, g := range p.Groups {
 		for _, i := range g.Objects {
-			o, res := p.Header(i), &r.Objects[i] // the report shows no path
+			o, res := p.Header(int(i)), &r.Objects[i] // the report shows no path
 			ro := applyReportObject{ID: o.ID, Type: o.Type, Group: o.Group, State: res.Outcome, Hooks: []applyReportRun{}}
 			if res.BlockedBy >= 0 {
 				id := p.ID(res.BlockedBy)

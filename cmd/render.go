@@ -311,7 +311,7 @@ func (pj *planJSON) document() *destroy.PlanFile {
 	for _, g := range p.Groups {
 		pg := destroy.PlanGroup{Index: g.Index, Objects: make([]destroy.PlanObject, 0, len(g.Objects))}
 		for _, i := range g.Objects {
-			pg.Objects = append(pg.Objects, pj.object(i))
+			pg.Objects = append(pg.Objects, pj.object(int(i)))
 		}
 		d.Groups = append(d.Groups, pg)
 	}
@@ -352,7 +352,7 @@ func (pj *planJSON) write(w io.Writer) error {
 		g := p.Groups[k]
 		s.raw("{\n" + prefix + "  \"index\": " + strconv.Itoa(g.Index) + ",\n" + prefix + "  \"objects\": ")
 		s.parallelArray(prefix+"  ", len(g.Objects), func(b []byte, prefix string, j int) []byte {
-			po := pj.object(g.Objects[j])
+			po := pj.object(int(g.Objects[j]))
 			return appendPlanObject(b, prefix, &po)
 		})
 		s.raw("\n" + prefix + "}")
@@ -580,7 +580,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 			fmt.Fprintf(b, "\n%s\n", pal.heading(fmt.Sprintf("group %d", p.Groups[g].Index)))
 			return
 		}
-		writeObjectText(b, pal, p, hooks, p.Groups[g].Objects[k-groupStart[g]-1])
+		writeObjectText(b, pal, p, hooks, int(p.Groups[g].Objects[k-groupStart[g]-1]))
 	}); err != nil {
 		return err
 	}
@@ -692,7 +692,7 @@ func writeDot(w io.Writer, p *destroy.Plan) error {
 	for _, g := range p.Groups {
 		fmt.Fprintf(bw, "  subgraph cluster_group_%d {\n    label=%s;\n", g.Index, q(fmt.Sprintf("group %d", g.Index)))
 		for _, i := range g.Objects {
-			o := p.Object(i)
+			o := p.Object(int(i))
 			fmt.Fprintf(bw, "    %s [label=\"%s\\n%s\"];\n", q(o.ID), dotLabel(orDash(o.Class)), dotLabel(o.ID))
 		}
 		fmt.Fprintln(bw, "  }")

@@ -28,7 +28,7 @@ func TestApplyReportMarksForcedResumedAndHookless(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := destroy.NewPlan(diff.Compare(snap, in))
-	if len(p.Groups) != 1 || !slices.Equal(p.Groups[0].Objects, []int{0, 1, 2, 3}) {
+	if len(p.Groups) != 1 || !slices.Equal(p.Groups[0].Objects, []int32{0, 1, 2, 3}) {
 		t.Fatalf("groups: %+v", p.Groups)
 	}
 	run := destroy.HookRun{Hook: "/h/T/destroy", Class: "T", Event: "destroy"}

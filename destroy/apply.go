@@ -349,7 +349,7 @@ func (a *applier) notifyAll() error {
 			return nil
 		}
 		for _, i := range grp.Objects {
-			if err := a.advance(p.ID(i), StateNotified); err != nil {
+			if err := a.advance(p.ID(int(i)), StateNotified); err != nil {
 				return err
 			}
 		}
@@ -432,7 +432,7 @@ func (a *applier) destroyGroup(g Group) error {
 	var todo []int
 	for _, i := range g.Objects {
 		if a.res.Objects[i].Outcome == OutcomePending && a.res.Objects[i].BlockedBy < 0 {
-			todo = append(todo, i)
+			todo = append(todo, int(i))
 		}
 	}
 	return a.parallel(todo, func(i int) error {

@@ -92,7 +92,7 @@ func TestApplyFailureInsideACycleGroup(t *testing.T) {
 	t.Run("not started", func(t *testing.T) {
 		p, r, trace := applyCycle(t, 1, false)
 		got := outcomes(p, r)
-		first := p.ID(p.Groups[0].Objects[0])
+		first := p.ID(int(p.Groups[0].Objects[0]))
 		if first != "a" {
 			// The group's order is the document's: a comes first.
 			t.Fatalf("group order starts with %s, want a", first)

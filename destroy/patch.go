@@ -224,7 +224,7 @@ func (c *patchChecker) accept(p *Plan, sub string, patch json.RawMessage) error 
 		}
 		for k := range in.Objects {
 			o := &in.Objects[k]
-			if id := in.ID(int32(k)); o.HasID && want[id] {
+			if id := in.ID(int32(k)); o.HasID() && want[id] {
 				c.copies[id] = append(c.copies[id], patchedCopy{data: in.Doc.Data[o.Start:o.End], depth: in.Depth(int32(k))})
 			}
 		}

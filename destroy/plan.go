@@ -104,8 +104,10 @@ type Planned struct {
 // Group is the objects destroyed together (in parallel), in snapshot
 // document order.
 type Group struct {
-	Index   int
-	Objects []int // indexes into Plan.Objects
+	Index int
+	// Objects are indexes into Plan.Objects, int32 as every index of a
+	// plan (4 bytes a doomed object, not 8: issue 9).
+	Objects []int32
 }
 
 // Notification is a subscriber's handler run before a publisher is
@@ -166,8 +168,8 @@ func (p *Plan) Header(i int) *Planned {
 	snap := p.Diff.Snapshot
 	si := p.Objects[i].Snapshot
 	pl := &Planned{Snapshot: si, ID: snap.ID(si), Type: snap.TypeString(si), Class: snap.Type(si).Name, Group: int(p.Objects[i].Group)}
-	if o := &snap.Objects[si]; o.Owner >= 0 {
-		pl.Owner = snap.ID(o.Owner)
+	if owner := snap.Owner(si); owner >= 0 {
+		pl.Owner = snap.ID(owner)
 	}
 	return pl
 }
@@ -195,13 +197,13 @@ func (p *Plan) Reasons(i int) []Reason {
 	d := p.Diff
 	snap := d.Snapshot
 	si := p.Objects[i].Snapshot
-	o := &snap.Objects[si]
+	owner := snap.Owner(si)
 	out := make([]Reason, 1, 1+len(snap.Dependencies(si)))
 	switch {
-	case o.Owner >= 0 && d.IsDoomed(o.Owner):
-		out[0] = Reason{Code: ReasonOwnedBy, ID: snap.ID(o.Owner)}
-	case o.Owner >= 0:
-		out[0] = Reason{Code: ReasonOwnerSurvives, ID: snap.ID(o.Owner)}
+	case owner >= 0 && d.IsDoomed(owner):
+		out[0] = Reason{Code: ReasonOwnedBy, ID: snap.ID(owner)}
+	case owner >= 0:
+		out[0] = Reason{Code: ReasonOwnerSurvives, ID: snap.ID(owner)}
 	default:
 		out[0] = Reason{Code: ReasonTopLevel}
 	}
@@ -286,7 +288,7 @@ func (p *Plan) index(j int32) int {
 func (p *Plan) Successors(i int) []int {
 	snap := p.Diff.Snapshot
 	si := p.Objects[i].Snapshot
-	owner := snap.Objects[si].Owner
+	owner := snap.Owner(si)
 	var out []int
 	if k := p.index(owner); owner >= 0 && k >= 0 {
 		out = append(out, k)
@@ -330,10 +332,9 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		if n%checkEvery == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		o := &snap.Objects[i]
-		owner := int32(-1)
-		if o.Owner >= 0 {
-			owner = nodeOf[o.Owner]
+		owner := snap.Owner(i)
+		if owner >= 0 {
+			owner = nodeOf[owner]
 		}
 		g.owner[n] = owner
 		for _, dep := range snap.Dependencies(i) {
@@ -370,11 +371,8 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		}
 	}
 	for g := len(ord.Groups) - 1; g >= 0; g-- {
-		grp := Group{Index: g + 1, Objects: make([]int, len(ord.Groups[g]))}
-		for k, v := range ord.Groups[g] {
-			grp.Objects[k] = int(v)
-		}
-		p.Groups = append(p.Groups, grp)
+		// The ordering's own array: nothing else holds it.
+		p.Groups = append(p.Groups, Group{Index: g + 1, Objects: ord.Groups[g]})
 	}
 	p.notifications(ord)
 	for _, c := range ord.Cycles {
@@ -406,7 +404,7 @@ func (p *Plan) notifications(ord *Ordering) {
 				}
 				doomed := false
 				if j, ok := in.Lookup(dep.Subscriber); ok {
-					if in.Objects[j].Destroyed {
+					if in.Objects[j].Destroyed() {
 						continue
 					}
 				} else if j, ok := snap.Lookup(dep.Subscriber); ok && d.IsDoomed(j) {

@@ -47,7 +47,7 @@ func groupIDs(p *Plan) [][]string {
 	for _, g := range p.Groups {
 		var ids []string
 		for _, i := range g.Objects {
-			ids = append(ids, p.ID(i))
+			ids = append(ids, p.ID(int(i)))
 		}
 		out = append(out, ids)
 	}

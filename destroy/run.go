@@ -340,7 +340,7 @@ func requireHooks(ctx context.Context, p *Plan, finder *HookFinder) error {
 	snap := p.Diff.Snapshot
 	for _, g := range p.Groups {
 		for _, i := range g.Objects {
-			o := p.Object(i)
+			o := p.Object(int(i))
 			if len(finder.DestroyHooks(ctx, snap.Type(o.Snapshot))) == 0 {
 				missing = append(missing, o)
 			}

@@ -358,15 +358,16 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 	for c := len(objs) - 1; c >= 0; c-- {
 		o := &objs[c]
 		e := in.Enclosing(int32(c))
-		removed[c] = dropped[o.First] || e >= 0 && removed[e]
+		f := in.First(int32(c))
+		removed[c] = dropped[f] || e >= 0 && removed[e]
 		if !removed[c] {
-			present[o.First] = true
+			present[f] = true
 		}
 		if int(o.Start) == in.Start {
 			root = int32(c)
 		}
 	}
-	if root >= 0 && dropped[objs[root].First] {
+	if root >= 0 && dropped[in.First(root)] {
 		return null, nil // the root itself is dropped
 	}
 	subs := map[int32][]json.RawMessage{}
@@ -385,7 +386,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 	// hold the inner one's patched).
 	var order []int32
 	for c := range objs {
-		if o := &objs[c]; !removed[c] && subs[o.First] != nil {
+		if !removed[c] && subs[in.First(int32(c))] != nil {
 			order = append(order, int32(c))
 		}
 	}
@@ -393,8 +394,8 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 	patched := map[int32]*patchedSub{}
 	rp := jsonedit.NewRewriter(data) // dropped objects out, patches in
 	for c := range objs {
-		if o := &objs[c]; dropped[o.First] {
-			rp.At(int(o.Start)).Remove = true
+		if dropped[in.First(int32(c))] {
+			rp.At(int(objs[c].Start)).Remove = true
 		}
 	}
 	var patch func(c int32) (*patchedSub, error)
@@ -408,7 +409,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 			return nil, err
 		}
 		obj := cur.Bytes()
-		for _, patch := range subs[o.First] {
+		for _, patch := range subs[in.First(c)] {
 			var err error
 			if obj, err = CheckPatch(obj, patch, in.Depth(c)); err != nil {
 				return nil, fmt.Errorf("write-back: patch for subscriber %s at %s: %w", in.ID(c), in.ObjectPath(c), err)
@@ -438,7 +439,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 	met := map[int32]bool{}
 	for _, c := range order {
 		e := in.Enclosing(c)
-		for e >= 0 && (subs[objs[e].First] == nil || removed[e]) {
+		for e >= 0 && (subs[in.First(e)] == nil || removed[e]) {
 			e = in.Enclosing(e)
 		}
 		switch {
@@ -452,7 +453,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 		}
 		o := &objs[c]
 		if int(o.End)-int(o.Start) >= proxyMin {
-			px, err := wb.newProxy(c, subs[o.First], rp, data)
+			px, err := wb.newProxy(c, subs[in.First(c)], rp, data)
 			if err != nil {
 				return nil, err
 			}
@@ -484,8 +485,8 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 		}
 	}
 	for c := range objs {
-		if o := &objs[c]; dropped[o.First] {
-			g.drops = append(g.drops, int(o.Start))
+		if dropped[in.First(int32(c))] {
+			g.drops = append(g.drops, int(objs[c].Start))
 		}
 	}
 	wb.gen = g
@@ -843,8 +844,8 @@ func (wb *writeBack) render(b jsonedit.Writer, i int32, ctx *renderCtx) error {
 	flag := func(b jsonedit.Writer, s, e int) error {
 		return flagHeader(b, data, s)
 	}
-	if wb.isDestroyed(o.First) {
-		r.At(int(o.HeaderStart)).Write = flag
+	if wb.isDestroyed(snap.First(i)) {
+		r.At(int(snap.HeaderStart(i))).Write = flag
 	}
 	bare := func(id string) func(b jsonedit.Writer, s, e int) error {
 		return func(b jsonedit.Writer, s, e int) error {
@@ -854,13 +855,13 @@ func (wb *writeBack) render(b jsonedit.Writer, i int32, ctx *renderCtx) error {
 	lo := sort.Search(len(objs), func(k int) bool { return objs[k].End > o.Start })
 	for c := int32(lo); c < i; c++ { // closing order: the copies inside i
 		oc := &objs[c]
-		if !oc.HasID {
+		if !oc.HasID() {
 			continue
 		}
 		id := snap.ID(c)
 		switch {
-		case wb.isDestroyed(oc.First):
-			r.At(int(oc.HeaderStart)).Write = flag
+		case wb.isDestroyed(snap.First(c)):
+			r.At(int(snap.HeaderStart(c))).Write = flag
 			r.At(int(oc.Start)).Write = func(b jsonedit.Writer, s, e int) error {
 				// ObjectsCopy always keeps the whole copy: a doomed object
 				// that still exists may sit inside it.
@@ -870,7 +871,7 @@ func (wb *writeBack) render(b jsonedit.Writer, i int32, ctx *renderCtx) error {
 				ctx.written[id] = true
 				return r.Inner(b, s, e)
 			}
-		case wb.d.IsDoomed(oc.First):
+		case wb.d.IsDoomed(snap.First(c)):
 			if ctx.objects {
 				r.At(int(oc.Start)).Remove = true
 			}
@@ -1057,9 +1058,9 @@ func (v *streamView) lookup(id string) (int, bool) {
 		if v.firstLeft == nil {
 			v.firstLeft = map[int32]int32{}
 			for k := range in.Objects {
-				o := &in.Objects[k]
-				if cur, ok := v.firstLeft[o.First]; !v.g.removed[k] && (!ok || o.Start < in.Objects[cur].Start) {
-					v.firstLeft[o.First] = int32(k)
+				f := in.First(int32(k))
+				if cur, ok := v.firstLeft[f]; !v.g.removed[k] && (!ok || in.Objects[k].Start < in.Objects[cur].Start) {
+					v.firstLeft[f] = int32(k)
 				}
 			}
 		}
@@ -1151,14 +1152,13 @@ func (discard) WriteByte(byte) error              { return nil }
 func (wb *writeBack) covered(i int32, present func(id string) bool) bool {
 	snap := wb.snap
 	for c := snap.Enclosing(i); c >= 0; c = snap.Enclosing(c) {
-		oc := &snap.Objects[c]
-		f := oc.First
+		f := snap.First(c)
 		switch {
 		case wb.d.IsDoomed(f):
 			if wb.retained[f] && f == c {
 				return true
 			}
-		case oc.HasID:
+		case snap.Objects[c].HasID():
 			if present(snap.ID(c)) {
 				return false // written as a bare reference
 			}
@@ -1276,8 +1276,8 @@ func (pl *placer) place(i int32) error {
 	anchor := -1
 	switch {
 	case encl >= 0:
-		ownerIdx := snap.Objects[encl].First
-		if snap.Objects[ownerIdx].HasID {
+		ownerIdx := snap.First(encl)
+		if snap.Objects[ownerIdx].HasID() {
 			if off, ok := pl.lookup(snap.ID(ownerIdx)); ok {
 				anchor = off
 			}
@@ -1378,8 +1378,8 @@ func (pl *placer) writeList(b jsonedit.Writer, list []int32) error {
 // Objects, else of the root.
 func (pl *placer) fallback(i int32) error {
 	snap := pl.wb.snap
-	for a := snap.Objects[i].Owner; a >= 0; a = snap.Objects[a].Owner {
-		if !snap.Objects[a].HasID {
+	for a := snap.Owner(i); a >= 0; a = snap.Owner(a) {
+		if !snap.Objects[a].HasID() {
 			continue
 		}
 		if off, ok := pl.lookup(snap.ID(a)); ok && pl.retainIn(off, i) {

@@ -200,7 +200,7 @@ func derivePair(snap *snapshot.Tree, drop bool) ([]byte, bool) {
 	var first int32 = -1
 	for k := range snap.Objects {
 		o := &snap.Objects[k]
-		if !o.HasID || snap.Enclosing(int32(k)) < 0 || o.First != int32(k) || k%3 != 1 {
+		if !o.HasID() || snap.Enclosing(int32(k)) < 0 || !o.IsFirst() || k%3 != 1 {
 			continue
 		}
 		removed[snap.ID(int32(k))] = true
@@ -213,7 +213,7 @@ func derivePair(snap *snapshot.Tree, drop bool) ([]byte, bool) {
 	}
 	for k := range snap.Objects {
 		o := &snap.Objects[k]
-		if o.HasID && removed[snap.ID(int32(k))] {
+		if o.HasID() && removed[snap.ID(int32(k))] {
 			if c := data[jsonedit.WS(data, int(o.Start))]; c == '{' && isMember(snap, int32(k)) {
 				r.At(int(o.Start)).Remove = true
 			}
@@ -228,7 +228,7 @@ func derivePair(snap *snapshot.Tree, drop bool) ([]byte, bool) {
 		o := &snap.Objects[first]
 		var flagged bytes.Buffer
 		fr := jsonedit.NewRewriter(data)
-		fr.At(int(o.HeaderStart)).Write = func(b jsonedit.Writer, s, e int) error { return flagHeader(b, data, s) }
+		fr.At(int(snap.HeaderStart(first))).Write = func(b jsonedit.Writer, s, e int) error { return flagHeader(b, data, s) }
 		if err := fr.Value(&flagged, int(o.Start), int(o.End)); err != nil {
 			return nil, false
 		}
@@ -255,7 +255,7 @@ func patchesFor(p *Plan) map[string][]json.RawMessage {
 	var subs []string
 	for k := len(in.Objects) - 1; k >= 0 && len(subs) < 3; k-- { // the root first
 		o := &in.Objects[k]
-		if o.HasID && o.First == int32(k) && !o.Destroyed {
+		if o.HasID() && o.IsFirst() && !o.Destroyed() {
 			subs = append(subs, in.ID(int32(k)))
 		}
 	}

@@ -192,7 +192,7 @@ func TestWriteBackDanglingKeep(t *testing.T) {
 		}
 		for _, id := range []string{idMySQL, idMySQLInstance} {
 			j, _ := tr.Lookup(id)
-			if !tr.Objects[j].Destroyed {
+			if !tr.Objects[j].Destroyed() {
 				t.Errorf("%s in %s not flagged destroyed", id, tr.Path)
 			}
 		}
@@ -278,7 +278,7 @@ func TestWriteBackBlockedInsideKeptDestroyed(t *testing.T) {
 		t.Error("the failed instance is in Objects")
 	}
 	j, ok := snap.Lookup(idMySQLInstance)
-	if !ok || snap.ObjectPath(j) != "$.ObjectsCopy.services[1].database.instance" || snap.Objects[j].Destroyed {
+	if !ok || snap.ObjectPath(j) != "$.ObjectsCopy.services[1].database.instance" || snap.Objects[j].Destroyed() {
 		t.Errorf("instance not back in its place in MySql: %v", ok)
 	}
 	if got, want := doomedIDs(snap, in), []string{idMySQLInstance}; !reflect.DeepEqual(got, want) {
@@ -350,11 +350,11 @@ func TestWriteBackPatchReReferences(t *testing.T) {
 	golden(t, "region-removed-rereference.json", env)
 	for _, tr := range []*snapshot.Tree{in, snap} {
 		i, ok := tr.Lookup(idRegionTwo)
-		if !ok || tr.ObjectPath(i) != tr.Path+".lostRegion" || !tr.Objects[i].Destroyed {
+		if !ok || tr.ObjectPath(i) != tr.Path+".lostRegion" || !tr.Objects[i].Destroyed() {
 			t.Fatalf("%s: RegionTwo not written flagged at lostRegion", tr.Path)
 		}
 		j, ok := tr.Lookup(idRegionTwoNet)
-		if !ok || !tr.Objects[j].Destroyed {
+		if !ok || !tr.Objects[j].Destroyed() {
 			t.Errorf("%s: RegionTwo's network not flagged destroyed", tr.Path)
 		}
 	}
@@ -545,9 +545,9 @@ func checkOutcome(t *testing.T, p *Plan, out Effects, keep bool) {
 	// Everything of the incoming model that is not destroyed is in both.
 	for i := range inc.Objects {
 		o, id := &inc.Objects[i], inc.ID(int32(i))
-		if o.HasID && !inc.Objects[o.First].Destroyed {
+		if o.HasID() && !inc.Objects[inc.First(int32(i))].Destroyed() {
 			for _, tr := range []*snapshot.Tree{in, snap} {
-				if j, ok := tr.Lookup(id); !ok || tr.Objects[j].Destroyed {
+				if j, ok := tr.Lookup(id); !ok || tr.Objects[j].Destroyed() {
 					t.Errorf("live object %s missing from %s", id, tr.Path)
 				}
 			}
@@ -556,7 +556,7 @@ func checkOutcome(t *testing.T, p *Plan, out Effects, keep bool) {
 	for k := range p.Objects {
 		o := p.Object(k)
 		if !out.Destroyed[k] {
-			if j, ok := snap.Lookup(o.ID); !ok || snap.Objects[j].Destroyed {
+			if j, ok := snap.Lookup(o.ID); !ok || snap.Objects[j].Destroyed() {
 				t.Errorf("object %s not destroyed is missing from ObjectsCopy", o.ID)
 			}
 			if _, ok := in.Lookup(o.ID); ok {
@@ -566,7 +566,7 @@ func checkOutcome(t *testing.T, p *Plan, out Effects, keep bool) {
 		}
 		for _, tr := range []*snapshot.Tree{in, snap} {
 			for c := range tr.Objects {
-				if oc := &tr.Objects[c]; oc.HasID && tr.ID(int32(c)) == o.ID && !oc.Destroyed {
+				if oc := &tr.Objects[c]; oc.HasID() && tr.ID(int32(c)) == o.ID && !oc.Destroyed() {
 					t.Errorf("destroyed object %s at %s without \"destroyed\": true", o.ID, tr.ObjectPath(int32(c)))
 				}
 			}

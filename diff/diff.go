@@ -86,7 +86,7 @@ type part struct {
 func (pt *part) compare(r *Result, i int32, id string, j int32) {
 	snap, incoming := r.Snapshot, r.Incoming
 	if j < 0 {
-		if !snap.Objects[i].Destroyed {
+		if !snap.Objects[i].Destroyed() {
 			r.doomed[i] = true
 			pt.doomed = append(pt.doomed, i)
 		}
@@ -134,7 +134,7 @@ func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result
 			}
 			idxs, ids = idxs[:0], ids[:0]
 			for i := from; i < min(from+lookupChunk, hi); i++ {
-				if o := &snap.Objects[i]; o.HasID && o.First == int32(i) {
+				if o := &snap.Objects[i]; o.HasID() && o.IsFirst() {
 					idxs = append(idxs, int32(i))
 					ids = append(ids, snap.ID(int32(i)))
 				}
@@ -239,7 +239,7 @@ func (r *Result) danglingIn(ctx context.Context, doomed *snapshot.IDSet, part, p
 			sv := vals[k]
 			d := Dangling{Referrer: in.ObjectAt(sv.Offset), Offset: sv.Offset, Doomed: j, DoomedID: sv.Value}
 			if d.Referrer >= 0 {
-				d.ReferrerID = in.ID(in.Objects[d.Referrer].First)
+				d.ReferrerID = in.ID(in.First(d.Referrer))
 			}
 			out = append(out, d)
 		}
@@ -270,7 +270,7 @@ func (r *Result) findDropped(ctx context.Context) {
 	objs := in.Objects
 	var destroyed []int32
 	for i := range objs {
-		if o := &objs[i]; o.First == int32(i) && o.Destroyed {
+		if o := &objs[i]; o.IsFirst() && o.Destroyed() {
 			destroyed = append(destroyed, int32(i))
 		}
 	}
@@ -279,7 +279,7 @@ func (r *Result) findDropped(ctx context.Context) {
 	}
 	// holders[d] = first copies holding destroyed object d.
 	holders := map[int32][]int32{}
-	isDestroyed := func(i int32) bool { return objs[objs[i].First].Destroyed }
+	isDestroyed := func(i int32) bool { return objs[in.First(i)].Destroyed() }
 	kept := map[int32]bool{}
 	var queue []int32
 	keep := func(d int32) {
@@ -289,9 +289,8 @@ func (r *Result) findDropped(ctx context.Context) {
 		}
 	}
 	for i := range objs {
-		o := &objs[i]
-		f := o.First
-		if !objs[f].Destroyed {
+		f := in.First(int32(i))
+		if !objs[f].Destroyed() {
 			continue
 		}
 		h := in.Enclosing(int32(i))
@@ -300,7 +299,7 @@ func (r *Result) findDropped(ctx context.Context) {
 		case !isDestroyed(h):
 			keep(f)
 		default:
-			holders[f] = append(holders[f], objs[h].First)
+			holders[f] = append(holders[f], in.First(h))
 		}
 	}
 	// Live objects nested in destroyed copies keep those copies' objects.
@@ -311,7 +310,7 @@ func (r *Result) findDropped(ctx context.Context) {
 	liveInside := make([]bool, len(objs))
 	for i := range objs {
 		if isDestroyed(int32(i)) && liveInside[i] {
-			keep(objs[i].First)
+			keep(in.First(int32(i)))
 		}
 		if h := in.Enclosing(int32(i)); h >= 0 && (liveInside[i] || !isDestroyed(int32(i))) {
 			liveInside[h] = true
@@ -327,7 +326,7 @@ func (r *Result) findDropped(ctx context.Context) {
 			in.Doc.Release()
 		}
 		t, ok := in.Lookup(sv.Value)
-		if !ok || !objs[t].Destroyed {
+		if !ok || !objs[t].Destroyed() {
 			return true
 		}
 		h := in.ObjectAt(sv.Offset)
@@ -336,7 +335,7 @@ func (r *Result) findDropped(ctx context.Context) {
 		case !isDestroyed(h):
 			keep(t)
 		default:
-			holders[t] = append(holders[t], objs[h].First)
+			holders[t] = append(holders[t], in.First(h))
 		}
 		return true
 	})

@@ -559,6 +559,7 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 		}
 	}
 	t.segs, t.keySegs, t.ids, t.ext, t.legacies = idx.segs, idx.keySegs, idx.ids, idx.ext, idx.legacies
+	t.farHeaders = idx.farHeaders
 	t.extTypes = make([]Type, len(t.ext))
 	for k, v := range t.ext {
 		t.extTypes[k], _ = ParseType(v)
@@ -577,7 +578,7 @@ func (p *parsed) tree(path string, start, end int) (*Tree, error) {
 	t.strs = strs[slo:shi:shi]
 	p.doc.reading()
 	defer p.doc.leaving()
-	t.finish(lo, idx.deps, idx.depSpans)
+	t.finish(lo, idx.deps, idx.exts)
 	return t, nil
 }
 

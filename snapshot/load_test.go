@@ -23,15 +23,15 @@ func summarize(t *Tree) []objSummary {
 	var out []objSummary
 	for _, i := range docOrder(t) {
 		o := &t.Objects[i]
-		if o.First != i {
+		if t.First(i) != i {
 			continue
 		}
 		s := objSummary{ID: t.ID(i), Path: t.ObjectPath(i), Type: t.Type(i).String()}
-		if !o.HasID {
+		if !o.HasID() {
 			s.ID = "<none>"
 		}
-		if o.Owner >= 0 {
-			s.Owner = t.ID(o.Owner)
+		if owner := t.Owner(i); owner >= 0 {
+			s.Owner = t.ID(owner)
 		}
 		out = append(out, s)
 	}
@@ -338,11 +338,11 @@ func TestHeaders(t *testing.T) {
 	}
 	for k, i := range order {
 		o := &inc.Objects[i]
-		got := hdr{inc.ID(i), o.HasID, inc.Type(i), inc.TypeString(i), o.Destroyed, nilIfEmpty(inc.Dependencies(i))}
+		got := hdr{inc.ID(i), o.HasID(), inc.Type(i), inc.TypeString(i), o.Destroyed(), nilIfEmpty(inc.Dependencies(i))}
 		if !reflect.DeepEqual(got, want[k]) {
 			t.Errorf("object %d (%s):\n got %+v\nwant %+v", k, inc.ObjectPath(i), got, want[k])
 		}
-		if hs := string(inc.Doc.Data[o.HeaderStart:jsonedit.Value(inc.Doc.Data, int(o.HeaderStart))]); !strings.HasPrefix(hs, "{") || !strings.HasSuffix(hs, "}") {
+		if hs := string(inc.Doc.Data[inc.HeaderStart(i):jsonedit.Value(inc.Doc.Data, int(inc.HeaderStart(i)))]); !strings.HasPrefix(hs, "{") || !strings.HasSuffix(hs, "}") {
 			t.Errorf("object %d: header span %q", k, hs)
 		}
 	}
@@ -400,7 +400,7 @@ func TestDuplicates(t *testing.T) {
 	var got []dup
 	for _, d := range inc.Duplicates {
 		got = append(got, dup{inc.ObjectPath(d.First), inc.ObjectPath(d.Copy), d.Differs})
-		if f := inc.Objects[d.Copy].First; f != d.First {
+		if f := inc.First(d.Copy); f != d.First {
 			t.Errorf("copy %d: First = %d, want %d", d.Copy, f, d.First)
 		}
 	}
@@ -417,12 +417,11 @@ func TestDuplicates(t *testing.T) {
 	// make x top-level, and y's copies inside x's copies resolve to x.
 	x, _ := inc.Lookup("x")
 	for i := range inc.Objects {
-		o := &inc.Objects[i]
-		if inc.ID(int32(i)) == "y" && inc.ID(o.Owner) != "x" {
-			t.Errorf("copy of y at %s: owner %s", inc.ObjectPath(int32(i)), inc.ID(o.Owner))
+		if inc.ID(int32(i)) == "y" && inc.ID(inc.Owner(int32(i))) != "x" {
+			t.Errorf("copy of y at %s: owner %s", inc.ObjectPath(int32(i)), inc.ID(inc.Owner(int32(i))))
 		}
-		if inc.ID(int32(i)) == "x" && int32(i) != x && inc.ID(o.Owner) != "env" {
-			t.Errorf("later copy of x at %s: enclosing %s", inc.ObjectPath(int32(i)), inc.ID(o.Owner))
+		if inc.ID(int32(i)) == "x" && int32(i) != x && inc.ID(inc.Owner(int32(i))) != "env" {
+			t.Errorf("later copy of x at %s: enclosing %s", inc.ObjectPath(int32(i)), inc.ID(inc.Owner(int32(i))))
 		}
 	}
 	// Dependencies of all copies, each record once, in document order.
@@ -447,15 +446,15 @@ func TestDuplicateEnclosingItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	i, ok := inc.Lookup("x")
-	if !ok || inc.ObjectPath(i) != "$.Objects" || inc.Objects[i].Owner != -1 {
-		t.Errorf("x is copy %d at %s, owner %d", i, inc.ObjectPath(i), inc.Objects[i].Owner)
+	if !ok || inc.ObjectPath(i) != "$.Objects" || inc.Owner(i) != -1 {
+		t.Errorf("x is copy %d at %s, owner %d", i, inc.ObjectPath(i), inc.Owner(i))
 	}
 	if len(inc.Duplicates) != 2 || inc.Duplicates[0].Differs != true {
 		t.Errorf("duplicates = %+v", inc.Duplicates)
 	}
 	for _, d := range inc.Duplicates {
-		if inc.Objects[d.Copy].Owner != i {
-			t.Errorf("copy at %s: owner %d, want %d", inc.ObjectPath(d.Copy), inc.Objects[d.Copy].Owner, i)
+		if inc.Owner(d.Copy) != i {
+			t.Errorf("copy at %s: owner %d, want %d", inc.ObjectPath(d.Copy), inc.Owner(d.Copy), i)
 		}
 	}
 }
@@ -489,11 +488,11 @@ func TestOwnershipThroughPlainValues(t *testing.T) {
 	}
 	// The owner of an object in an id-less object is that object.
 	k, _ := tr.Lookup("owned-by-idless")
-	if o := tr.Objects[k].Owner; o < 0 || tr.Objects[o].HasID || tr.ObjectPath(o) != "$[2]" {
+	if o := tr.Owner(k); o < 0 || tr.Objects[o].HasID() || tr.ObjectPath(o) != "$[2]" {
 		t.Errorf("owner of owned-by-idless = %d", o)
 	}
-	if e := tr.Enclosing(k); e != tr.Objects[k].Owner {
-		t.Errorf("Enclosing = %d, Owner = %d", e, tr.Objects[k].Owner)
+	if e := tr.Enclosing(k); e != tr.Owner(k) {
+		t.Errorf("Enclosing = %d, Owner = %d", e, tr.Owner(k))
 	}
 
 	var refs []string
@@ -582,7 +581,7 @@ func TestRealModels(t *testing.T) {
 		if want := []string{"$.regions.RegionOne -> c80e33dd67a44f489b2f04818b72f404"}; !reflect.DeepEqual(refs, want) {
 			t.Errorf("references = %q, want %q", refs, want)
 		}
-		if got := tr.PathAt(int(tr.Objects[i].HeaderStart)); got != `$.regions[""].defaultNetworks.environment["?"]` {
+		if got := tr.PathAt(int(tr.HeaderStart(i))); got != `$.regions[""].defaultNetworks.environment["?"]` {
 			t.Errorf("PathAt(header) = %s", got)
 		}
 	})
@@ -603,7 +602,7 @@ func TestRealModels(t *testing.T) {
 		if got := tr.ObjectPath(i); got != "$.applications[2].instance" {
 			t.Errorf("first copy at %s", got)
 		}
-		if o := tr.Objects[i].Owner; tr.ID(o) != "33e91790-5c44-40ce-9292-9dd4856325a0" {
+		if o := tr.Owner(i); tr.ID(o) != "33e91790-5c44-40ce-9292-9dd4856325a0" {
 			t.Errorf("owner %s", tr.ID(o))
 		}
 	})
@@ -736,25 +735,26 @@ func checkInvariants(t *testing.T, tr *Tree) {
 		if int(o.Start) < tr.Start || int(o.End) > tr.End || int(o.Start) >= int(o.End) || data[int(o.Start)] != '{' || data[int(o.End)-1] != '}' {
 			t.Fatalf("object %d: span [%d,%d) outside the tree [%d,%d)", i, o.Start, o.End, tr.Start, tr.End)
 		}
-		if he := jsonedit.Value(data, int(o.HeaderStart)); o.HeaderStart <= o.Start || he >= int(o.End) || data[o.HeaderStart] != '{' || data[he-1] != '}' {
-			t.Fatalf("object %d: header [%d,%d) in [%d,%d)", i, o.HeaderStart, he, o.Start, o.End)
+		hs, first, owner := tr.HeaderStart(int32(i)), tr.First(int32(i)), tr.Owner(int32(i))
+		if he := jsonedit.Value(data, int(hs)); hs <= o.Start || he >= int(o.End) || data[hs] != '{' || data[he-1] != '}' {
+			t.Fatalf("object %d: header [%d,%d) in [%d,%d)", i, hs, he, o.Start, o.End)
 		}
-		if o.First < 0 || o.First >= n || o.Owner < -1 || o.Owner >= n {
-			t.Fatalf("object %d: First %d, Owner %d of %d", i, o.First, o.Owner, n)
+		if first < 0 || first >= n || owner < -1 || owner >= n {
+			t.Fatalf("object %d: First %d, Owner %d of %d", i, first, owner, n)
 		}
-		if o.Owner >= 0 && tr.Objects[o.Owner].Start >= o.Start {
-			t.Fatalf("object %d at %d: owner %d starts at %d", i, o.Start, o.Owner, tr.Objects[o.Owner].Start)
+		if owner >= 0 && tr.Objects[owner].Start >= o.Start {
+			t.Fatalf("object %d at %d: owner %d starts at %d", i, o.Start, owner, tr.Objects[owner].Start)
 		}
 		id := tr.ID(int32(i))
-		if o.HasID {
-			if f := &tr.Objects[o.First]; tr.ID(o.First) != id || f.Start > o.Start {
-				t.Fatalf("object %d: first copy %d has id %q at %d", i, o.First, tr.ID(o.First), f.Start)
+		if o.HasID() {
+			if f := &tr.Objects[first]; tr.ID(first) != id || f.Start > o.Start {
+				t.Fatalf("object %d: first copy %d has id %q at %d", i, first, tr.ID(first), f.Start)
 			}
 			if j, ok := seen[id]; !ok || tr.Objects[i].Start < tr.Objects[j].Start {
 				seen[id] = int32(i)
 			}
-		} else if o.First != int32(i) || id != "" {
-			t.Fatalf("id-less object %d: First %d, ID %q", i, o.First, id)
+		} else if first != int32(i) || id != "" {
+			t.Fatalf("id-less object %d: First %d, ID %q", i, first, id)
 		}
 		if p := tr.ObjectPath(int32(i)); !strings.HasPrefix(p, "$") {
 			t.Fatalf("object %d: path %q", i, p)
@@ -762,7 +762,7 @@ func checkInvariants(t *testing.T, tr *Tree) {
 		if got := tr.ObjectAt(int(o.Start)); got != int32(i) {
 			t.Fatalf("ObjectAt(%d) = %d, want %d", o.Start, got, i)
 		}
-		_ = tr.PathAt(int(o.HeaderStart))
+		_ = tr.PathAt(int(hs))
 	}
 	if tr.Len() != len(seen) {
 		t.Fatalf("Len = %d, want %d", tr.Len(), len(seen))
@@ -1094,7 +1094,7 @@ func TestEscapedKeys(t *testing.T) {
 		t.Fatalf("no object a: %+v", inc.Objects)
 	}
 	o := inc.Objects[i]
-	if inc.Type(i).Name != "T" || !o.Destroyed || !reflect.DeepEqual(inc.Dependencies(i), []Dependency{{Subscriber: "b", Handler: "h", HasHandler: true}}) {
+	if inc.Type(i).Name != "T" || !o.Destroyed() || !reflect.DeepEqual(inc.Dependencies(i), []Dependency{{Subscriber: "b", Handler: "h", HasHandler: true}}) {
 		t.Errorf("header read as %+v", o)
 	}
 }

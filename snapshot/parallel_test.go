@@ -25,7 +25,7 @@ func treeResult(t *Tree) []string {
 		out = append(out, fmt.Sprintf("%+v", s))
 	}
 	for i := range t.Objects {
-		out = append(out, fmt.Sprintf("deps %d %v dup %v path %s", i, t.Dependencies(int32(i)), t.Objects[i].First, t.ObjectPath(int32(i))))
+		out = append(out, fmt.Sprintf("deps %d %v dup %v path %s", i, t.Dependencies(int32(i)), t.First(int32(i)), t.ObjectPath(int32(i))))
 	}
 	t.Strings(func(sv StringValue) bool {
 		out = append(out, fmt.Sprintf("str %d %q", sv.Offset, sv.Value))

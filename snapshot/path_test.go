@@ -71,8 +71,8 @@ func descendPath(t *Tree, off int) string {
 // and its header's start, and the tree's start.
 func valueOffsets(tr *Tree) []int {
 	offs := []int{tr.Start}
-	for _, o := range tr.Objects {
-		offs = append(offs, int(o.Start), int(o.HeaderStart))
+	for i, o := range tr.Objects {
+		offs = append(offs, int(o.Start), int(tr.HeaderStart(int32(i))))
 	}
 	tr.Strings(func(sv StringValue) bool {
 		offs = append(offs, sv.Offset)

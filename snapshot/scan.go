@@ -45,20 +45,23 @@ type keySpan struct {
 type flatIndex struct {
 	objects []Object
 	strs    []strVal
-	segs    []int32 // path segments: > 0 key offset, < 0 array index -(i+1); see Object.segPre
+	segs    []int32 // path segments: > 0 key offset, < 0 array index -(i+1); see Object.bits
 	// keySegs holds the rendered path segment (.key, ["k\"ey"]) of the
 	// first offset of each distinct key in segs, up to maxKeys: a key
 	// recorded again is recorded at that offset (scanner.canonKey), so
 	// that rendering a path reads none of the document (issue 9).
-	keySegs  map[int32]string
-	deps     []Dependency // onDestruction records of all headers
-	depSpans []depSpan    // each headed object's records that has some (Object.dep)
-	ids      []byte       // ids of the objects, one after the other (Object.id)
-	ext      []string     // distinct and decoded types (strRef with n < 0)
-	legacies []legacyType // legacy type keys (Object.legacy)
-	rootKeys []keySpan
-	taskKeys []keySpan // keys of root.model when it is an object
-	rootKind byte      // first byte of the root value
+	keySegs map[int32]string
+	deps    []Dependency // onDestruction records of all headers
+	exts    []objExt     // legacy type keys and records, of the objects that have some (Object.ext)
+	// farHeaders holds the header's offset by Start of the objects
+	// whose header lies too far from their start for Object.hdr.
+	farHeaders map[int32]int32
+	ids        []byte       // ids of the objects, one after the other (Object.id)
+	ext        []string     // distinct and decoded types (strRef with n < 0)
+	legacies   []legacyType // legacy type keys (objExt.legacy)
+	rootKeys   []keySpan
+	taskKeys   []keySpan // keys of root.model when it is an object
+	rootKind   byte      // first byte of the root value
 
 	// subs are the envelope's trees scanned by scanners of their own, in
 	// document order; their objects, strings, segments and records are
@@ -229,7 +232,7 @@ func (s *scanner) typeRef(v string) (ref strRef, known bool) {
 	return strRef{off: k, n: -1}, false
 }
 
-// legacy returns Object.legacy for h: 0 when it has no legacy
+// legacy returns objExt.legacy for h: 0 when it has no legacy
 // classVersion or package keys (most models), else 1 + their place in the
 // index's table.
 func (s *scanner) legacy(h *header) int32 {
@@ -368,7 +371,7 @@ func (x *flatIndex) reserve(data []byte, mapped bool) {
 	x.strs = append(more.strs, x.strs...)
 	x.segs = append(more.segs, x.segs...)
 	x.deps = append(more.deps, x.deps...)
-	x.depSpans = append(more.depSpans, x.depSpans...)
+	x.exts = append(more.exts, x.exts...)
 	x.ids = append(more.ids, x.ids...)
 }
 
@@ -1088,25 +1091,35 @@ func (s *scanner) object() error {
 	if len(s.idx.objects) == cap(s.idx.objects) {
 		s.idx.objects = grow(s.idx.objects, 1, s.pos, len(s.data))
 	}
-	dep := int32(0)
-	if h.depHi > h.depLo {
-		s.idx.depSpans = append(s.idx.depSpans, depSpan{h.depLo, h.depHi})
-		dep = int32(len(s.idx.depSpans))
+	o := Object{
+		id:    s.idRef(h.id),
+		typ:   h.typ,
+		Start: int32(start),
+		End:   int32(s.pos),
+		encl:  -1,
+		segLo: segLo,
+		bits:  uint16(pre), // MaxDepth fits segPreMask
 	}
-	s.idx.objects = append(s.idx.objects, Object{
-		id:          s.idRef(h.id),
-		HasID:       h.hasID,
-		typ:         h.typ,
-		legacy:      s.legacy(&h),
-		Destroyed:   h.destroyed,
-		dep:         dep,
-		Start:       int32(start),
-		End:         int32(s.pos),
-		HeaderStart: int32(h.start),
-		encl:        -1,
-		segLo:       segLo,
-		segPre:      uint16(pre),
-	})
+	if h.hasID {
+		o.bits |= bitHasID
+	}
+	if h.destroyed {
+		o.bits |= bitDestroyed
+	}
+	if legacy := s.legacy(&h); legacy != 0 || h.depHi > h.depLo {
+		s.idx.exts = append(s.idx.exts, objExt{legacy: legacy, deps: depSpan{h.depLo, h.depHi}})
+		o.ext = int32(len(s.idx.exts))
+	}
+	if off := h.start - start; off < hdrFar {
+		o.hdr = uint16(off)
+	} else {
+		o.hdr = hdrFar
+		if s.idx.farHeaders == nil {
+			s.idx.farHeaders = map[int32]int32{}
+		}
+		s.idx.farHeaders[int32(start)] = int32(h.start)
+	}
+	s.idx.objects = append(s.idx.objects, o)
 	for _, c := range s.pending[base:] {
 		s.idx.objects[c].encl = i
 	}

@@ -18,7 +18,7 @@ import (
 // rootSegs returns the path of every object of data, by its offset, as
 // one rendered segment per level, found in one descent from the document's
 // root: a reference that shares nothing with the reader's segment records
-// (Object.segPre).
+// (Object.bits).
 func rootSegs(data []byte) map[int][]string {
 	paths := map[int][]string{}
 	var walk func(pos int, segs []string) int
@@ -128,7 +128,7 @@ func anchorModel() map[string]string {
 }
 
 // TestObjectPathsFromRoot: a copy's path is recorded as a few segments
-// after those of an enclosing copy (Object.segPre); put back together it
+// after those of an enclosing copy (Object.bits); put back together it
 // is the path found by descending from the root, on the committed models,
 // the hostile shapes (the deep ones too) and models whose headers come
 // late or sit above the trees.
@@ -229,12 +229,13 @@ func TestObjectPathReadsNoDocument(t *testing.T) {
 }
 
 // TestObjectSize: an Object is the largest part of a plan's memory after
-// the input (two million on the 1M model): 56 bytes, with the end of its
-// header, the end of its path segments and the span of its records not
-// kept (issue 9). A field added must be worth a million times its size.
+// the input (two million on the 1M model): 40 bytes, with the end of its
+// header, the end of its path segments, its owner and first copy not
+// kept, its records and legacy keys beside it and its flags in bits
+// (issue 9). A field added must be worth a million times its size.
 func TestObjectSize(t *testing.T) {
-	if n := unsafe.Sizeof(Object{}); n > 56 {
-		t.Fatalf("an Object takes %d bytes, more than 56", n)
+	if n := unsafe.Sizeof(Object{}); n > 40 {
+		t.Fatalf("an Object takes %d bytes, more than 40", n)
 	}
 }
 
@@ -287,7 +288,7 @@ func TestSubset(t *testing.T) {
 	var some []int32
 	in := map[int32]bool{}
 	for i := range inc.Objects {
-		if o := inc.Objects[i]; o.HasID && o.First == int32(i) && i%3 == 0 {
+		if o := inc.Objects[i]; o.HasID() && o.IsFirst() && i%3 == 0 {
 			some, in[int32(i)] = append(some, int32(i)), true
 		}
 	}
@@ -313,5 +314,72 @@ func TestSubset(t *testing.T) {
 	}
 	if len(some) < 50 || hits < len(some) {
 		t.Fatalf("%d objects in the subset, %d ids found", len(some), hits)
+	}
+}
+
+// TestHeaderFarFromStart: a header more than 64 KiB after its object's
+// first byte does not fit Object.hdr; HeaderStart still finds it, in
+// both trees of the envelope and in a copy nested in such an object.
+func TestHeaderFarFromStart(t *testing.T) {
+	pad := strings.Repeat("x", 70000)
+	m := `{"Objects": {"pad": "` + pad + `", "?": {"id": "e", "type": "T"}, "a": {"?": {"id": "a", "type": "T"}}, "b": {"p": "` + pad + pad + `", "?": {"id": "b", "type": "T"}}},` +
+		` "ObjectsCopy": {"pad": "` + pad + `", "?": {"id": "e", "type": "T"}}}`
+	snap, inc, err := LoadModel(NewDocument("far.json", []byte(m)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	far := 0
+	for _, tr := range []*Tree{snap, inc} {
+		for i := range tr.Objects {
+			o := &tr.Objects[i]
+			hs := int(tr.HeaderStart(int32(i)))
+			want := strings.Index(m[o.Start:o.End], `"?": {"id": "`+tr.ID(int32(i))+`"`) + int(o.Start) + len(`"?": `)
+			if hs != want {
+				t.Errorf("%s: header at %d, want %d", tr.ObjectPath(int32(i)), hs, want)
+			}
+			if o.hdr == hdrFar {
+				far++
+			}
+		}
+	}
+	if far != 3 {
+		t.Errorf("%d headers far from their start, want 3", far)
+	}
+}
+
+// TestLaterCopies: a later copy's first copy and owner are found through
+// the tree's side table (Tree.First, Tree.Owner); first copies and
+// id-less objects are their own first copy.
+func TestLaterCopies(t *testing.T) {
+	m := `{"Objects": [{"?": {"id": "x"}, "k": {"?": {"id": "y"}}}, {"n": [{"?": {"id": "x"}, "k": {"?": {"id": "y"}}}, {"?": {"id": "y"}}]}, {"?": {"id": "z"}}], "ObjectsCopy": null}`
+	_, inc, err := LoadModel(NewDocument("copies.json", []byte(m)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := inc.Lookup("x")
+	y, _ := inc.Lookup("y")
+	later := 0
+	for i := range inc.Objects {
+		k := int32(i)
+		f := inc.First(k)
+		switch id := inc.ID(k); {
+		case id == "":
+			if f != k || !inc.Objects[k].IsFirst() {
+				t.Errorf("id-less %s: first %d", inc.ObjectPath(k), f)
+			}
+		case id == "x" && f != x, id == "y" && f != y:
+			t.Errorf("%s: first copy %s", inc.ObjectPath(k), inc.ObjectPath(f))
+		case f != k:
+			later++
+			if inc.Objects[k].IsFirst() {
+				t.Errorf("%s: IsFirst for a later copy", inc.ObjectPath(k))
+			}
+		}
+		if inc.ID(k) == "y" && inc.Enclosing(k) >= 0 && inc.ID(inc.Enclosing(k)) == "x" && inc.Owner(k) != x {
+			t.Errorf("%s: owner %d, want x's first copy %d", inc.ObjectPath(k), inc.Owner(k), x)
+		}
+	}
+	if later != 3 {
+		t.Errorf("%d later copies, want 3", later)
 	}
 }

@@ -27,38 +27,100 @@ type Dependency struct {
 // garbage collector never reads a tree's objects (issue 9: scanning a
 // million of them cost a third of a plan's time): its id and type are
 // read through the tree (Tree.ID, Tree.TypeString, Tree.Type).
+//
+// An Object is 40 bytes (TestObjectSize): what few copies have is kept
+// beside the objects, not in each (issue 9: a model of a million tiny
+// objects must plan in its memory bound). A copy's owner is derived from
+// the copy enclosing it (Tree.Owner); its first copy is itself unless it
+// is a later copy (Tree.First); its legacy type keys and onDestruction
+// records are in Tree.exts; its header's offset is kept from Start.
 type Object struct {
-	id     strRef // the header's id, decoded: ids[off:off+n] of the tree ("" when none)
-	typ    strRef // the header's type as written (see Tree.TypeString)
-	legacy int32  // 1 + index of the legacy classVersion and package in the tree's table, 0 for none
+	id  strRef // the header's id, decoded: ids[off:off+n] of the tree ("" when none)
+	typ strRef // the header's type as written (see Tree.TypeString)
 
 	// int32, as every offset of the index: the reader refuses inputs of
 	// MaxSize or more. 16 bytes less an object (issue 9).
-	Start, End  int32 // the object's JSON value: data[Start:End]
-	HeaderStart int32 // the "?" value's first byte
-
-	// Owner is the index in Tree.Objects of the owner (the nearest
-	// enclosing object, taken as its first copy), or -1 at the top.
-	Owner int32
-	// First is the index of the first copy of this id in document order
-	// (the object itself); the object's own index for id-less objects.
-	First int32
+	Start, End int32 // the object's JSON value: data[Start:End]
 
 	encl int32 // the nearest enclosing copy, -1 at the top
-	// dep is 1 + the index in Tree.depSpans of the copy's onDestruction
-	// records, 0 for none (most copies: 4 bytes, not the span's 8).
-	dep int32
 	// The path from the document root is segPre segments, those of the
 	// enclosing copy of that path's length (an anchor, see segsOf),
 	// followed by its own from segs[segLo] (up to the next copy's, each
 	// copy's recorded after the one before: Tree.segSpan). A copy's own
 	// path is thus a few segments, not its depth: the full paths cost 74
 	// MB on the 1M model and grow with the square of the nesting (issue 9).
-	segLo  int32
-	segPre uint16 // MaxDepth fits
+	segLo int32
+	// ext is 1 + the index in Tree.exts of the copy's legacy type keys
+	// and onDestruction records, 0 for neither (most copies).
+	ext int32
+	// hdr is the "?" value's first byte less Start, or hdrFar when that
+	// does not fit (Tree.HeaderStart).
+	hdr uint16
+	// bits holds segPre (MaxDepth fits in segPreMask) and the flags
+	// bitHasID, bitDestroyed and bitLater.
+	bits uint16
+}
 
-	HasID     bool // false: an id-less object, never tracked nor destroyed
-	Destroyed bool // the header says "destroyed": true
+const (
+	segPreMask   = 1<<10 - 1
+	bitHasID     = 1 << 10 // the header has an id (Object.HasID)
+	bitDestroyed = 1 << 11 // the header says "destroyed": true
+	bitLater     = 1 << 12 // a later copy of an id: Tree.First is not the copy itself
+	hdrFar       = 1<<16 - 1
+)
+
+// Object.bits holds segPre, which is at most MaxDepth.
+const _ = uint(segPreMask - MaxDepth)
+
+// HasID reports whether the copy's header has an id: false for an
+// id-less object, never tracked nor destroyed.
+func (o *Object) HasID() bool { return o.bits&bitHasID != 0 }
+
+// Destroyed reports whether the copy's header says "destroyed": true.
+func (o *Object) Destroyed() bool { return o.bits&bitDestroyed != 0 }
+
+// IsFirst reports whether the copy is the first copy of its id in
+// document order (the object itself), as every id-less object is:
+// Tree.First(i) == i.
+func (o *Object) IsFirst() bool { return o.bits&bitLater == 0 }
+
+// segPre returns how many segments of the copy's path are its anchor's.
+func (o *Object) segPre() int { return int(o.bits & segPreMask) }
+
+// objExt is what few copies have, kept beside the objects (Object.ext).
+type objExt struct {
+	legacy int32   // 1 + index in Tree.legacies, 0 for none
+	deps   depSpan // the onDestruction records; none when lo == hi
+}
+
+// First returns the index of the first copy of copy i's id in document
+// order (the object itself): i itself for all but later copies, and for
+// id-less objects. O(log d) for a later copy of d.
+func (t *Tree) First(i int32) int32 {
+	if t.Objects[i].bits&bitLater == 0 {
+		return i
+	}
+	k, _ := slices.BinarySearch(t.later, i)
+	return t.laterFirst[k]
+}
+
+// Owner returns the index of copy i's owner, the first copy of the copy
+// enclosing it, or -1 at the top of the tree.
+func (t *Tree) Owner(i int32) int32 {
+	e := t.Objects[i].encl
+	if e < 0 {
+		return -1
+	}
+	return t.First(e)
+}
+
+// HeaderStart returns the offset of the first byte of copy i's "?" value.
+func (t *Tree) HeaderStart(i int32) int32 {
+	o := &t.Objects[i]
+	if o.hdr != hdrFar {
+		return o.Start + int32(o.hdr)
+	}
+	return t.farHeaders[o.Start]
 }
 
 // strRef is a string of a header. An id is ids[off:off+n] of the index
@@ -110,7 +172,7 @@ func (t *Tree) Type(i int32) Type {
 	} else {
 		ty, _ = ParseType(t.TypeString(i))
 	}
-	if l := t.Objects[i].legacy; l != 0 {
+	if l := t.legacy(i); l != 0 {
 		t.Doc.MaybeRelease() // the keys' strings are the document's
 		lt := t.legacies[l-1]
 		if ty.Version == "" {
@@ -125,7 +187,16 @@ func (t *Tree) Type(i int32) Type {
 
 // HasLegacyType reports whether copy i's header has legacy classVersion
 // or package keys.
-func (t *Tree) HasLegacyType(i int32) bool { return t.Objects[i].legacy != 0 }
+func (t *Tree) HasLegacyType(i int32) bool { return t.legacy(i) != 0 }
+
+// legacy returns 1 + the index in t.legacies of copy i's legacy type
+// keys, 0 for none.
+func (t *Tree) legacy(i int32) int32 {
+	if e := t.Objects[i].ext; e != 0 {
+		return t.exts[e-1].legacy
+	}
+	return 0
+}
 
 // Duplicate is a later full copy of an object.
 type Duplicate struct {
@@ -162,13 +233,17 @@ type Tree struct {
 	ids      []byte           // every copy's id, decoded, one after the other (Object.id)
 	ext      []string         // types kept by the reader (strRef with n < 0)
 	extTypes []Type           // ext parsed, each once (Type)
-	legacies []legacyType     // legacy type keys (Object.legacy)
-	deps     []Dependency     // onDestruction records, by depSpans
-	depSpans []depSpan        // the records of the copies that have some (Object.dep)
-	segEnd   int32            // the end of the last copy's segments (segSpan)
-	byID     idIndex
-	idLen    [256]bool // lengths of ids shorter than 256 bytes
-	long     bool      // some id is 256 bytes or longer
+	legacies []legacyType     // legacy type keys (objExt.legacy)
+	deps     []Dependency     // onDestruction records, by objExt.deps
+	exts     []objExt         // what few copies have (Object.ext)
+	// later lists the later copies of ids in index order, laterFirst
+	// their first copies (Tree.First).
+	later, laterFirst []int32
+	farHeaders        map[int32]int32 // HeaderStart by Start, of copies whose Object.hdr is hdrFar
+	segEnd            int32           // the end of the last copy's segments (segSpan)
+	byID              idIndex
+	idLen             [256]bool // lengths of ids shorter than 256 bytes
+	long              bool      // some id is 256 bytes or longer
 }
 
 // Lookup returns the index of the object with id (its first copy).
@@ -290,12 +365,15 @@ func (t *Tree) StringsOfLengthPart(part, parts int, keep func(n int) bool, yield
 // releases the pages read before (Document.MaybeRelease), so that loops
 // over objects far apart need not.
 func (t *Tree) Dependencies(i int32) []Dependency {
-	d := t.Objects[i].dep
-	if d == 0 {
+	e := t.Objects[i].ext
+	if e == 0 {
+		return nil
+	}
+	sp := t.exts[e-1].deps
+	if sp.lo == sp.hi {
 		return nil
 	}
 	t.Doc.MaybeRelease()
-	sp := t.depSpans[d-1]
 	return t.deps[sp.lo:sp.hi:sp.hi]
 }
 
@@ -348,7 +426,7 @@ func (t *Tree) ObjectPath(i int32) string {
 // one more level (see MaxDepth).
 func (t *Tree) Depth(i int32) int {
 	lo, hi := t.segSpan(i)
-	return int(t.Objects[i].segPre) + int(hi-lo)
+	return t.Objects[i].segPre() + int(hi-lo)
 }
 
 // segsOf returns the path segments of copy i from the document root,
@@ -361,8 +439,8 @@ func (t *Tree) segsOf(i int32, buf []int32) []int32 {
 	for {
 		o := &t.Objects[i]
 		lo, hi := t.segSpan(i)
-		copy(buf[o.segPre:], t.segs[lo:hi])
-		pre := int(o.segPre)
+		pre := o.segPre()
+		copy(buf[pre:], t.segs[lo:hi])
 		if pre == 0 {
 			return buf
 		}
@@ -437,11 +515,11 @@ func (t *Tree) PathsAt(offs []int) []string {
 
 // finish builds the id index, resolves first copies and owners, merges the
 // dependencies of copies and finds id-less objects.
-func (t *Tree) finish(lo int, deps []Dependency, spans []depSpan) {
+func (t *Tree) finish(lo int, deps []Dependency, exts []objExt) {
 	// Full slice expressions: trees of one document share the scanner's
 	// records, and each appends its merged ones to a copy of its own.
 	t.deps = deps[:len(deps):len(deps)]
-	t.depSpans = spans[:len(spans):len(spans)]
+	t.exts = exts[:len(exts):len(exts)]
 	objs := t.Objects
 	n := int32(len(objs))
 	t.byID = newIDIndex(len(objs))
@@ -468,8 +546,7 @@ func (t *Tree) finish(lo int, deps []Dependency, spans []depSpan) {
 				o.encl = -1
 			}
 		}
-		o.First = int32(i)
-		if !o.HasID {
+		if !o.HasID() {
 			t.IDless = append(t.IDless, int32(i))
 			continue
 		}
@@ -494,7 +571,7 @@ func (t *Tree) finish(lo int, deps []Dependency, spans []depSpan) {
 		// a copy of the same id).
 		for i := range objs {
 			o := &objs[i]
-			if !o.HasID || !dupIDs[t.ID(int32(i))] {
+			if !o.HasID() || !dupIDs[t.ID(int32(i))] {
 				continue
 			}
 			dups = append(dups, int32(i))
@@ -510,23 +587,20 @@ func (t *Tree) finish(lo int, deps []Dependency, spans []depSpan) {
 		}
 		dups = kept
 	}
-	for _, i := range dups {
-		objs[i].First, _ = t.byID.get(t, t.ID(i))
+	// dups is in index order, as First searches it.
+	t.later, t.laterFirst = slices.Clip(dups), make([]int32, len(dups))
+	for k, i := range dups {
+		t.laterFirst[k], _ = t.byID.get(t, t.ID(i))
+		objs[i].bits |= bitLater
 	}
-	for i := range objs {
-		o := &objs[i]
-		o.Owner = -1
-		if o.encl >= 0 {
-			o.Owner = objs[o.encl].First
-		}
-	}
+	dups = slices.Clone(dups)
 	sortByStart(objs, t.IDless)
 	sortByStart(objs, dups)
 	// Each first copy compared with its later copies is decoded once
 	// (60,000 copies of one object must not decode it 60,000 times).
 	decoded := map[int32]any{}
 	for _, c := range dups {
-		f := objs[c].First
+		f := t.First(c)
 		d := Duplicate{First: f, Copy: c}
 		d.Differs = !t.sameAsFirst(decoded, f, c)
 		t.Duplicates = append(t.Duplicates, d)
@@ -535,19 +609,19 @@ func (t *Tree) finish(lo int, deps []Dependency, spans []depSpan) {
 	// copy's in document order, merged once per object (merging copy by
 	// copy grew the arena by the whole list for each copy: quadratic).
 	copies := slices.Clone(dups)
-	slices.SortStableFunc(copies, func(a, b int32) int { return cmp.Compare(objs[a].First, objs[b].First) })
+	slices.SortStableFunc(copies, func(a, b int32) int { return cmp.Compare(t.First(a), t.First(b)) })
 	for lo := 0; lo < len(copies); {
-		f := objs[copies[lo]].First
+		f := t.First(copies[lo])
 		lists := [][]Dependency{t.Dependencies(f)}
 		hi := lo
-		for ; hi < len(copies) && objs[copies[hi]].First == f; hi++ {
+		for ; hi < len(copies) && t.First(copies[hi]) == f; hi++ {
 			lists = append(lists, t.Dependencies(copies[hi]))
 		}
 		t.setDependencies(f, mergeDependencies(nil, lists...))
 		lo = hi
 	}
 	for i := range objs {
-		if o := &objs[i]; o.First == int32(i) && len(t.Dependencies(int32(i))) > 1 && hasRepeats(t.Dependencies(int32(i))) {
+		if objs[i].bits&bitLater == 0 && len(t.Dependencies(int32(i))) > 1 && hasRepeats(t.Dependencies(int32(i))) {
 			t.setDependencies(int32(i), mergeDependencies(nil, t.Dependencies(int32(i))))
 		}
 	}
@@ -580,12 +654,18 @@ func sortByStart(objs []Object, idx []int32) {
 }
 
 // setDependencies makes d the records of object i (appended to the
-// arena: the scanner's records stay as they are for other trees).
+// arena: the scanner's records stay as they are for other trees, and an
+// entry of exts is only ever one copy's).
 func (t *Tree) setDependencies(i int32, d []Dependency) {
 	lo := len(t.deps)
 	t.deps = append(t.deps, d...)
-	t.depSpans = append(t.depSpans, depSpan{int32(lo), int32(len(t.deps))})
-	t.Objects[i].dep = int32(len(t.depSpans))
+	sp := depSpan{int32(lo), int32(len(t.deps))}
+	if o := &t.Objects[i]; o.ext == 0 {
+		t.exts = append(t.exts, objExt{deps: sp})
+		o.ext = int32(len(t.exts))
+	} else {
+		t.exts[o.ext-1].deps = sp
+	}
 }
 
 // hasRepeats reports whether a record appears twice in d.
