@@ -17,7 +17,10 @@ const renderChunk = 256
 // doomed objects spends most of its writing time rendering each object's
 // path, reasons and hooks (issue 9: a third of the text plan's time on the
 // 1M model); the items are independent. At most a few chunks wait to be
-// written, so memory stays bounded whatever n. render must be safe to call
+// written, so memory stays bounded whatever n, and their buffers are used
+// again: a fresh buffer a chunk, grown from nothing, was a gigabyte of
+// garbage on a plan of a million doomed objects, which set the height of
+// its heap (issue 9). render must be safe to call
 // from several goroutines at once; it runs under snapshot.Guard. The first
 // error, of a write or a fault, is returned.
 func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
@@ -38,15 +41,24 @@ func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) erro
 	}
 	type chunk struct {
 		lo, hi int
-		b      bytes.Buffer
+		b      *bytes.Buffer
 		err    error // a fault reading a mapped model (snapshot.Guard)
 		done   chan struct{}
 	}
 	jobs := make(chan *chunk, workers)
 	order := make(chan *chunk, 2*workers) // bounds the chunks under way
+	// Buffers written out come back here; at most 3*workers+2 chunks
+	// exist at once (order's, jobs', one the writer holds and one
+	// waiting to be queued).
+	free := make(chan *bytes.Buffer, 3*workers+2)
 	go func() {
 		for lo := 0; lo < n; lo += renderChunk {
 			c := &chunk{lo: lo, hi: min(lo+renderChunk, n), done: make(chan struct{})}
+			select {
+			case c.b = <-free:
+			default:
+				c.b = new(bytes.Buffer)
+			}
 			order <- c
 			jobs <- c
 		}
@@ -58,7 +70,7 @@ func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) erro
 			for c := range jobs {
 				c.err = snapshot.Guard(func() error {
 					for i := c.lo; i < c.hi; i++ {
-						render(&c.b, i)
+						render(c.b, i)
 					}
 					return nil
 				})
@@ -74,6 +86,11 @@ func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) erro
 		}
 		if err == nil {
 			_, err = w.Write(c.b.Bytes())
+		}
+		c.b.Reset()
+		select {
+		case free <- c.b:
+		default:
 		}
 	}
 	return err
