@@ -87,39 +87,9 @@ func Order(nodes []Node) *Ordering {
 func order(g *graph) *Ordering {
 	n := len(g.owner)
 	o := &Ordering{Index: make([]int32, n), Ignored: map[int32][]int32{}}
-	comp, flat, ends := scc(g)
-	// Components come in reverse topological order: every successor's
-	// component before the component itself.
-	for c, end := range ends {
-		var start int32
-		if c > 0 {
-			start = ends[c-1]
-		}
-		members := flat[start:end:end]
-		if len(members) > 1 {
-			sort.Slice(members, func(a, b int) bool { return g.less(members[a], members[b]) })
-			o.Cycles = append(o.Cycles, members)
-		}
-		// In Key order an owner precedes what it owns, so inside a
-		// component the owners' indexes are known when needed.
-		for _, v := range members {
-			m := int32(0)
-			if w := g.owner[v]; w >= 0 {
-				m = o.Index[w]
-			}
-			for _, w := range g.subscribers(v) {
-				if comp[w] == comp[v] && len(members) > 1 {
-					o.Ignored[v] = append(o.Ignored[v], w)
-					continue
-				}
-				if o.Index[w] > m {
-					m = o.Index[w]
-				}
-			}
-			o.Index[v] = m + 1
-		}
+	if !ownedFirst(g, o.Index) {
+		o.components(g)
 	}
-	sort.Slice(o.Cycles, func(a, b int) bool { return g.less(o.Cycles[a][0], o.Cycles[b][0]) })
 	maxIndex := int32(0)
 	for _, x := range o.Index {
 		if x > maxIndex {
@@ -153,6 +123,68 @@ func order(g *graph) *Ordering {
 		add(v)
 	}
 	return o
+}
+
+// ownedFirst sets index as order does when g has no subscriber edges and
+// every node's owner comes before it in g's order, as a document puts an
+// owner before what it owns, and reports whether it did. Ownership alone
+// is a forest: no cycle, and a node's index is one more than its owner's.
+// It needs none of scc's 21 bytes a node (issue 9: a million doomed
+// objects that notify nothing set the ordering's peak, not its work).
+func ownedFirst(g *graph, index []int32) bool {
+	if len(g.subs) != 0 {
+		return false
+	}
+	for v, w := range g.owner {
+		switch {
+		case w < 0:
+			index[v] = 1
+		case w < int32(v) && g.less(w, int32(v)):
+			index[v] = index[w] + 1
+		default:
+			clear(index)
+			return false
+		}
+	}
+	return true
+}
+
+// components sets o.Index, o.Cycles and o.Ignored from the strongly
+// connected components of g (scc).
+func (o *Ordering) components(g *graph) {
+	comp, flat, ends := scc(g)
+	// Components come in reverse topological order: every successor's
+	// component before the component itself.
+	for c, end := range ends {
+		var start int32
+		if c > 0 {
+			start = ends[c-1]
+		}
+		members := flat[start:end:end]
+		if len(members) > 1 {
+			sort.Slice(members, func(a, b int) bool { return g.less(members[a], members[b]) })
+			o.Cycles = append(o.Cycles, members)
+		}
+		// In Key order an owner precedes what it owns, so inside a
+		// component the owners' indexes are known when needed.
+		for _, v := range members {
+			m := int32(0)
+			if w := g.owner[v]; w >= 0 {
+				m = o.Index[w]
+			}
+			for _, w := range g.subscribers(v) {
+				if comp[w] == comp[v] && len(members) > 1 {
+					o.Ignored[v] = append(o.Ignored[v], w)
+					continue
+				}
+				if o.Index[w] > m {
+					m = o.Index[w]
+				}
+			}
+			o.Index[v] = m + 1
+		}
+	}
+	sort.Slice(o.Cycles, func(a, b int) bool { return g.less(o.Cycles[a][0], o.Cycles[b][0]) })
 }
 
 // scc returns each node's component number and the components in the

@@ -288,3 +288,47 @@ func TestOrderDeepChainDoesNotRecurse(t *testing.T) {
 		t.Fatalf("chain of %d: %d groups, deepest index %d", n, len(o.Groups), o.Index[n-1])
 	}
 }
+
+// TestOwnedFirstMatchesComponents: on ownership forests without
+// dependency edges, the ordering's short way (ownedFirst) sets the same
+// indexes as the components' (scc); a forest in which an owner comes after
+// what it owns is left to the components.
+func TestOwnedFirstMatchesComponents(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	short := 0
+	for iter := 0; iter < 300; iter++ {
+		n := 1 + r.IntN(80)
+		nodes := randomForest(r, n, 0, true)
+		if iter%3 == 0 { // reversed: owners after what they own
+			slices.Reverse(nodes)
+			for i := range nodes {
+				if w := nodes[i].Owner; w >= 0 {
+					nodes[i].Owner = int32(n-1) - w
+				}
+			}
+		}
+		g := &graph{owner: make([]int32, n), subEnd: make([]int32, n)}
+		for v, nd := range nodes {
+			g.owner[v] = nd.Owner
+		}
+		want := &Ordering{Index: make([]int32, n), Ignored: map[int32][]int32{}}
+		want.components(g)
+		got := make([]int32, n)
+		if !ownedFirst(g, got) {
+			if iter%3 != 0 {
+				t.Fatalf("iteration %d: a forest in document order not taken", iter)
+			}
+			if slices.ContainsFunc(got, func(x int32) bool { return x != 0 }) {
+				t.Fatalf("iteration %d: indexes left behind %v", iter, got)
+			}
+			continue
+		}
+		short++
+		if !slices.Equal(got, want.Index) {
+			t.Fatalf("iteration %d: ownedFirst %v, components %v", iter, got, want.Index)
+		}
+	}
+	if short < 200 {
+		t.Fatalf("the short way taken %d times of 300", short)
+	}
+}

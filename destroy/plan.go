@@ -317,7 +317,7 @@ const checkEvery = 1 << 12
 // thousand objects, and returns ctx.Err() and no Plan.
 func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 	snap, in := d.Snapshot, d.Incoming
-	p := &Plan{Diff: d, Objects: make([]Doomed, len(d.Doomed)), ignored: map[int32][]int32{}}
+	p := &Plan{Diff: d, ignored: map[int32][]int32{}}
 	nodeOf := make([]int32, len(snap.Objects)) // snapshot index -> node, -1
 	for i := range nodeOf {
 		nodeOf[i] = -1
@@ -353,7 +353,13 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		})
 		g.subEnd[n] = int32(len(g.subs))
 	}
+	// What the plan keeps is made once the ordering's arrays are gone:
+	// on a million doomed objects they and the graph set the plan's
+	// peak (issue 9).
+	nodeOf = nil
 	ord := order(g)
+	g = nil
+	p.Objects = make([]Doomed, len(d.Doomed))
 	for v, ws := range ord.Ignored {
 		subs := make([]int32, len(ws))
 		for k, w := range ws {
