@@ -269,6 +269,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		return err
 	}
 	defer in.Close()
+	// The model, its index and the plan stay live to the end: near the
+	// bound on memory, the collector collects more often (planMemoryLimit).
+	defer setMemoryLimit(planMemoryLimit(in.Docs()))()
 	if err := stage("compare"); err != nil {
 		return err
 	}

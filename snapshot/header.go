@@ -289,6 +289,9 @@ func (s *scanner) dependencies(h *header) error {
 				s.path = s.path[:recordDepth]
 				return s.modelErr("an onDestruction record needs a \"subscriber\" id")
 			}
+			if len(s.idx.deps) == cap(s.idx.deps) {
+				s.idx.deps = grow(s.idx.deps, 1, s.pos, len(s.data))
+			}
 			s.idx.deps = append(s.idx.deps, d)
 			h.depHi = int32(len(s.idx.deps))
 			return nil

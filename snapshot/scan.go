@@ -348,14 +348,18 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 // new array at once (issue 9). Real and generated models hold a string
 // value per 80 to 250 bytes and a path segment per 30 to 250. A low
 // estimate costs one copy (sized from the density seen so far, see grow)
-// and a high one memory never touched.
+// and a high one memory never touched, which the garbage collector counts
+// as live all the same. String values and records, which a model may
+// hold none of (a model of tiny objects: 3.5 MB for 44 MB), start at a
+// tenth of the densest and grow from the density seen: the copy is of
+// the part read.
 func (x *flatIndex) alloc(data []byte, mapped bool) {
 	objects, idLen := estimateObjects(data, mapped)
 	x.objects = make([]Object, 0, objects+16)
-	x.strs = make([]strVal, 0, len(data)/96+16)
+	x.strs = make([]strVal, 0, len(data)/1024+16)
 	// Two segments an object (Object.segPre): a key and an index.
 	x.segs = make([]int32, 0, 2*cap(x.objects)+16)
-	x.deps = make([]Dependency, 0, len(data)/2048+16)
+	x.deps = make([]Dependency, 0, len(data)/16384+16)
 	// Room reserved and never written costs no memory, but the garbage
 	// collector counts it as live and lets the heap grow by that much
 	// more: 36 bytes an object for ids of 10 held 30 MB more garbage.
