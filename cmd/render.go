@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,10 +32,10 @@ const PlanFormatVersion = destroy.PlanFormatVersion
 // planHooks are the hooks a plan would run, and where it looked. What
 // depends on a doomed object's type only (its class hierarchy, package and
 // destroy hooks: HookFinder looks them up by type) is kept once a type, in
-// kinds; an object keeps the index of its type: 4 bytes an object however
-// many hooks its classes have.
+// kinds; an object keeps the index of its type: a byte an object (four
+// past 256 types) however many hooks its classes have.
 type planHooks struct {
-	kind     []int32          // by index into Plan.Objects: index into kinds
+	kind     kindIndex        // by index into Plan.Objects: index into kinds
 	kinds    []*typeHooks     // one for each distinct type of a doomed object
 	subTypes []*snapshot.Type // by index into Plan.Notifications: the subscriber's type; nil: not found
 	notify   []*hook.Found    // by index into Plan.Notifications; nil: none
@@ -58,7 +59,44 @@ type typeHooks struct {
 }
 
 // of returns what is known of the type of Plan.Objects[i].
-func (h *planHooks) of(i int) *typeHooks { return h.kinds[h.kind[i]] }
+func (h *planHooks) of(i int) *typeHooks { return h.kinds[h.kind.at(i)] }
+
+// kindIndex holds an index into planHooks.kinds for each doomed object: a
+// byte each while they number at most 256 (a model's types are a few
+// dozen), widened to four once one is past that. Four bytes each were 4
+// MB of a plan of a million tiny objects, whose bound is 127 MiB (issue
+// 9).
+type kindIndex struct {
+	narrow []uint8
+	wide   []int32 // once widened; narrow is then nil
+}
+
+func newKindIndex(n int) kindIndex { return kindIndex{narrow: make([]uint8, n)} }
+
+func (x *kindIndex) len() int { return len(x.narrow) + len(x.wide) }
+
+func (x *kindIndex) at(i int) int32 {
+	if x.wide != nil {
+		return x.wide[i]
+	}
+	return int32(x.narrow[i])
+}
+
+func (x *kindIndex) set(i int, k int32) {
+	switch {
+	case x.wide != nil:
+		x.wide[i] = k
+	case k <= math.MaxUint8:
+		x.narrow[i] = uint8(k)
+	default:
+		x.wide = make([]int32, len(x.narrow))
+		for j, v := range x.narrow {
+			x.wide[j] = int32(v)
+		}
+		x.narrow = nil
+		x.wide[i] = k
+	}
+}
 
 // findPlanHooks looks up every hook the plan would run (DESIGN.md section
 // 4): the destroy hooks of each doomed object's class hierarchy, the
@@ -66,7 +104,7 @@ func (h *planHooks) of(i int) *typeHooks { return h.kinds[h.kind[i]] }
 // is f.Packages: the packages it read are recorded.
 func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, cacheDir string) *planHooks {
 	h := &planHooks{
-		kind:      make([]int32, len(p.Objects)),
+		kind:      newKindIndex(len(p.Objects)),
 		subTypes:  make([]*snapshot.Type, len(p.Notifications)),
 		notify:    make([]*hook.Found, len(p.Notifications)),
 		oldNotify: make([][]string, len(p.Notifications)),
@@ -85,7 +123,7 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 			index[t] = k
 			h.kinds = append(h.kinds, &typeHooks{typ: t})
 		}
-		h.kind[i] = k
+		h.kind.set(i, k)
 	}
 	for i, n := range p.Notifications {
 		snap.Doc.MaybeRelease() // subscribers lie pages apart: see snapshot.Document.Release
@@ -152,8 +190,8 @@ func hookErrText(f hook.Found) string {
 // withoutDestroyHook counts the doomed objects that have no destroy hook.
 func (h *planHooks) withoutDestroyHook() int {
 	n := 0
-	for _, k := range h.kind {
-		if len(h.kinds[k].destroy) == 0 {
+	for i := range h.kind.len() {
+		if len(h.kinds[h.kind.at(i)].destroy) == 0 {
 			n++
 		}
 	}
