@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/objgc/objgc/internal/modelgen"
@@ -23,6 +24,8 @@ func main() {
 	flag.IntVar(&cfg.DanglingRefs, "dangling", 0, "references to removed apps left in the incoming model")
 	out := flag.String("out", "", "output directory, created if needed (required)")
 	tiny := flag.Int("tiny", 0, "instead: write OUT/model.json, an envelope with this many tiny doomed objects (modelgen.Tiny)")
+	hostile := flag.String("hostile", "", "instead: write OUT/model.json, an envelope of this hostile shape (modelgen.Hostile: "+shapeNames()+") with -n as its size")
+	size := flag.Int("n", 60000, "the size parameter of -hostile")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: genmodel [flags]\n\nWrites OUT/snapshot.json and OUT/incoming.json.\n\n")
 		flag.PrintDefaults()
@@ -33,6 +36,25 @@ func main() {
 		os.Exit(2)
 	}
 	start := time.Now()
+	if *hostile != "" {
+		s, ok := shapeNamed(*hostile)
+		if !ok {
+			fmt.Fprintf(os.Stderr, "genmodel: -hostile %q: not one of %s\n", *hostile, shapeNames())
+			os.Exit(2)
+		}
+		name := filepath.Join(*out, "model.json")
+		data := modelgen.Hostile(s, *size)
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "genmodel:", err)
+			os.Exit(1)
+		}
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "genmodel:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %s, size %d, %d bytes, generated in %v\n", name, s, *size, len(data), time.Since(start).Round(time.Millisecond))
+		return
+	}
 	if *tiny > 0 {
 		if err := writeTiny(*out, *tiny); err != nil {
 			fmt.Fprintln(os.Stderr, "genmodel:", err)
@@ -66,4 +88,23 @@ func writeTiny(dir string, n int) error {
 		return err
 	}
 	return f.Close()
+}
+
+// shapeNamed returns the hostile shape whose String is name.
+func shapeNamed(name string) (modelgen.Shape, bool) {
+	for _, s := range modelgen.Shapes {
+		if s.String() == name {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// shapeNames lists the hostile shapes' names, comma-separated.
+func shapeNames() string {
+	names := make([]string, len(modelgen.Shapes))
+	for k, s := range modelgen.Shapes {
+		names[k] = s.String()
+	}
+	return strings.Join(names, ", ")
 }
