@@ -340,7 +340,7 @@ func (pj *planJSON) document() *destroy.PlanFile {
 		Notifications: make([]destroy.PlanNotification, 0, len(p.Notifications)),
 		Cycles:        make([][]string, 0, len(p.Cycles)),
 		Dropped:       make([]destroy.PlanDropped, 0, len(p.Diff.Dropped)),
-		Warnings:      p.Warnings,
+		Warnings:      p.AllWarnings(),
 		Summary:       pj.summary(),
 	}
 	if d.Warnings == nil {
@@ -409,7 +409,7 @@ func (pj *planJSON) write(w io.Writer) error {
 	s.array("  ", len(p.Diff.Dropped), func(prefix string, i int) { s.value(prefix, pj.dropped(i)) })
 	s.raw(",\n")
 	s.key("warnings")
-	s.array("  ", len(p.Warnings), func(prefix string, i int) { s.value(prefix, p.Warnings[i]) })
+	s.array("  ", len(p.Warnings), func(prefix string, i int) { s.value(prefix, p.Warning(i)) })
 	s.raw(",\n")
 	s.key("summary")
 	s.value("  ", pj.summary())
@@ -647,7 +647,8 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 	}
 	if len(p.Warnings) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Warnings:"))
-		for _, wn := range p.Warnings {
+		for k := range p.Warnings {
+			wn := p.Warning(k)
 			fmt.Fprintf(bw, "  %s %s\n", pal.warn(wn.Code+":"), term(wn.Message))
 		}
 	}

@@ -123,11 +123,69 @@ type Notification struct {
 }
 
 // Warning is something a user should look at; it does not stop the plan.
+// Read a plan's through Plan.Warning, which gives each its Path and
+// Message.
 type Warning struct {
 	Code    WarnCode `json:"code"`
 	Message string   `json:"message"`
 	ID      string   `json:"id,omitempty"`
 	Path    string   `json:"path,omitempty"`
+
+	// A warning of which there can be one for each reference or copy in
+	// the model (a dangling reference, a later copy that differs) gets
+	// its Path and Message when asked: lazy is what it is about, 0 for a
+	// warning made whole. 60,000 copies of one object were 30 MB of
+	// messages held to the end of the plan (issue 9).
+	lazy  lazyWarning
+	about int32 // index in Diff.Dangling or the tree's Duplicates
+}
+
+// lazyWarning tells what a Warning whose Path and Message are made when
+// asked is about.
+type lazyWarning uint8
+
+const (
+	lazyNone lazyWarning = iota
+	lazyDangling
+	lazySnapshotCopy
+	lazyIncomingCopy
+)
+
+// Warning returns p.Warnings[k] whole: its Path and Message are made
+// now for the warnings that can number one a reference or a copy.
+func (p *Plan) Warning(k int) Warning {
+	w := p.Warnings[k]
+	d := p.Diff
+	switch w.lazy {
+	case lazyDangling:
+		r := d.Dangling[w.about]
+		referrer := r.ReferrerID
+		if referrer == "" {
+			referrer = "the model"
+		}
+		w.Path = r.Path
+		w.Message = fmt.Sprintf("%s references doomed object %s at %s", referrer, r.DoomedID, r.Path)
+	case lazySnapshotCopy, lazyIncomingCopy:
+		t := d.Snapshot
+		if w.lazy == lazyIncomingCopy {
+			t = d.Incoming
+		}
+		dup := t.Duplicates[w.about]
+		w.Path = t.ObjectPath(dup.Copy)
+		w.Message = fmt.Sprintf("object %s is written more than once with different content (%s: first at %s, again at %s); the first copy is used",
+			t.ID(dup.First), t.Doc.Name, t.ObjectPath(dup.First), w.Path)
+	}
+	w.lazy, w.about = lazyNone, 0
+	return w
+}
+
+// AllWarnings returns every warning of p whole (Warning).
+func (p *Plan) AllWarnings() []Warning {
+	out := make([]Warning, len(p.Warnings))
+	for k := range p.Warnings {
+		out[k] = p.Warning(k)
+	}
+	return out
 }
 
 // Plan is the ordered destruction of the doomed objects of a Diff.
@@ -429,25 +487,22 @@ func (p *Plan) notifications(ord *Ordering) {
 func (p *Plan) diffWarnings() {
 	d := p.Diff
 	snap, in := d.Snapshot, d.Incoming
-	for _, r := range d.Dangling {
-		referrer := r.ReferrerID
-		if referrer == "" {
-			referrer = "the model"
-		}
-		p.warn(WarnDangling, r.DoomedID, r.Path, "%s references doomed object %s at %s", referrer, r.DoomedID, r.Path)
+	for k, r := range d.Dangling {
+		p.Warnings = append(p.Warnings, Warning{Code: WarnDangling, ID: r.DoomedID, lazy: lazyDangling, about: int32(k)})
 	}
 	for _, i := range snap.IDless {
 		p.warn(WarnIDless, "", snap.ObjectPath(i),
 			"object of type %s at %s has no id: it cannot be tracked between deployments and is never destroyed", orNone(snap.TypeString(i)), snap.ObjectPath(i))
 	}
 	for _, t := range []*snapshot.Tree{snap, in} {
-		for _, dup := range t.Duplicates {
-			if !dup.Differs {
-				continue
+		lazy := lazySnapshotCopy
+		if t == in {
+			lazy = lazyIncomingCopy
+		}
+		for k, dup := range t.Duplicates {
+			if dup.Differs {
+				p.Warnings = append(p.Warnings, Warning{Code: WarnDuplicateDiffers, ID: t.ID(dup.First), lazy: lazy, about: int32(k)})
 			}
-			p.warn(WarnDuplicateDiffers, t.ID(dup.First), t.ObjectPath(dup.Copy),
-				"object %s is written more than once with different content (%s: first at %s, again at %s); the first copy is used",
-				t.ID(dup.First), t.Doc.Name, t.ObjectPath(dup.First), t.ObjectPath(dup.Copy))
 		}
 	}
 	for _, tc := range d.TypeChanges {

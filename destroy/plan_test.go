@@ -275,3 +275,40 @@ func TestPlanReasonsAndSuccessors(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanLazyWarnings: the warnings that can number one a reference or a
+// copy (dangling references, later copies that differ) are kept without
+// their path and message, and Warning makes both, in the order the plan
+// found them, as whole warnings say them.
+func TestPlanLazyWarnings(t *testing.T) {
+	snap := `{"?": {"id": "env", "type": "E"},
+	  "a": {"?": {"id": "a", "type": "T"}, "x": 1},
+	  "again": [{"?": {"id": "a", "type": "T"}, "x": 2}],
+	  "noid": {"?": {"type": "X"}}
+	}`
+	in := `{"?": {"id": "env", "type": "E"}, "refs": ["a", {"k": "a"}],
+	  "b": {"?": {"id": "b", "type": "T"}}, "c": [{"?": {"id": "b", "type": "T"}, "y": 1}]}`
+	p := planJSON(t, snap, in)
+	want := []Warning{
+		{Code: WarnDangling, ID: "a", Path: "$.refs[0]", Message: "env references doomed object a at $.refs[0]"},
+		{Code: WarnDangling, ID: "a", Path: "$.refs[1].k", Message: "env references doomed object a at $.refs[1].k"},
+		{Code: WarnIDless, Path: "$.noid", Message: "object of type X at $.noid has no id: it cannot be tracked between deployments and is never destroyed"},
+		{Code: WarnDuplicateDiffers, ID: "a", Path: "$.again[0]", Message: "object a is written more than once with different content (snap.json: first at $.a, again at $.again[0]); the first copy is used"},
+		{Code: WarnDuplicateDiffers, ID: "b", Path: "$.c[0]", Message: "object b is written more than once with different content (in.json: first at $.b, again at $.c[0]); the first copy is used"},
+	}
+	if got := p.AllWarnings(); !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings:\n got %+v\nwant %+v", got, want)
+	}
+	lazy := 0
+	for k, w := range p.Warnings {
+		if w.Message == "" {
+			lazy++
+		}
+		if got := p.Warning(k); !reflect.DeepEqual(got, want[k]) {
+			t.Errorf("Warning(%d) = %+v, want %+v", k, got, want[k])
+		}
+	}
+	if lazy != 4 {
+		t.Errorf("%d warnings kept without their message, want 4 (the references and the copies)", lazy)
+	}
+}
