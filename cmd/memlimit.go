@@ -3,6 +3,7 @@ package cmd
 import (
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"sync"
 
@@ -22,8 +23,7 @@ const mappedResident = 16 << 20
 // runtime's count (mappedResident, its size at most). Below the limit
 // the collector keeps its usual pace (planGCPercent, renderGCPercent);
 // near it, it collects more often rather than let the heap pass it. A
-// plan whose live data alone passes the limit still runs, with the
-// collector's share of CPU capped by the runtime, at most half.
+// plan whose live data nearly fills the limit gives it up (check).
 func planMemoryLimit(docs []*snapshot.Document) int64 {
 	var size, outside int64
 	for _, d := range docs {
@@ -39,6 +39,29 @@ func planMemoryLimit(docs []*snapshot.Document) int64 {
 	return size + size/2 + 64<<20 - outside
 }
 
+// planFilesMemoryLimit is planMemoryLimit before the inputs are read,
+// from their sizes, each taken as mapped (the lower limit); ok is false
+// when one is standard input or not a regular file, whose size is known
+// only once read.
+func planFilesMemoryLimit(names ...string) (limit int64, ok bool) {
+	var size, outside int64
+	for _, name := range names {
+		if name == "" {
+			continue
+		}
+		if name == "-" {
+			return 0, false
+		}
+		st, err := os.Stat(name)
+		if err != nil || !st.Mode().IsRegular() {
+			return 0, false
+		}
+		size += st.Size()
+		outside += min(st.Size(), mappedResident)
+	}
+	return size + size/2 + 64<<20 - outside, true
+}
+
 // memoryLimits are the limits of the plans under way in the process
 // (Main runs in-process in tests, several at once): the runtime's limit is
 // the largest of them, and the one before the first is put back after
@@ -49,13 +72,19 @@ var memoryLimits struct {
 	saved  int64
 }
 
+// memoryLimit is one run's part in the runtime's memory limit.
+type memoryLimit struct {
+	limit int64
+	once  sync.Once
+}
+
 // setMemoryLimit sets the runtime's soft memory limit to limit bytes, or
 // to the largest limit of the runs under way, unless GOMEMLIMIT is set in
-// the environment (the user's choice is kept), and returns what takes it
-// back.
-func setMemoryLimit(limit int64) (restore func()) {
+// the environment (the user's choice is kept: the result is then nil,
+// whose methods do nothing). restore takes it back.
+func setMemoryLimit(limit int64) *memoryLimit {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
-		return func() {}
+		return nil
 	}
 	m := &memoryLimits
 	m.Lock()
@@ -65,17 +94,54 @@ func setMemoryLimit(limit int64) (restore func()) {
 	}
 	m.active = append(m.active, limit)
 	debug.SetMemoryLimit(slices.Max(m.active))
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			m.Lock()
-			defer m.Unlock()
-			m.active = slices.Delete(m.active, slices.Index(m.active, limit), slices.Index(m.active, limit)+1)
-			if len(m.active) == 0 {
-				debug.SetMemoryLimit(m.saved)
-				return
-			}
-			debug.SetMemoryLimit(slices.Max(m.active))
-		})
+	return &memoryLimit{limit: limit}
+}
+
+// restore takes back l's part in the runtime's limit; once is enough.
+func (l *memoryLimit) restore() {
+	if l == nil {
+		return
 	}
+	l.once.Do(func() {
+		m := &memoryLimits
+		m.Lock()
+		defer m.Unlock()
+		k := slices.Index(m.active, l.limit)
+		m.active = slices.Delete(m.active, k, k+1)
+		if len(m.active) == 0 {
+			debug.SetMemoryLimit(m.saved)
+			return
+		}
+		debug.SetMemoryLimit(slices.Max(m.active))
+	})
+}
+
+// limitRoom is the share of a memory limit the live heap may take for
+// the limit to stay: past it the collector would run nearly without pause
+// for the little room left (a plan's live data only grows), at up to half
+// the CPU (the runtime's cap), to keep a bound the plan cannot keep.
+const limitRoom = 0.95
+
+// check takes the limit back (restore) when the live heap, as the last
+// collection found it, is past limitRoom of it: the plan then runs at the
+// collector's usual pace, over its bound rather than slower for nothing.
+func (l *memoryLimit) check() {
+	if l == nil {
+		return
+	}
+	if live := liveHeap(); live > uint64(float64(l.limit)*limitRoom) {
+		l.restore()
+	}
+}
+
+// liveHeap returns the bytes of heap the last garbage collection found
+// live (runtime/metrics /gc/heap/live:bytes), 0 if the runtime does not
+// say.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }

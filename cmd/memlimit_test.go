@@ -3,6 +3,7 @@ package cmd
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"testing"
 
@@ -64,16 +65,16 @@ func TestSetMemoryLimit(t *testing.T) {
 	if current() != 5<<30 {
 		t.Fatalf("limit %d, want the largest, 5 GiB", current())
 	}
-	b()
-	b() // twice is once
+	b.restore()
+	b.restore() // twice is once
 	if current() != 4<<30 {
 		t.Fatalf("limit %d after the largest ended, want 4 GiB", current())
 	}
-	a()
+	a.restore()
 	if current() != 4<<30 {
 		t.Fatalf("limit %d after 3 GiB ended, want 4 GiB", current())
 	}
-	c()
+	c.restore()
 	if current() != before {
 		t.Fatalf("limit %d after all ended, want %d as before", current(), before)
 	}
@@ -82,5 +83,40 @@ func TestSetMemoryLimit(t *testing.T) {
 	if current() != before {
 		t.Errorf("limit %d with GOMEMLIMIT set, want it untouched", current())
 	}
-	d()
+	d.restore()
+}
+
+// TestMemoryLimitCheck: a limit the live heap nearly fills is taken back
+// (the collector would run without pause for nothing); one with room is
+// kept.
+func TestMemoryLimitCheck(t *testing.T) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		t.Skip("GOMEMLIMIT is set")
+	}
+	before := debug.SetMemoryLimit(-1)
+	current := func() int64 { return debug.SetMemoryLimit(-1) }
+	keep := make([]byte, 8<<20) // live across the collection below
+	runtime.GC()
+	if liveHeap() < 8<<20 {
+		t.Fatalf("live heap %d after a collection holding 8 MiB", liveHeap())
+	}
+	roomy := setMemoryLimit(1 << 40)
+	roomy.check()
+	if current() != 1<<40 {
+		t.Fatalf("a limit with room taken back: %d", current())
+	}
+	roomy.restore()
+	full := setMemoryLimit(int64(liveHeap()))
+	full.check()
+	if current() != before {
+		t.Fatalf("a limit the live heap fills kept: %d, want %d as before", current(), before)
+	}
+	full.restore() // a second time: nothing
+	if current() != before {
+		t.Fatalf("limit %d after restore, want %d", current(), before)
+	}
+	runtime.KeepAlive(keep)
+	var none *memoryLimit // GOMEMLIMIT set: no part in the limit
+	none.check()
+	none.restore()
 }

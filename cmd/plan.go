@@ -245,10 +245,12 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	// inside too: the first SIGINT or SIGTERM ends a plan within
 	// milliseconds whatever it is doing (issue 9).
 	traceStages := streams.Getenv != nil && streams.Getenv(stagesEnv) == "1"
+	var limit *memoryLimit // set once the inputs are read
 	stage := func(name string) error {
 		if ctx.Err() != nil {
 			return errPlanInterrupted
 		}
+		limit.check()
 		if traceStages {
 			fmt.Fprintf(streams.Err, "objgc: stage %s\n", name)
 		}
@@ -256,6 +258,12 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	}
 	if err := stage("read"); err != nil {
 		return err
+	}
+	// The index is made while reading: the limit is set before, from the
+	// files' sizes, or once read for standard input.
+	if l, ok := planFilesMemoryLimit(opts.Model, opts.Snapshot, opts.Graph); ok {
+		limit = setMemoryLimit(l)
+		defer limit.restore()
 	}
 	var in *inputs
 	if err := untilDone(ctx, func() (err error) {
@@ -271,7 +279,10 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	defer in.Close()
 	// The model, its index and the plan stay live to the end: near the
 	// bound on memory, the collector collects more often (planMemoryLimit).
-	defer setMemoryLimit(planMemoryLimit(in.Docs()))()
+	if limit == nil {
+		limit = setMemoryLimit(planMemoryLimit(in.Docs()))
+		defer limit.restore()
+	}
 	if err := stage("compare"); err != nil {
 		return err
 	}
