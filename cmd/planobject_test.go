@@ -100,3 +100,17 @@ func TestAppendStringAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestDeeper: an indentation two spaces deeper, the same string as the
+// concatenation, made without allocating for prefixes of spaces.
+func TestDeeper(t *testing.T) {
+	for _, prefix := range []string{"", "  ", strings.Repeat(" ", 62), strings.Repeat(" ", 63), strings.Repeat(" ", 70), "\t", " x"} {
+		if got, want := deeper(prefix), prefix+"  "; got != want {
+			t.Errorf("deeper(%q) = %q, want %q", prefix, got, want)
+		}
+	}
+	prefix := strings.Repeat(" ", 6)
+	if n := testing.AllocsPerRun(100, func() { _ = deeper(prefix) }); n != 0 {
+		t.Errorf("deeper of six spaces: %v allocations", n)
+	}
+}

@@ -52,6 +52,7 @@ type planHooks struct {
 // typeHooks is what a plan knows of one type of doomed object.
 type typeHooks struct {
 	typ     snapshot.Type      // the type its hooks are looked up by
+	own     []string           // the classes listed when the hierarchy is not known: typ's own, or none
 	classes []string           // the class hierarchy; nil when not looked up
 	pkg     string             // FullName/version of the defining package, "" if not cached
 	destroy []hook.Found       // its destroy hooks
@@ -121,7 +122,11 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 		if !ok {
 			k = int32(len(h.kinds))
 			index[t] = k
-			h.kinds = append(h.kinds, &typeHooks{typ: t})
+			th := &typeHooks{typ: t, own: []string{}}
+			if t.Name != "" {
+				th.own = []string{t.Name} // one slice a type, not one an object
+			}
+			h.kinds = append(h.kinds, th)
 		}
 		h.kind.set(i, k)
 	}
@@ -251,10 +256,7 @@ func (pj *planJSON) object(i int) destroy.PlanObject {
 	k := pj.hooks.of(i)
 	po := destroy.PlanObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: destroy.NewPlanType(k.typ), Classes: k.classes, Hooks: pj.planned(k)}
 	if po.Classes == nil {
-		po.Classes = []string{}
-		if o.Class != "" {
-			po.Classes = []string{o.Class}
-		}
+		po.Classes = k.own
 	}
 	if k.pkg != "" {
 		pkg := k.pkg
@@ -475,7 +477,7 @@ func (s *jsonStream) array(prefix string, n int, elem func(prefix string, i int)
 		return
 	}
 	s.raw("[\n")
-	inner := prefix + "  "
+	inner := deeper(prefix)
 	for i := range n {
 		if i > 0 {
 			s.raw(",\n")
@@ -504,7 +506,7 @@ func (s *jsonStream) parallelArray(prefix string, n int, elem func(b []byte, pre
 	if s.err != nil {
 		return
 	}
-	inner := prefix + "  "
+	inner := deeper(prefix)
 	bufs := sync.Pool{New: func() any { return new([]byte) }}
 	err := renderOrdered(s.w, n, func(b *bytes.Buffer, i int) {
 		if i > 0 {

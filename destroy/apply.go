@@ -408,10 +408,10 @@ func (a *applier) notify(i int) error {
 	doc := hook.Document{
 		Event:      hook.EventNotify,
 		Object:     rawObject(snap, pub.Snapshot),
-		OwnerID:    ownerID(pub),
+		OwnerID:    ownerID(&pub),
 		Subscriber: json.RawMessage(subTree.Doc.Data[sub.Start:sub.End]),
 	}
-	inv := a.invocation(f, pub, n.Group, doc)
+	inv := a.invocation(f, &pub, n.Group, doc)
 	inv.Handler, inv.SubscriberID = n.Handler, n.Subscriber
 	inv.CheckPatch = func(patch json.RawMessage) error { return a.patches.accept(p, n.Subscriber, patch) }
 	res, err := a.run(key, inv, run)
@@ -467,13 +467,13 @@ func (a *applier) destroy(i int) error {
 	}
 	if a.opts.Journal.State(o.ID) == StateDestroyed {
 		r.Outcome = OutcomeDestroyed // an earlier run on these inputs did it
-		r.Hooks, r.Err = a.resumedHooks(o, objType)
+		r.Hooks, r.Err = a.resumedHooks(&o, objType)
 		return nil
 	}
 	if err := a.advance(o.ID, StateDestroying); err != nil {
 		return err
 	}
-	doc := hook.Document{Event: hook.EventDestroy, Object: rawObject(snap, o.Snapshot), OwnerID: ownerID(o)}
+	doc := hook.Document{Event: hook.EventDestroy, Object: rawObject(snap, o.Snapshot), OwnerID: ownerID(&o)}
 	var failure error
 	for _, f := range a.opts.Finder.DestroyHooks(a.ctx, objType) {
 		key := HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}
@@ -486,7 +486,7 @@ func (a *applier) destroy(i int) error {
 		if !a.mayStart() {
 			return nil // interrupted between two hooks: stays destroying, resumed next run
 		}
-		_, err := a.run(key, a.invocation(f, o, o.Group, doc), &run)
+		_, err := a.run(key, a.invocation(f, &o, o.Group, doc), &run)
 		r.Hooks = append(r.Hooks, run)
 		if err != nil {
 			var he *hook.HookError

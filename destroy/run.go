@@ -342,7 +342,7 @@ func requireHooks(ctx context.Context, p *Plan, finder *HookFinder) error {
 		for _, i := range g.Objects {
 			o := p.Object(int(i))
 			if len(finder.DestroyHooks(ctx, snap.Type(o.Snapshot))) == 0 {
-				missing = append(missing, o)
+				missing = append(missing, &o)
 			}
 		}
 	}
