@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/objgc/objgc/snapshot"
@@ -122,14 +124,21 @@ func (l *memoryLimit) restore() {
 // the CPU (the runtime's cap), to keep a bound the plan cannot keep.
 const limitRoom = 0.95
 
-// check takes the limit back (restore) when the live heap, as the last
-// collection found it, is past limitRoom of it: the plan then runs at the
-// collector's usual pace, over its bound rather than slower for nothing.
+// check takes the limit back (restore) when the live heap is past
+// limitRoom of it: the plan then runs at the collector's usual pace, over
+// its bound rather than slower for nothing. The last collection's count
+// may hold what a stage left behind (the ordering's arrays, during the
+// ordering): past limitRoom, a collection now says what is live still.
 func (l *memoryLimit) check() {
 	if l == nil {
 		return
 	}
-	if live := liveHeap(); live > uint64(float64(l.limit)*limitRoom) {
+	room := uint64(float64(l.limit) * limitRoom)
+	if liveHeap() <= room {
+		return
+	}
+	runtime.GC()
+	if liveHeap() > room {
 		l.restore()
 	}
 }
@@ -144,4 +153,19 @@ func liveHeap() uint64 {
 		return 0
 	}
 	return s[0].Value.Uint64()
+}
+
+// peakRSS returns the VmHWM line of /proc/self/status ("123456 kB"), the
+// process's peak resident set, or "unknown" where there is none.
+func peakRSS() string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }

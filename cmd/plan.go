@@ -169,7 +169,10 @@ var errPlanInterrupted = destroy.ErrInterrupted
 // stagesEnv names the hidden test hook: when set to 1, plan prints
 // "objgc: stage NAME" on stderr as it enters each stage (read, compare,
 // order, hooks, render), so that a test can signal it in a given stage
-// without sleeping.
+// without sleeping, and once written "objgc: stage done VmHWM N kB", its
+// peak resident set so far (Linux), so that a test reads a plan's own:
+// the kernel's count for a child (getrusage) starts from its parent's,
+// the test binary's, when the child is started from a vfork.
 const stagesEnv = "OBJGC_TEST_STAGES"
 
 // untilDone runs f and returns its error, or errPlanInterrupted as soon as
@@ -350,6 +353,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	}
 	if err := in.CheckMapped(); err != nil {
 		return err // what was written may mix the file's old and new bytes
+	}
+	if traceStages {
+		fmt.Fprintf(streams.Err, "objgc: stage done VmHWM %s\n", peakRSS())
 	}
 	if opts.DetailedExitcode && len(p.Objects) > 0 {
 		return &exitError{code: ExitWorkFound}
