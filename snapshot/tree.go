@@ -95,7 +95,8 @@ type objExt struct {
 
 // First returns the index of the first copy of copy i's id in document
 // order (the object itself): i itself for all but later copies, and for
-// id-less objects. O(log d) for a later copy of d.
+// id-less objects; for a later copy, a binary search of the tree's d
+// later copies (O(log d)).
 func (t *Tree) First(i int32) int32 {
 	if t.Objects[i].bits&bitLater == 0 {
 		return i
