@@ -414,12 +414,10 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		})
 		g.subEnd[n] = int32(len(g.subs))
 	}
-	// What the plan keeps is made once the ordering's arrays are gone:
-	// on a million doomed objects they and the graph set the plan's
-	// peak (issue 9).
-	nodeOf = nil
+	// What the plan keeps is made once the ordering is done, its graph
+	// and node map no longer used: on a million doomed objects they and
+	// the ordering's transients set the plan's peak (issue 9).
 	ord := order(g)
-	g = nil
 	p.Objects = make([]Doomed, len(d.Doomed))
 	for v, ws := range ord.Ignored {
 		subs := make([]int32, len(ws))
