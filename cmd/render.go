@@ -321,7 +321,7 @@ func (pj *planJSON) summary() destroy.PlanSummary {
 		Notifications:      len(p.Notifications),
 		DanglingReferences: len(p.Diff.Dangling),
 		Dropped:            len(p.Diff.Dropped),
-		Warnings:           len(p.Warnings),
+		Warnings:           p.WarningCount(),
 		WithoutDestroyHook: pj.hooks.withoutDestroyHook(),
 		ApplyRefuses:       pj.onDangling == "error" && len(p.Diff.Dangling) > 0,
 	}
@@ -411,7 +411,7 @@ func (pj *planJSON) write(w io.Writer) error {
 	s.array("  ", len(p.Diff.Dropped), func(prefix string, i int) { s.value(prefix, pj.dropped(i)) })
 	s.raw(",\n")
 	s.key("warnings")
-	s.array("  ", len(p.Warnings), func(prefix string, i int) { s.value(prefix, p.Warning(i)) })
+	s.array("  ", p.WarningCount(), func(prefix string, i int) { s.value(prefix, p.Warning(i)) })
 	s.raw(",\n")
 	s.key("summary")
 	s.value("  ", pj.summary())
@@ -647,9 +647,9 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(inc.TypeString(i))), pal.id(term(inc.ID(i))), pal.dim(term(inc.ObjectPath(i))))
 		}
 	}
-	if len(p.Warnings) > 0 {
+	if p.WarningCount() > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Warnings:"))
-		for k := range p.Warnings {
+		for k := range p.WarningCount() {
 			wn := p.Warning(k)
 			fmt.Fprintf(bw, "  %s %s\n", pal.warn(wn.Code+":"), term(wn.Message))
 		}
@@ -657,7 +657,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 	fmt.Fprintf(bw, "\n%d to destroy in %d %s, %d %s, %d %s, %d dropped",
 		len(p.Objects), len(p.Groups), plural(len(p.Groups), "group", "groups"),
 		len(p.Notifications), plural(len(p.Notifications), "notification", "notifications"),
-		len(p.Warnings), plural(len(p.Warnings), "warning", "warnings"), len(p.Diff.Dropped))
+		p.WarningCount(), plural(p.WarningCount(), "warning", "warnings"), len(p.Diff.Dropped))
 	if n := hooks.withoutDestroyHook(); n > 0 {
 		fmt.Fprintf(bw, ", %d without a destroy hook", n)
 	}

@@ -123,66 +123,86 @@ type Notification struct {
 }
 
 // Warning is something a user should look at; it does not stop the plan.
-// Read a plan's through Plan.Warning, which gives each its Path and
-// Message.
+// A plan's are read through Plan.Warning and Plan.WarningCount.
 type Warning struct {
 	Code    WarnCode `json:"code"`
 	Message string   `json:"message"`
 	ID      string   `json:"id,omitempty"`
 	Path    string   `json:"path,omitempty"`
-
-	// A warning of which there can be one for each reference or copy in
-	// the model (a dangling reference, a later copy that differs) gets
-	// its Path and Message when asked: lazy is what it is about, 0 for a
-	// warning made whole. 60,000 copies of one object were 30 MB of
-	// messages held to the end of the plan (issue 9).
-	lazy  lazyWarning
-	about int32 // index in Diff.Dangling or the tree's Duplicates
 }
 
-// lazyWarning tells what a Warning whose Path and Message are made when
-// asked is about.
-type lazyWarning uint8
+// lazyWarning is a warning of which there can be one for each reference,
+// id-less object, copy or type change of the models: what it is about,
+// 8 bytes, from which Plan.Warning makes it whole when asked. 60,000
+// copies of one object were 30 MB of paths and messages held to the end
+// of the plan, and 10 MB as Warnings without them (issue 9).
+type lazyWarning struct {
+	kind  lazyKind
+	about int32 // index in Diff.Dangling, Snapshot.IDless, a tree's Duplicates or Diff.TypeChanges
+}
+
+type lazyKind uint8
 
 const (
-	lazyNone lazyWarning = iota
-	lazyDangling
+	lazyDangling lazyKind = iota
+	lazyIDless
 	lazySnapshotCopy
 	lazyIncomingCopy
+	lazyTypeChange
 )
 
-// Warning returns p.Warnings[k] whole: its Path and Message are made
-// now for the warnings that can number one a reference or a copy.
+// WarningCount returns how many warnings p has.
+func (p *Plan) WarningCount() int { return len(p.Warnings) + len(p.lazy) }
+
+// Warning returns the warning k of p (from 0 to WarningCount), whole:
+// those of Plan.Warnings, and where the comparison's warnings sit among
+// them (after the ordering's, before those added later), each made now
+// from what it is about.
 func (p *Plan) Warning(k int) Warning {
-	w := p.Warnings[k]
+	switch {
+	case k < p.lazyAt:
+		return p.Warnings[k]
+	case k >= p.lazyAt+len(p.lazy):
+		return p.Warnings[k-len(p.lazy)]
+	}
+	w := p.lazy[k-p.lazyAt]
 	d := p.Diff
-	switch w.lazy {
+	snap, in := d.Snapshot, d.Incoming
+	switch w.kind {
 	case lazyDangling:
 		r := d.Dangling[w.about]
 		referrer := r.ReferrerID
 		if referrer == "" {
 			referrer = "the model"
 		}
-		w.Path = r.Path
-		w.Message = fmt.Sprintf("%s references doomed object %s at %s", referrer, r.DoomedID, r.Path)
+		return Warning{Code: WarnDangling, ID: r.DoomedID, Path: r.Path,
+			Message: fmt.Sprintf("%s references doomed object %s at %s", referrer, r.DoomedID, r.Path)}
+	case lazyIDless:
+		i := snap.IDless[w.about]
+		path := snap.ObjectPath(i)
+		return Warning{Code: WarnIDless, Path: path,
+			Message: fmt.Sprintf("object of type %s at %s has no id: it cannot be tracked between deployments and is never destroyed", orNone(snap.TypeString(i)), path)}
 	case lazySnapshotCopy, lazyIncomingCopy:
-		t := d.Snapshot
-		if w.lazy == lazyIncomingCopy {
-			t = d.Incoming
+		t := snap
+		if w.kind == lazyIncomingCopy {
+			t = in
 		}
 		dup := t.Duplicates[w.about]
-		w.Path = t.ObjectPath(dup.Copy)
-		w.Message = fmt.Sprintf("object %s is written more than once with different content (%s: first at %s, again at %s); the first copy is used",
-			t.ID(dup.First), t.Doc.Name, t.ObjectPath(dup.First), w.Path)
+		path := t.ObjectPath(dup.Copy)
+		return Warning{Code: WarnDuplicateDiffers, ID: t.ID(dup.First), Path: path,
+			Message: fmt.Sprintf("object %s is written more than once with different content (%s: first at %s, again at %s); the first copy is used",
+				t.ID(dup.First), t.Doc.Name, t.ObjectPath(dup.First), path)}
+	default: // lazyTypeChange
+		tc := d.TypeChanges[w.about]
+		return Warning{Code: WarnTypeChanged, ID: tc.ID, Path: in.ObjectPath(tc.Incoming),
+			Message: fmt.Sprintf("object %s changed type from %s to %s: it is the same object and is not destroyed", tc.ID, orNone(tc.OldString), orNone(tc.NewString))}
 	}
-	w.lazy, w.about = lazyNone, 0
-	return w
 }
 
 // AllWarnings returns every warning of p whole (Warning).
 func (p *Plan) AllWarnings() []Warning {
-	out := make([]Warning, len(p.Warnings))
-	for k := range p.Warnings {
+	out := make([]Warning, p.WarningCount())
+	for k := range out {
 		out[k] = p.Warning(k)
 	}
 	return out
@@ -201,13 +221,22 @@ type Plan struct {
 	Notifications []Notification
 	// Cycles lists each cycle's members (indexes into Objects) in document
 	// order.
-	Cycles   [][]int
+	Cycles [][]int
+	// Warnings are the warnings made whole: the ordering's, and those
+	// appended once the plan is made (packages, hooks). The comparison's
+	// (dangling references, id-less objects, differing copies, changed
+	// types) are kept apart as what each is about: read all of them, in
+	// order, through WarningCount and Warning.
 	Warnings []Warning
 
 	// ignored holds, by index into Objects, the snapshot indexes of the
 	// subscribers whose dependency edge Order ignored to break a cycle:
 	// the one fact about an object's reasons the snapshot cannot tell.
 	ignored map[int32][]int32
+	// lazy are the comparison's warnings, kept as what each is about;
+	// they come after the first lazyAt of Warnings (Plan.Warning).
+	lazy   []lazyWarning
+	lazyAt int
 }
 
 // Object returns Plan.Objects[i] as the plan lists it, built from the
@@ -488,27 +517,29 @@ func (p *Plan) notifications(ord *Ordering) {
 func (p *Plan) diffWarnings() {
 	d := p.Diff
 	snap, in := d.Snapshot, d.Incoming
-	for k, r := range d.Dangling {
-		p.Warnings = append(p.Warnings, Warning{Code: WarnDangling, ID: r.DoomedID, lazy: lazyDangling, about: int32(k)})
+	p.lazyAt = len(p.Warnings)
+	add := func(kind lazyKind, about int) {
+		p.lazy = append(p.lazy, lazyWarning{kind: kind, about: int32(about)})
 	}
-	for _, i := range snap.IDless {
-		p.warn(WarnIDless, "", snap.ObjectPath(i),
-			"object of type %s at %s has no id: it cannot be tracked between deployments and is never destroyed", orNone(snap.TypeString(i)), snap.ObjectPath(i))
+	for k := range d.Dangling {
+		add(lazyDangling, k)
+	}
+	for k := range snap.IDless {
+		add(lazyIDless, k)
 	}
 	for _, t := range []*snapshot.Tree{snap, in} {
-		lazy := lazySnapshotCopy
+		kind := lazySnapshotCopy
 		if t == in {
-			lazy = lazyIncomingCopy
+			kind = lazyIncomingCopy
 		}
 		for k, dup := range t.Duplicates {
 			if dup.Differs {
-				p.Warnings = append(p.Warnings, Warning{Code: WarnDuplicateDiffers, ID: t.ID(dup.First), lazy: lazy, about: int32(k)})
+				add(kind, k)
 			}
 		}
 	}
-	for _, tc := range d.TypeChanges {
-		p.warn(WarnTypeChanged, tc.ID, in.ObjectPath(tc.Incoming),
-			"object %s changed type from %s to %s: it is the same object and is not destroyed", tc.ID, orNone(tc.OldString), orNone(tc.NewString))
+	for k := range d.TypeChanges {
+		add(lazyTypeChange, k)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/snapshot"
@@ -140,12 +141,12 @@ func TestPlanWarnings(t *testing.T) {
 	in := `{"?": {"id": "env", "type": "E"}, "c": {"?": {"id": "c", "type": "New"}}, "ref": "a"}`
 	p := planJSON(t, snap, in)
 	codes := map[WarnCode]int{}
-	for _, w := range p.Warnings {
+	for _, w := range p.AllWarnings() {
 		codes[w.Code]++
 	}
 	want := map[WarnCode]int{WarnCycle: 1, WarnSubscriberMissing: 1, WarnIDless: 1, WarnTypeChanged: 1, WarnDangling: 1}
 	if !reflect.DeepEqual(codes, want) {
-		t.Errorf("warning codes = %v, want %v\n%+v", codes, want, p.Warnings)
+		t.Errorf("warning codes = %v, want %v\n%+v", codes, want, p.AllWarnings())
 	}
 	if len(p.Cycles) != 1 || len(p.Cycles[0]) != 2 {
 		t.Errorf("cycles = %v", p.Cycles)
@@ -167,7 +168,7 @@ func TestPlanEnvironmentDestroyed(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := planJSON(t, snap, c.in)
 			var got []Warning
-			for _, w := range p.Warnings {
+			for _, w := range p.AllWarnings() {
 				if w.Code == WarnEnvironmentDestroyed {
 					got = append(got, w)
 				}
@@ -276,39 +277,42 @@ func TestPlanReasonsAndSuccessors(t *testing.T) {
 	}
 }
 
-// TestPlanLazyWarnings: the warnings that can number one a reference or a
-// copy (dangling references, later copies that differ) are kept without
-// their path and message, and Warning makes both, in the order the plan
-// found them, as whole warnings say them.
+// TestPlanLazyWarnings: the comparison's warnings (dangling references,
+// id-less objects, later copies that differ, changed types) are kept as
+// what each is about, 8 bytes each, and Warning makes them whole in the
+// order the plan found them: after the ordering's warnings, before those
+// appended later.
 func TestPlanLazyWarnings(t *testing.T) {
 	snap := `{"?": {"id": "env", "type": "E"},
 	  "a": {"?": {"id": "a", "type": "T"}, "x": 1},
 	  "again": [{"?": {"id": "a", "type": "T"}, "x": 2}],
-	  "noid": {"?": {"type": "X"}}
+	  "noid": {"?": {"type": "X"}},
+	  "p": {"?": {"id": "p", "type": "T", "dependencies": {"onDestruction": [{"subscriber": "q", "handler": null}]}}},
+	  "q": {"?": {"id": "q", "type": "T", "dependencies": {"onDestruction": [{"subscriber": "p", "handler": null}]}}},
+	  "c": {"?": {"id": "c", "type": "Old"}}
 	}`
-	in := `{"?": {"id": "env", "type": "E"}, "refs": ["a", {"k": "a"}],
-	  "b": {"?": {"id": "b", "type": "T"}}, "c": [{"?": {"id": "b", "type": "T"}, "y": 1}]}`
+	in := `{"?": {"id": "env", "type": "E"}, "refs": ["a", {"k": "a"}], "c": {"?": {"id": "c", "type": "New"}},
+	  "b": {"?": {"id": "b", "type": "T"}}, "d": [{"?": {"id": "b", "type": "T"}, "y": 1}]}`
 	p := planJSON(t, snap, in)
+	later := Warning{Code: WarnPackageMissing, ID: "x", Message: "appended once the plan is made"}
+	p.Warnings = append(p.Warnings, later)
 	want := []Warning{
+		{Code: WarnCycle, ID: "p", Path: "$.p", Message: "destruction dependencies form a cycle among p, q; their dependency order is ignored, ownership is kept"},
 		{Code: WarnDangling, ID: "a", Path: "$.refs[0]", Message: "env references doomed object a at $.refs[0]"},
 		{Code: WarnDangling, ID: "a", Path: "$.refs[1].k", Message: "env references doomed object a at $.refs[1].k"},
 		{Code: WarnIDless, Path: "$.noid", Message: "object of type X at $.noid has no id: it cannot be tracked between deployments and is never destroyed"},
 		{Code: WarnDuplicateDiffers, ID: "a", Path: "$.again[0]", Message: "object a is written more than once with different content (snap.json: first at $.a, again at $.again[0]); the first copy is used"},
-		{Code: WarnDuplicateDiffers, ID: "b", Path: "$.c[0]", Message: "object b is written more than once with different content (in.json: first at $.b, again at $.c[0]); the first copy is used"},
+		{Code: WarnDuplicateDiffers, ID: "b", Path: "$.d[0]", Message: "object b is written more than once with different content (in.json: first at $.b, again at $.d[0]); the first copy is used"},
+		{Code: WarnTypeChanged, ID: "c", Path: "$.c", Message: "object c changed type from Old to New: it is the same object and is not destroyed"},
+		later,
 	}
 	if got := p.AllWarnings(); !reflect.DeepEqual(got, want) {
 		t.Errorf("warnings:\n got %+v\nwant %+v", got, want)
 	}
-	lazy := 0
-	for k, w := range p.Warnings {
-		if w.Message == "" {
-			lazy++
-		}
-		if got := p.Warning(k); !reflect.DeepEqual(got, want[k]) {
-			t.Errorf("Warning(%d) = %+v, want %+v", k, got, want[k])
-		}
+	if p.WarningCount() != len(want) || len(p.Warnings) != 2 || len(p.lazy) != 6 {
+		t.Errorf("%d warnings, %d whole and %d kept as what they are about; want %d, 2 and 6", p.WarningCount(), len(p.Warnings), len(p.lazy), len(want))
 	}
-	if lazy != 4 {
-		t.Errorf("%d warnings kept without their message, want 4 (the references and the copies)", lazy)
+	if n := unsafe.Sizeof(lazyWarning{}); n > 8 {
+		t.Errorf("a lazy warning takes %d bytes, more than 8", n)
 	}
 }
