@@ -29,18 +29,13 @@ const mappedResident = 16 << 20
 // near it, it collects more often rather than let the heap pass it. A
 // plan whose live data nearly fills the limit gives it up (check).
 func planMemoryLimit(docs []*snapshot.Document) int64 {
-	var size, outside int64
+	var in planInputs
 	for _, d := range docs {
-		if d == nil {
-			continue
-		}
-		n := int64(len(d.Data))
-		size += n
-		if d.Mapped() {
-			outside += min(n, mappedResident)
+		if d != nil {
+			in.add(int64(len(d.Data)), d.Mapped())
 		}
 	}
-	return size + size/2 + 64<<20 - outside
+	return in.limit()
 }
 
 // planFilesMemoryLimit is planMemoryLimit before the inputs are read,
@@ -48,7 +43,7 @@ func planMemoryLimit(docs []*snapshot.Document) int64 {
 // when one is standard input or not a regular file, whose size is known
 // only once read.
 func planFilesMemoryLimit(names ...string) (limit int64, ok bool) {
-	var size, outside int64
+	var in planInputs
 	for _, name := range names {
 		if name == "" {
 			continue
@@ -60,11 +55,24 @@ func planFilesMemoryLimit(names ...string) (limit int64, ok bool) {
 		if err != nil || !st.Mode().IsRegular() {
 			return 0, false
 		}
-		size += st.Size()
-		outside += min(st.Size(), mappedResident)
+		in.add(st.Size(), true)
 	}
-	return size + size/2 + 64<<20 - outside, true
+	return in.limit(), true
 }
+
+// planInputs sums what planMemoryLimit counts of a plan's inputs.
+type planInputs struct{ size, outside int64 }
+
+// add counts an input of n bytes, mapped or read into memory.
+func (in *planInputs) add(n int64, mapped bool) {
+	in.size += n
+	if mapped {
+		in.outside += min(n, mappedResident)
+	}
+}
+
+// limit returns the bound less what stays resident outside the runtime.
+func (in *planInputs) limit() int64 { return in.size + in.size/2 + 64<<20 - in.outside }
 
 // memoryLimits are the limits of the plans under way in the process
 // (Main runs in-process in tests, several at once): the runtime's limit is
@@ -160,14 +168,23 @@ func liveHeap() uint64 {
 // peakRSS returns the VmHWM line of /proc/self/status ("123456 kB"), the
 // process's peak resident set, or "unknown" where there is none.
 func peakRSS() string {
+	if v := procStatusField("VmHWM"); v != "" {
+		return v
+	}
+	return "unknown"
+}
+
+// procStatusField returns the value of field in /proc/self/status
+// ("123456 kB" for VmHWM), "" where there is none.
+func procStatusField(field string) string {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return "unknown"
+		return ""
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			return strings.TrimSpace(v)
 		}
 	}
-	return "unknown"
+	return ""
 }
