@@ -32,38 +32,32 @@ func TestPlanMemoryBound(t *testing.T) {
 	dir := t.TempDir()
 	type model struct {
 		name string
-		data func(w io.Writer) error
+		data func() []byte
 	}
 	var models []model
 	for _, s := range modelgen.Shapes {
 		if s == modelgen.TinyObjects {
 			continue // the tiny models below
 		}
-		models = append(models, model{s.String() + " 60000", func(w io.Writer) error {
-			_, err := w.Write(modelgen.Hostile(s, 60_000))
-			return err
-		}})
+		models = append(models, model{s.String() + " 60000", func() []byte { return modelgen.Hostile(s, 60_000) }})
 	}
 	for _, n := range []int{200_000, 1_000_000} {
-		models = append(models, model{fmt.Sprintf("tiny %d", n), func(w io.Writer) error { return modelgen.Tiny(w, n) }})
+		models = append(models, model{fmt.Sprintf("tiny %d", n), func() []byte {
+			var b bytes.Buffer
+			if err := modelgen.Tiny(&b, n); err != nil {
+				t.Fatal(err)
+			}
+			return b.Bytes()
+		}})
 	}
 	for k, m := range models {
 		path := filepath.Join(dir, fmt.Sprintf("model%d.json", k))
-		f, err := os.Create(path)
-		if err != nil {
+		data := m.data()
+		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := m.data(f); err != nil {
-			t.Fatal(err)
-		}
-		st, err := f.Stat()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
-		bound := st.Size() + st.Size()/2 + 64<<20
+		size := int64(len(data))
+		bound := size + size/2 + 64<<20
 		var peaks []int64
 		for range 3 {
 			peak := planPeakRSS(t, path)
@@ -73,9 +67,9 @@ func TestPlanMemoryBound(t *testing.T) {
 			}
 		}
 		best := slices.Min(peaks)
-		t.Logf("%s: %.1f MB, peak RSS %.1f MiB (runs %v KiB), bound %.1f MiB", m.name, float64(st.Size())/1e6, float64(best)/(1<<20), kib(peaks), float64(bound)/(1<<20))
+		t.Logf("%s: %.1f MB, peak RSS %.1f MiB (runs %v KiB), bound %.1f MiB", m.name, float64(size)/1e6, float64(best)/(1<<20), kib(peaks), float64(bound)/(1<<20))
 		if best > bound {
-			t.Errorf("%s (%d bytes): peak RSS %d bytes in the best of 3 runs, over the bound of %d (1.5x the file plus 64 MiB)", m.name, st.Size(), best, bound)
+			t.Errorf("%s (%d bytes): peak RSS %d bytes in the best of 3 runs, over the bound of %d (1.5x the file plus 64 MiB)", m.name, size, best, bound)
 		}
 		os.Remove(path)
 	}
