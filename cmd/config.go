@@ -194,12 +194,8 @@ func readSettings(c *cobra.Command, v *viper.Viper) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	typ := strings.TrimPrefix(filepath.Ext(path), ".")
-	if typ == "" {
-		typ = "yaml"
-	}
 	file := viper.New()
-	file.SetConfigType(typ)
+	file.SetConfigType(configType(path))
 	if err := file.ReadConfig(bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("reading configuration %s: %w", path, err)
 	}
@@ -515,6 +511,22 @@ func isScalar(v any) bool {
 		return false
 	}
 	return true
+}
+
+// configType returns the format of the configuration file at path: JSON
+// or TOML when its name ends in .json or .toml (in any case), else YAML,
+// whatever else the name ends in. Viper would choose by any extension it
+// knows (.ini, .properties, .env) and refuse the rest (.conf, .cfg), so a
+// YAML file under a name usual for configuration would be misread or
+// refused.
+func configType(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		return "json"
+	case ".toml":
+		return "toml"
+	}
+	return "yaml"
 }
 
 // defaultConfigFile returns ./objgc.yaml if anything is there, else the
