@@ -428,8 +428,8 @@ func writeEnvelope(w io.Writer, in *Inputs, m *WrittenModel) error {
 }
 
 // envelopeAttributes returns the raw Attributes of the model's envelope
-// (or engine task), nil when there is none (bare trees) or it is not an
-// array.
+// (or engine task), nil when there is none (bare trees) or it is null:
+// the reader refuses every other value that is not an array.
 func envelopeAttributes(in *Inputs) json.RawMessage {
 	env := in.Incoming.Envelope
 	if env == nil || env.Attributes == nil {

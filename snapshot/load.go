@@ -505,9 +505,32 @@ func parse(doc *Document) (*parsed, error) {
 		p.env = &Envelope{Span: Span{int(m.start), int(m.end)}, Task: true}
 	}
 	if a, ok := p.key("Attributes"); ok {
+		// Murano's engine iterates the rows of Attributes: anything but an
+		// array (or null, read as none) is a model it cannot load, and the
+		// write-back could not drop the rows of destroyed objects from it.
+		if c := doc.Data[a.start]; c != '[' && c != 'n' {
+			return nil, &ModelError{File: doc.Name, Path: p.envPath + ".Attributes", Msg: "Attributes must be an array of [objectId, key, value] rows or null; found " + jsonKind(c)}
+		}
 		p.env.Attributes = &Span{int(a.start), int(a.end)}
 	}
 	return p, nil
+}
+
+// jsonKind names the kind of the JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 // rootEnd returns the end of the document's root value: the length of
