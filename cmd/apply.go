@@ -457,13 +457,13 @@ func applyError(err error) error {
 	switch {
 	case errors.As(err, &de):
 		n := len(de.Refs)
-		var b strings.Builder
-		fmt.Fprintf(&b, "%d dangling %s to doomed objects; Murano's engine would refuse this model:", n, plural(n, "reference", "references"))
+		lines := make([]string, 0, n+2)
+		lines = append(lines, fmt.Sprintf("%d dangling %s to doomed objects; Murano's engine would refuse this model:", n, plural(n, "reference", "references")))
 		for _, d := range de.Refs {
-			fmt.Fprintf(&b, "\n  %s references doomed %s at %s", term(orDash(d.ReferrerID)), term(d.DoomedID), term(d.Path))
+			lines = append(lines, fmt.Sprintf("  %s references doomed %s at %s", term(orDash(d.ReferrerID)), term(d.DoomedID), term(d.Path)))
 		}
-		b.WriteString("\nremove the references, or use --on-dangling=keep to destroy the objects and keep them flagged destroyed")
-		return errors.New(b.String())
+		lines = append(lines, "remove the references, or use --on-dangling=keep to destroy the objects and keep them flagged destroyed")
+		return newLinesError(lines)
 	case errors.As(err, &me):
 		missing := make([]string, len(me.Objects))
 		for k, o := range me.Objects {

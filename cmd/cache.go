@@ -180,7 +180,7 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 				locked++
 			}
 			out.Failed = append(out.Failed, cacheAddFailure{Source: src, Error: err.Error()})
-			fmt.Fprintf(streams.Err, "objgc: %v\n", err)
+			fmt.Fprintf(streams.Err, "objgc: %s\n", errorText(err))
 			continue
 		}
 		res.Entry.InUse = false // only by this add, which is over

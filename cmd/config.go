@@ -263,7 +263,7 @@ func setFlags(c *cobra.Command, fromFile map[string]any) error {
 	}
 	c.Flags().VisitAll(set)
 	c.InheritedFlags().VisitAll(set)
-	return errors.Join(errs...)
+	return joinErrors(errs...)
 }
 
 // readConfigFile reads the configuration file at path after checking,

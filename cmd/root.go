@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -105,7 +104,7 @@ func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 	if errors.As(err, &ee) && ee.err == nil {
 		return ee.code
 	}
-	fmt.Fprintf(streams.Err, "objgc: %s\n", termsafe.Lines(err.Error()))
+	fmt.Fprintf(streams.Err, "objgc: %s\n", errorText(err))
 	var ue *usageError
 	// cobra has no error type for an unknown subcommand, only its text.
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {

@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"errors"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/mattn/go-isatty"
 
@@ -22,3 +24,57 @@ func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
+
+// errorText is err's message as objgc prints it after "objgc: ": one
+// line, termsafe.Line of the whole message, so that a name from outside
+// holding a line break (a file a pull request added) cannot forge a line
+// of its own in a CI log, whichever error wrapped it (os.PathError
+// included). The one exception is a *linesError in the chain: its lines,
+// each already safe, stay lines; what wraps it is quoted around it.
+func errorText(err error) string {
+	msg := err.Error()
+	var le *linesError
+	if errors.As(err, &le) {
+		t := le.Error()
+		if i := strings.Index(msg, t); i >= 0 {
+			return termsafe.Line(msg[:i]) + t + termsafe.Line(msg[i+len(t):])
+		}
+	}
+	return termsafe.Line(msg)
+}
+
+// linesError is an error of several lines, one item a line (the dangling
+// references apply refuses, the settings of a configuration file that
+// are wrong): errorText prints it so. Each line is kept as
+// termsafe.Line shows it, so none holds a line break of its own.
+type linesError struct {
+	lines []string
+	errs  []error // what the lines come from, for errors.Is and As
+}
+
+func newLinesError(lines []string, errs ...error) *linesError {
+	safe := make([]string, len(lines))
+	for i, l := range lines {
+		safe[i] = termsafe.Line(l)
+	}
+	return &linesError{lines: safe, errs: errs}
+}
+
+// joinErrors is errors.Join with one line an error: nil for none.
+func joinErrors(errs ...error) error {
+	var lines []string
+	var kept []error
+	for _, err := range errs {
+		if err != nil {
+			lines = append(lines, err.Error())
+			kept = append(kept, err)
+		}
+	}
+	if kept == nil {
+		return nil
+	}
+	return newLinesError(lines, kept...)
+}
+
+func (e *linesError) Error() string   { return strings.Join(e.lines, "\n") }
+func (e *linesError) Unwrap() []error { return e.errs }

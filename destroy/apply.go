@@ -535,7 +535,7 @@ func (a *applier) invocation(f hook.Found, o *Planned, group int, doc hook.Docum
 	stdin, _ := doc.Marshal()
 	event := hook.EventDestroy
 	if doc.Event == hook.EventNotify {
-		event = hook.EventNotify + " " + f.Handler
+		event = hook.EventNotify + " " + termsafe.String(f.Handler)
 	}
 	inv := hook.Invocation{
 		Hook: f.Path, ObjectID: o.ID, ObjectType: o.Type, Class: f.Class,

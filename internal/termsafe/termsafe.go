@@ -38,6 +38,26 @@ func Safe(s string) bool {
 	if s != "" && s[0] == '"' {
 		return false
 	}
+	return Printable(s)
+}
+
+// Line returns s unchanged when Printable(s), else strconv.Quote(s): for a
+// whole message (an error, a log line) that holds strings from outside,
+// some of them already quoted by String. A line break or an escape
+// anywhere in it quotes all of it, so that it stays one line and the
+// terminal obeys none of it; a message beginning with a quoted name is
+// not quoted again.
+func Line(s string) string {
+	if Printable(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// Printable reports whether s is valid UTF-8 of printable runes
+// (strconv.IsPrint), spaces and tabs only: Safe without its rule about a
+// leading double quote.
+func Printable(s string) bool {
 	for i := 0; i < len(s); {
 		// Eight printable ASCII bytes at a time: ids, types and paths
 		// are, and a text plan reads every one (issue 9).

@@ -152,3 +152,20 @@ func TestSafeAtEveryOffset(t *testing.T) {
 		}
 	}
 }
+
+func TestLineQuotesTheWholeMessage(t *testing.T) {
+	for name, s := range hostile {
+		if name == "leading quote" {
+			continue
+		}
+		msg := "loading " + s + ": no such file"
+		if got := Line(msg); got != strconv.Quote(msg) || strings.ContainsAny(got, "\n\r\x1b") {
+			t.Errorf("%s: Line(%q) = %q; want the whole message quoted", name, msg, got)
+		}
+	}
+	for _, msg := range []string{`"a b" is not a valid id`, "hooks dir ./hoks (from --hooks-dir): no such directory", `the id "a\n" holds U+000A`} {
+		if got := Line(msg); got != msg {
+			t.Errorf("Line(%q) = %q; want it unchanged", msg, got)
+		}
+	}
+}
