@@ -44,6 +44,7 @@ var applyCmds = map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	"undeploy":   cmdUndeploy,
 	"waitopen":   cmdWaitopen,
 	"partition":  cmdPartition,
+	"planedit":   cmdPlanedit,
 }
 
 // waitLimit bounds every wait of a script for a process or a file: a

@@ -94,10 +94,14 @@ A symbolic link is written through. With nothing to do, the model is left
 as it was.
 
 PLANFILE is a plan saved with objgc plan --out:
-it runs exactly the hooks the plan lists, from the plan's hooks dirs and
-package cache, and is refused (exit 5) before anything runs if an input, a
-hook (added, removed or changed) or a package changed since. --hooks-dir,
---cache-dir and --on-dangling that differ from the plan's are usage errors.
+it destroys exactly the objects it lists, in its groups, with the hooks and
+notifications it lists, from the plan's hooks dirs and package cache, and
+is refused (exit 5) before anything runs if an input, a hook (added,
+removed or changed) or a package changed since, or if the plan lists other
+work than its inputs give (an edited plan). Run again after it was applied
+(its objects gone from the model or flagged destroyed, nothing else to
+do), it says so and exits 0. --hooks-dir, --cache-dir and --on-dangling
+that differ from the plan's are usage errors.
 
 A hooks dir that does not exist or is not a directory is an error. Objects
 destroyed without a destroy hook are counted in the report; --require-hooks
@@ -150,6 +154,12 @@ type applyInputs struct {
 	inPlace bool
 	// unchanged: nothing was to be done and the target was not written.
 	unchanged bool
+	// applied: the saved plan was applied already (destroy.Applied);
+	// planObjects is how many objects it lists, planModel the input its
+	// objects are looked for in (the model, or the graph).
+	applied     bool
+	planObjects int
+	planModel   string
 	// warnings are destroy.Report's: what the run could not see.
 	warnings []destroy.Warning
 	// read is the model file, read to tell it from a saved plan.
@@ -243,6 +253,10 @@ func resolveApplyInputs(opts *applyOptions) (*applyInputs, *destroy.PlanFile, er
 			return nil, nil, err
 		}
 		ai.onDangling = sp.OnDangling
+		ai.planModel = sp.Inputs[len(sp.Inputs)-1].Path
+		for _, g := range sp.Groups {
+			ai.planObjects += len(g.Objects)
+		}
 	}
 	switch {
 	case opts.Write != "":
@@ -419,6 +433,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	}
 	defer rep.Inputs.Close()
 	ai.unchanged = rep.Unchanged
+	ai.applied = rep.Applied
 	ai.warnings = rep.Warnings
 	result := rep.Result
 	if err := writeApplyReport(reportStreams(streams, ai), opts, ai, rep.Plan, result); err != nil {
@@ -492,11 +507,15 @@ func reportStreams(streams *IO, ai *applyInputs) *IO {
 
 // applyReport is the JSON report of apply (docs/apply.md).
 type applyReport struct {
-	FormatVersion string              `json:"format_version"`
-	Target        string              `json:"target"`
-	Unchanged     bool                `json:"unchanged"` // nothing to do: the target was not written
-	Objects       []applyReportObject `json:"objects"`
-	Notifications []applyReportNotify `json:"notifications"`
+	FormatVersion string `json:"format_version"`
+	Target        string `json:"target"`
+	Unchanged     bool   `json:"unchanged"` // nothing to do: the target was not written
+	// AppliedAlready: the saved plan run was carried out already (its
+	// objects are gone or flagged destroyed, nothing else is to be
+	// done): nothing was done or written.
+	AppliedAlready bool                `json:"applied_already,omitempty"`
+	Objects        []applyReportObject `json:"objects"`
+	Notifications  []applyReportNotify `json:"notifications"`
 	// DestroyedWithoutHook lists the objects destroyed with no destroy
 	// hook to run: nothing outside the model was cleaned up for them.
 	DestroyedWithoutHook []string `json:"destroyed_without_hook"`
@@ -546,7 +565,7 @@ type applySummary struct {
 }
 
 func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *applyReport {
-	rep := &applyReport{FormatVersion: "1", Target: ai.target, Unchanged: ai.unchanged, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}, Warnings: []destroy.Warning{}}
+	rep := &applyReport{FormatVersion: "1", Target: ai.target, Unchanged: ai.unchanged, AppliedAlready: ai.applied, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}, Warnings: []destroy.Warning{}}
 	rep.Warnings = append(rep.Warnings, ai.warnings...)
 	rep.Summary.Warnings = len(rep.Warnings)
 	for _, g := range p.Groups {
@@ -665,6 +684,12 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	}
 	s := rep.Summary
 	if opts.Quiet && !needsSaying(rep) {
+		_, err := io.WriteString(streams.Out, b.String())
+		return err
+	}
+	if ai.applied {
+		fmt.Fprintf(&b, "plan %s was applied already: none of its %d %s is left in %s, and nothing else is to be done; nothing written\n",
+			term(ai.planFile), ai.planObjects, plural(ai.planObjects, "object", "objects"), term(ai.planModel))
 		_, err := io.WriteString(streams.Out, b.String())
 		return err
 	}

@@ -105,3 +105,14 @@ func ReadInputs(stdin io.Reader, model, snapFile, graphFile string, read *snapsh
 	}
 	return in, nil
 }
+
+// Unchanged reports whether every document's file is still what was
+// read (snapshot.Document.Unchanged).
+func (in *Inputs) Unchanged() bool {
+	for _, d := range in.Docs() {
+		if !d.Unchanged() {
+			return false
+		}
+	}
+	return true
+}

@@ -394,3 +394,205 @@ func dedupe(s []string) []string {
 	}
 	return out
 }
+
+// PlanMismatch returns how the plan p, made by apply from inputs that
+// hash as the saved plan sp records, differs from what sp lists, one
+// difference each in lower case: objects doomed and not listed, or listed
+// and not doomed, in another group or order, looked up by another type;
+// notifications added, missing, reordered or looked up by another
+// subscriber type; objects dropped and not listed, or listed and not
+// dropped. A saved plan is the whole instruction (docs/apply.md): an
+// edited plan runs nothing the model implies beyond it, nor stops short
+// of it. None: nil. With the types checked here, the hooks sp lists for
+// its objects and notifications (compared with the files by
+// PlanChanges) are the hooks the run finds.
+func PlanMismatch(sp *PlanFile, p *Plan) []string {
+	var diffs []string
+	type listed struct {
+		group int
+		typ   PlanType
+	}
+	was := map[string]listed{}
+	var wasOrder []string
+	for _, g := range sp.Groups {
+		for _, o := range g.Objects {
+			if _, dup := was[o.ID]; dup {
+				diffs = append(diffs, fmt.Sprintf("the plan lists object %s twice", o.ID))
+				continue
+			}
+			was[o.ID] = listed{g.Index, o.TypeRef}
+			wasOrder = append(wasOrder, o.ID)
+		}
+	}
+	snap := p.Diff.Snapshot
+	var nowOrder []string
+	now := make(map[string]bool, len(p.Objects))
+	for _, g := range p.Groups {
+		for _, i := range g.Objects {
+			o := p.Header(int(i))
+			now[o.ID] = true
+			nowOrder = append(nowOrder, o.ID)
+			l, ok := was[o.ID]
+			t := NewPlanType(snap.Type(o.Snapshot))
+			switch {
+			case !ok:
+				diffs = append(diffs, fmt.Sprintf("object %s (%s) is doomed and the plan does not list it", o.ID, orNone(o.Type)))
+			case l.group != g.Index:
+				diffs = append(diffs, fmt.Sprintf("object %s is in group %d and the plan lists it in group %d", o.ID, g.Index, l.group))
+			case l.typ != t:
+				diffs = append(diffs, fmt.Sprintf("object %s has type %s and the plan looks its hooks up by %s", o.ID, typeText(t), typeText(l.typ)))
+			}
+		}
+	}
+	for _, id := range wasOrder {
+		if !now[id] {
+			diffs = append(diffs, fmt.Sprintf("the plan lists object %s, which the model does not doom", id))
+		}
+	}
+	if len(diffs) == 0 && !slices.Equal(wasOrder, nowOrder) {
+		diffs = append(diffs, "the plan lists the objects of a group in another order than the model gives")
+	}
+	diffs = append(diffs, notificationMismatch(sp, p)...)
+
+	inc := p.Diff.Incoming
+	var droppedNow []string
+	for _, j := range p.Diff.Dropped {
+		droppedNow = append(droppedNow, inc.ID(j))
+	}
+	var droppedWas []string
+	for _, d := range sp.Dropped {
+		droppedWas = append(droppedWas, d.ID)
+	}
+	if !slices.Equal(droppedWas, droppedNow) {
+		for _, id := range droppedNow {
+			if !slices.Contains(droppedWas, id) {
+				diffs = append(diffs, fmt.Sprintf("object %s (destroyed before) is dropped and the plan does not list it", id))
+			}
+		}
+		for _, id := range droppedWas {
+			if !slices.Contains(droppedNow, id) {
+				diffs = append(diffs, fmt.Sprintf("the plan lists dropped object %s, which the model does not drop", id))
+			}
+		}
+	}
+	return diffs
+}
+
+// notificationMismatch is PlanMismatch's comparison of the notifications.
+func notificationMismatch(sp *PlanFile, p *Plan) []string {
+	type key struct {
+		group                          int
+		publisher, subscriber, handler string
+	}
+	text := func(k key) string {
+		return fmt.Sprintf("notification %s of %s for %s (group %d)", k.handler, k.subscriber, k.publisher, k.group)
+	}
+	var diffs []string
+	var wasKeys []key
+	wasType := map[key]*PlanType{}
+	for _, n := range sp.Notifications {
+		k := key{n.Group, n.Publisher, n.Subscriber, n.Handler}
+		wasKeys = append(wasKeys, k)
+		wasType[k] = n.SubscriberTypeRef
+	}
+	var nowKeys []key
+	for _, n := range p.Notifications {
+		k := key{n.Group, p.ID(n.Publisher), n.Subscriber, n.Handler}
+		nowKeys = append(nowKeys, k)
+		var now *PlanType
+		if t, ok := subscriberType(p, n); ok {
+			pt := NewPlanType(t)
+			now = &pt
+		}
+		was, listed := wasType[k]
+		switch {
+		case !listed:
+			diffs = append(diffs, text(k)+" is due and the plan does not list it")
+		case (was == nil) != (now == nil) || (was != nil && *was != *now):
+			diffs = append(diffs, fmt.Sprintf("%s: the subscriber has type %s and the plan looks its hook up by %s", text(k), typePtrText(now), typePtrText(was)))
+		}
+	}
+	for _, k := range wasKeys {
+		if !slices.Contains(nowKeys, k) {
+			diffs = append(diffs, "the plan lists "+text(k)+", which the model does not imply")
+		}
+	}
+	if len(diffs) == 0 && !slices.Equal(wasKeys, nowKeys) {
+		diffs = append(diffs, "the plan lists the notifications in another order than the model gives, or one twice")
+	}
+	return diffs
+}
+
+// subscriberType returns the type of a notification's subscriber, from
+// the incoming model when it lives there, else from the snapshot: where
+// Apply finds it.
+func subscriberType(p *Plan, n Notification) (snapshot.Type, bool) {
+	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
+		if t == nil {
+			continue
+		}
+		if j, ok := t.Lookup(n.Subscriber); ok {
+			return t.Type(j), true
+		}
+	}
+	return snapshot.Type{}, false
+}
+
+func typeText(t PlanType) string {
+	s := t.Name
+	if t.Version != "" {
+		s += "/" + t.Version
+	}
+	if t.Package != "" {
+		s += "@" + t.Package
+	}
+	return orNone(s)
+}
+
+func typePtrText(t *PlanType) string {
+	if t == nil {
+		return "none (no subscriber)"
+	}
+	return typeText(*t)
+}
+
+// Applied returns what a saved plan sp whose inputs changed says of the
+// inputs now: left, the objects it lists that are still alive in them
+// (in the snapshot or the incoming tree, not flagged destroyed), and
+// whether it was applied already: it lists something, none of its objects
+// is alive, none of its dropped objects is still there, and the plan p
+// of the inputs now has nothing to do (nothing doomed, nothing dropped).
+// The inputs' sha256 cannot tell: the apply that carried the plan out
+// rewrote the model.
+func Applied(sp *PlanFile, in *Inputs, p *Plan) (left []string, applied bool) {
+	alive := func(t *snapshot.Tree, id string) (present, isAlive bool) {
+		if t == nil {
+			return false, false
+		}
+		j, ok := t.Lookup(id)
+		if !ok {
+			return false, false
+		}
+		return true, !t.Objects[j].Destroyed()
+	}
+	n := 0
+	for _, g := range sp.Groups {
+		for _, o := range g.Objects {
+			n++
+			_, a1 := alive(in.Snapshot, o.ID)
+			_, a2 := alive(in.Incoming, o.ID)
+			if a1 || a2 {
+				left = append(left, o.ID)
+			}
+		}
+	}
+	droppedLeft := false
+	for _, d := range sp.Dropped {
+		p1, _ := alive(in.Snapshot, d.ID)
+		p2, _ := alive(in.Incoming, d.ID)
+		droppedLeft = droppedLeft || p1 || p2
+	}
+	applied = n+len(sp.Dropped) > 0 && len(left) == 0 && !droppedLeft &&
+		len(p.Objects) == 0 && len(p.Diff.Dropped) == 0
+	return left, applied
+}

@@ -140,6 +140,9 @@ type Report struct {
 	// Unchanged: nothing was to be done and File, being the model
 	// itself, was not written.
 	Unchanged bool
+	// Applied: the saved plan was applied already (Applied): nothing was
+	// done, nothing written, no lock taken; Unchanged is set too.
+	Applied bool
 	// Warnings are about what the run could not see: a package that
 	// doomed objects' types name and the package cache does not hold
 	// (PackageWarnings). Never nil.
@@ -187,9 +190,28 @@ type Report struct {
 // run to resume); write-back and writing errors. When Run fails the model
 // is not written, unless the failure is the write's own.
 func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
+	var (
+		in      *Inputs
+		p       *Plan
+		applied bool
+	)
+	// The pages of a mapped model are released until the caller is done
+	// with the report (Report.Inputs.Close), which reads the model too.
+	defer func() {
+		if err != nil && in != nil {
+			in.Close()
+		}
+	}()
 	if opts.Plan != nil {
-		if diffs := PlanChanges(ctx, opts.Plan, opts.Finder); len(diffs) > 0 {
-			return nil, &StaleError{Plan: opts.PlanPath, Diffs: diffs}
+		// A stale plan is refused before the lock file is made: the
+		// inputs are read and planned now, and again once the lock is
+		// held only if they changed while apply waited for it.
+		in, p, applied, err = readSavedPlan(opts, hookChanges(ctx, opts.Plan, opts.Finder))
+		if err != nil {
+			return nil, err
+		}
+		if applied {
+			return appliedReport(in, p), nil
 		}
 	}
 	lockCtx, cancelLock := context.WithCancel(ctx)
@@ -212,25 +234,26 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	}
 	defer unlock()
 
-	in, err := ReadInputs(opts.Stdin, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true)
-	if err != nil {
-		return nil, err
-	}
-	// The pages of a mapped model are released until the caller is done
-	// with the report (Report.Inputs.Close), which reads the model too.
-	defer func() {
-		if err != nil {
-			in.Close()
+	switch {
+	case opts.Plan == nil:
+		if in, err = ReadInputs(opts.Stdin, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
+			return nil, err
 		}
-	}()
-	if opts.Plan != nil {
-		for k, d := range in.Docs() {
-			if d.SHA256() != opts.Plan.Inputs[k].SHA256 {
-				return nil, &StaleError{Plan: opts.PlanPath, Diffs: []string{InputChanged(d.Name, opts.Plan.Inputs[k].SHA256, d.SHA256())}}
-			}
+		p = NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+	case !in.Unchanged():
+		// Changed while apply waited for the lock: by another apply of
+		// this plan (it was applied), or by anything else (stale). The
+		// hooks were compared before the lock; each is checked again as
+		// it runs.
+		in.Close()
+		in = nil
+		if in, p, applied, err = readSavedPlan(opts, nil); err != nil {
+			return nil, err
+		}
+		if applied {
+			return appliedReport(in, p), nil
 		}
 	}
-	p := NewPlan(diff.Compare(in.Snapshot, in.Incoming))
 	rep := &Report{Inputs: in, Plan: p, Warnings: []Warning{}}
 	rep.Warnings = append(rep.Warnings, PackageWarnings(ctx, p, opts.Finder)...)
 	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
@@ -440,4 +463,71 @@ func envelopeAttributes(in *Inputs) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(raw)
+}
+
+// readSavedPlan reads the inputs of the saved plan opts.Plan and checks
+// them against it: it returns the inputs and their plan when the plan
+// holds; applied when the inputs changed because the plan was carried
+// out already (Applied); otherwise a *StaleError naming the inputs that
+// changed, hookDiffs (PlanChanges' comparison of the hooks), and how the
+// plan of the inputs differs from what the saved plan lists
+// (PlanMismatch). An input gone, or one that no longer reads as a model,
+// is a change too.
+func readSavedPlan(opts RunOptions, hookDiffs []string) (in *Inputs, p *Plan, applied bool, err error) {
+	sp := opts.Plan
+	stale := func(diffs []string) (*Inputs, *Plan, bool, error) {
+		if in != nil {
+			in.Close()
+		}
+		return nil, nil, false, &StaleError{Plan: opts.PlanPath, Diffs: diffs}
+	}
+	if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, nil, true); err != nil {
+		if diffs := inputChanges(sp); len(diffs) > 0 {
+			return stale(append(diffs, hookDiffs...))
+		}
+		return nil, nil, false, err
+	}
+	var diffs []string
+	for k, d := range in.Docs() {
+		if d.SHA256() != sp.Inputs[k].SHA256 {
+			diffs = append(diffs, InputChanged(d.Name, sp.Inputs[k].SHA256, d.SHA256()))
+		}
+	}
+	p = NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+	if len(diffs) > 0 {
+		left, applied := Applied(sp, in, p)
+		if applied {
+			return in, p, true, nil
+		}
+		if total := planObjects(sp); len(left) > 0 && len(left) < total {
+			shown, more := left, ""
+			if len(shown) > MaxDifferences {
+				shown, more = shown[:MaxDifferences], fmt.Sprintf(" and %d more", len(left)-MaxDifferences)
+			}
+			diffs = append(diffs, fmt.Sprintf("%d of its %d objects are gone or flagged destroyed and %d are not (%s%s): an apply of this plan did not finish, or the model was edited",
+				total-len(left), total, len(left), strings.Join(shown, ", "), more))
+		}
+		return stale(append(diffs, hookDiffs...))
+	}
+	if len(hookDiffs) > 0 {
+		return stale(hookDiffs)
+	}
+	if diffs := PlanMismatch(sp, p); len(diffs) > 0 {
+		return stale(diffs)
+	}
+	return in, p, false, nil
+}
+
+// planObjects counts the objects a saved plan lists.
+func planObjects(sp *PlanFile) int {
+	n := 0
+	for _, g := range sp.Groups {
+		n += len(g.Objects)
+	}
+	return n
+}
+
+// appliedReport is Run's report of a saved plan applied already.
+func appliedReport(in *Inputs, p *Plan) *Report {
+	return &Report{Inputs: in, Plan: p, Result: &ApplyResult{}, Unchanged: true, Applied: true, Warnings: []Warning{}}
 }
