@@ -6,9 +6,12 @@ import (
 	"os"
 
 	"github.com/objgc/objgc/cmd"
+	"github.com/objgc/objgc/internal/earlysignal"
 )
 
 // Set by goreleaser through -ldflags "-X main.version=... -X main.commit=... -X main.date=...".
 var version, commit, date string
 
-func main() { os.Exit(cmd.Main(cmd.BuildInfo{Version: version, Commit: commit, Date: date})) }
+func main() {
+	os.Exit(cmd.Main(cmd.BuildInfo{Version: version, Commit: commit, Date: date}, earlysignal.Interrupts))
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/objgc/objgc/cmd"
+	"github.com/objgc/objgc/internal/earlysignal"
 	"github.com/objgc/objgc/pkgcache"
 )
 
@@ -23,9 +24,15 @@ var update = flag.Bool("update", false, "rewrite the expected output in testdata
 
 // TestMain makes the test binary double as objgc: testscript installs it
 // as "objgc" in the scripts' PATH, and runs cmd.Main when called so.
+//
+// The test process itself gets SIGINT's default action back (main.go
+// links internal/earlysignal, which catches it from the start).
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) != "objgc" {
+		earlysignal.Release()
+	}
 	testscript.Main(m, map[string]func(){
-		"objgc":    func() { os.Exit(cmd.Main(cmd.BuildInfo{Version: "test"})) },
+		"objgc":    func() { os.Exit(cmd.Main(cmd.BuildInfo{Version: "test"}, earlysignal.Interrupts)) },
 		"holdlock": func() { os.Exit(holdlockMain()) },
 	})
 }

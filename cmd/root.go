@@ -29,13 +29,22 @@ type BuildInfo struct {
 // os.Stdin, os.Stdout and os.Stderr; everything below it gets them as IO.
 // It reads os.Args for the arguments, and destroy's target lock also
 // records os.Args as the holder's command line.
-func Main(build BuildInfo) int {
+//
+// sigs delivers SIGINT and SIGTERM; main passes the channel that
+// internal/earlysignal registered while the program was still
+// initializing, so that a signal at any instant after the runtime's start
+// means 130, never death by the signal. Nil: Main registers one itself.
+// The registration is never undone: a signal between the end of the run
+// and the process's exit must not kill it with another status.
+func Main(build BuildInfo, sigs <-chan os.Signal) int {
 	// The first SIGINT or SIGTERM asks for a drain (apply starts no new
 	// hook, lets running ones finish and writes back); the second cancels
-	// the context, which kills running hooks (DESIGN.md section 5).
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	// the context, which kills running hooks (docs/apply.md).
+	if sigs == nil {
+		c := make(chan os.Signal, 2)
+		signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+		sigs = c
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	interrupt := make(chan struct{})
