@@ -171,6 +171,12 @@ func TestApplyNotifyPatchChecked(t *testing.T) {
 		{name: "header key in merge", patch: `{"cfg": {"?": {"id": "n"}}}`, reason: `it sets the header "?" at $.cfg`},
 		{name: "own header", patch: `{"?": {"id": "other"}}`, reason: `it sets the header "?" at $`},
 		{name: "owned header", patch: `{"vm": {"?": {"type": "X"}}}`, reason: `it sets the header "?" at $.vm`},
+		{name: "invalid UTF-8 value", patch: "{\"name\": \"a\xffb\"}", reason: "the string at $.name holds invalid UTF-8 (byte 0xff)"},
+		{name: "invalid UTF-8 key", patch: "{\"cfg\": {\"n\xc3\": 1}}", reason: "a key in the object at $.cfg holds invalid UTF-8 (byte 0xc3)"},
+		{name: "invalid UTF-8 in array", patch: "{\"list\": [1, \"\xed\xa0\x80\"]}", reason: "the string at $.list[1] holds invalid UTF-8 (byte 0xed)"},
+		{name: "lone surrogate key", patch: `{"n\ud800": 1}`, reason: "the key at $[\"n\ufffd\"] holds \\ud800, a lone UTF-16 surrogate"},
+		{name: "lone surrogate value", patch: `{"name": "\udc00"}`, check: `"name": "\udc00"`},
+		{name: "surrogate pair key", patch: `{"k\ud83d\ude00": 1}`, check: `"k\ud83d\ude00": 1`},
 		{name: "too deep", patch: `{"deep": ` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`, reason: "the patched subscriber nests deeper than 999 levels"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,6 +258,46 @@ func TestApplyNotifyPatchResumedChecked(t *testing.T) {
 	var b strings.Builder
 	if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
 		t.Fatalf("write-back: %v", err)
+	}
+}
+
+// TestApplyNotifyPatchResumedInvalidUTF8: a patch with invalid UTF-8
+// that an earlier objgc journalled as done (the write-back then failed on
+// every run) is a failed notification on resume; the hook does not run
+// again and the model is written without the patch.
+func TestApplyNotifyPatchResumedInvalidUTF8(t *testing.T) {
+	dir := t.TempDir()
+	hooks := filepath.Join(dir, "hooks")
+	hook := writeScript(t, hooks, "S/notify/onPubRemoved", "echo ran >>\"$TRACE\"\n")
+	p := notifyPlan(t, "onPubRemoved", false)
+	j, _, err := OpenJournal(JournalPath(filepath.Join(dir, "model.json")), testInputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := HookKey{Hook: hook, Event: "onPubRemoved", ID: "pub", Subscriber: "sub"}
+	if err := j.HookStarted(k); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.HookEnded(k, HookResult{OK: true, Patch: json.RawMessage("{\"name\": \"\xff\"}")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := applyNotify(t, p, dir, hooks)
+	n := r.Notifications[0]
+	if n.Err == nil || n.Patch != nil || !strings.Contains(n.Err.Error(), "records from an earlier run is rejected, and not applied: the string at $.name holds invalid UTF-8 (byte 0xff)") {
+		t.Errorf("notification err %v, patch %q; want the journalled patch rejected", n.Err, n.Patch)
+	}
+	if got := readTrace(t, dir); got != "" {
+		t.Errorf("trace %q: a hook the journal holds as done ran again", got)
+	}
+	var b strings.Builder
+	if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
+		t.Fatalf("write-back: %v", err)
+	}
+	if !strings.Contains(b.String(), `"name": "s"`) {
+		t.Errorf("written model lacks the unpatched name:\n%s", b.String())
 	}
 }
 

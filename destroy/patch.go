@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/snapshot"
@@ -35,7 +36,15 @@ import (
 //     equal to a doomed object's id, which re-references that object;
 //   - the patched subscriber, at depth, nests no deeper than the model
 //     reader accepts (snapshot.MaxDepth), one level kept spare for the
-//     envelope the write-back may wrap around a bare object tree.
+//     envelope the write-back may wrap around a bare object tree;
+//   - every string of the patch, key or value, is UTF-8 (RFC 8259 section
+//     8.1), and no key holds a lone UTF-16 surrogate escape (\ud800 alone):
+//     it decodes as U+FFFD here and as itself in Python, so the key it
+//     merges into would be a guess; a subscriber's key holding one cannot
+//     be merged into either;
+//   - the members the patch sets, with the subscriber's header, load with
+//     the model reader (snapshot.LoadModel), as the write-back reloads
+//     them: whatever else the reader refuses is refused here first.
 //
 // Patches of several notifications to one subscriber apply one after the
 // other, each to what the previous returned. The errors are lower case
@@ -48,7 +57,91 @@ func CheckPatch(subscriber, patch []byte, depth int) ([]byte, error) {
 	if err := checkNesting(nesting(out), depth); err != nil {
 		return nil, err
 	}
+	if err := loadsBack(out, patch); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// loadsBack reads, with the model reader, the header of the patched
+// subscriber out and the members the patch names (the ones the
+// write-back copies from the patched subscriber and reloads).
+func loadsBack(out, patch []byte) error {
+	named := map[string]bool{"?": true}
+	pms, _ := jsonedit.Members(bytes.TrimSpace(patch), 0)
+	for _, m := range pms {
+		if k, err := jsonedit.DecodeString(bytes.TrimSpace(patch)[m.Start:m.KeyEnd]); err == nil {
+			named[k] = true
+		}
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"Objects": {`)
+	ms, _ := jsonedit.Members(out, 0)
+	first := true
+	for _, m := range ms {
+		k, err := jsonedit.DecodeString(out[m.Start:m.KeyEnd])
+		if err != nil || !named[k] {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.Write(out[m.Start:m.KeyEnd])
+		b.WriteByte(':')
+		b.Write(out[m.VS:m.VE])
+	}
+	b.WriteString("}}")
+	if _, _, err := snapshot.LoadModel(snapshot.NewDocument("the patched subscriber", b.Bytes())); err != nil {
+		return fmt.Errorf("the patched subscriber would not load back ($.Objects is the subscriber): %w", err)
+	}
+	return nil
+}
+
+// patchText refuses the strings of the patch value starting at v[vs] that
+// could not be carried exactly (see CheckPatch): invalid UTF-8 anywhere, a
+// lone surrogate escape in a key. path is the value's JSON path.
+func patchText(v []byte, vs int, path string) error {
+	switch v[vs] {
+	case '"':
+		return utf8Text(v[vs:jsonedit.String(v, vs)], "the string at "+path)
+	case '{':
+		ms, _ := jsonedit.Members(v, vs)
+		for _, m := range ms {
+			raw := v[m.Start:m.KeyEnd]
+			if err := utf8Text(raw, "a key in the object at "+path); err != nil {
+				return err
+			}
+			k, _ := jsonedit.DecodeString(raw)
+			at := jsonedit.ChildPath(path, k)
+			if s, lone := jsonedit.LoneSurrogate(raw); lone {
+				return fmt.Errorf("the key at %s holds %s, a lone UTF-16 surrogate: it has no exact decoded form, so the member it merges into would be a guess", at, s)
+			}
+			if err := patchText(v, m.VS, at); err != nil {
+				return err
+			}
+		}
+	case '[':
+		ms, _ := jsonedit.Members(v, vs)
+		for i, m := range ms {
+			if err := patchText(v, m.VS, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// utf8Text refuses the JSON string literal quoted when it is not UTF-8.
+func utf8Text(quoted []byte, what string) error {
+	for i := 0; i < len(quoted); {
+		r, n := utf8.DecodeRune(quoted[i:])
+		if r == utf8.RuneError && n == 1 {
+			return fmt.Errorf("%s holds invalid UTF-8 (byte %#x); a JSON text must be UTF-8 (RFC 8259 section 8.1), and the model written back would not load", what, quoted[i])
+		}
+		i += n
+	}
+	return nil
 }
 
 // checkNesting is CheckPatch's rule on how deep the patched subscriber,
@@ -71,6 +164,9 @@ func applyPatch(obj, patch []byte) ([]byte, error) {
 	}
 	if patch[0] != '{' {
 		return nil, errors.New("the patch is not a JSON object: it would replace the whole object and its header")
+	}
+	if err := patchText(patch, 0, "$"); err != nil {
+		return nil, err
 	}
 	return jsonedit.MergePatch(obj, patch, "$", patchGuard{})
 }

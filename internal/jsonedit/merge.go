@@ -3,6 +3,7 @@ package jsonedit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -61,6 +62,10 @@ func MergePatch(target, patch []byte, path string, g Guard) ([]byte, error) {
 		}
 		seen[k] = true
 		at := ChildPath(path, k)
+		if s, lone := LoneSurrogate(target[m.Start:m.KeyEnd]); lone {
+			// It decodes as U+FFFD: which patch key it means is not known.
+			return nil, fmt.Errorf("the key at %s holds %s, a lone UTF-16 surrogate: no patch key can be matched with it exactly", at, s)
+		}
 		switch {
 		case string(p.val) == "null":
 			if err := g.Replace(target, m.VS, at, true); err != nil {

@@ -146,3 +146,41 @@ func TestChildPath(t *testing.T) {
 		}
 	}
 }
+
+// TestMergePatchLoneSurrogateKey: a target key holding a lone surrogate
+// escape decodes as U+FFFD, as do "\ufffd" and every other lone
+// surrogate: which patch key means it is not known, so a patch key that
+// matches it is refused; a surrogate pair is an ordinary character.
+func TestMergePatchLoneSurrogateKey(t *testing.T) {
+	tests := []struct {
+		target, patch, want, err string
+	}{
+		{`{"k\ud800": 1}`, `{"k\ufffd": 2}`, "", `the key at $["k` + "\ufffd" + `"] holds \ud800, a lone UTF-16 surrogate: no patch key can be matched with it exactly`},
+		{`{"\udc00": 1}`, `{"\udc01": null}`, "", `holds \udc00, a lone UTF-16 surrogate`},
+		{`{"k\ud800": 1}`, `{"other": 2}`, `{"k\ud800": 1, "other": 2}`, ""},
+		{`{"k\ud83d\ude00": 1}`, `{"k😀": 2}`, `{"k\ud83d\ude00": 2}`, ""},
+	}
+	for _, tt := range tests {
+		got, err := MergePatch([]byte(tt.target), []byte(tt.patch), "$", anyPatch{})
+		switch {
+		case tt.err != "":
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("MergePatch(%s, %s) = %s, %v; want error %q", tt.target, tt.patch, got, err, tt.err)
+			}
+		case err != nil || string(got) != tt.want:
+			t.Errorf("MergePatch(%s, %s) = %s, %v; want %s", tt.target, tt.patch, got, err, tt.want)
+		}
+	}
+}
+
+func TestLoneSurrogate(t *testing.T) {
+	for quoted, want := range map[string]string{
+		`"a"`: "", `"\ud83d\ude00"`: "", `"\ud800"`: `\ud800`, `"x\udfffy"`: `\udfff`, `"\ud800\u0041"`: `\ud800`,
+		`"\\ud800"`: "", `"\uD800"`: `\uD800`, `"\ud83d\ude00\udc00"`: `\udc00`,
+	} {
+		got, ok := LoneSurrogate([]byte(quoted))
+		if got != want || ok != (want != "") {
+			t.Errorf("LoneSurrogate(%s) = %q, %v; want %q", quoted, got, ok, want)
+		}
+	}
+}
