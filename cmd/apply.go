@@ -442,7 +442,12 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	switch {
 	case result.Interrupted:
 		return fmt.Errorf("%w: the model was written for what completed; run apply again to finish", destroy.ErrInterrupted)
-	case result.Count(destroy.OutcomeFailed)+result.Count(destroy.OutcomeBlocked)+result.Count(destroy.OutcomePending) > 0:
+	case result.Count(destroy.OutcomeFailed)+result.Count(destroy.OutcomeBlocked)+result.Count(destroy.OutcomePending) > 0,
+		result.FailedNotifications() > 0:
+		// A failed notification does not stop the destruction (Murano
+		// mutes handler errors), but it is not a success either: its
+		// publisher is gone after this run, so nothing will run the
+		// handler again, and the JUnit report shows it as a failure.
 		return &exitError{code: ExitIncomplete}
 	}
 	return nil
@@ -676,7 +681,10 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 			writeNotified(&b, n)
 		}
 		if n.Error != "" {
-			fmt.Fprintf(&b, "%s notification %s of %s: %s\n", pal.warn("warning:"), term(n.Handler), term(n.Subscriber), term(n.Error))
+			fmt.Fprintf(&b, "%s %s of %s (publisher %s): %s\n", pal.bad("failed notification"), term(n.Handler), term(n.Subscriber), pal.id(term(n.Publisher)), term(n.Error))
+			if n.Hook != nil {
+				writeStderrTails(&b, []applyReportRun{*n.Hook})
+			}
 		}
 	}
 	for _, w := range rep.Warnings {
@@ -702,6 +710,9 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	}
 	if s.WithoutHook > 0 {
 		fmt.Fprintf(&b, ", %d destroyed without a hook", s.WithoutHook)
+	}
+	if s.NotificationsFailed > 0 {
+		fmt.Fprintf(&b, ", %d %s failed", s.NotificationsFailed, plural(s.NotificationsFailed, "notification", "notifications"))
 	}
 	switch {
 	case ai.unchanged:

@@ -17,7 +17,7 @@ const (
 	ExitOK          = 0   // success, or nothing to do
 	ExitError       = 1   // bad input, usage error, internal error
 	ExitWorkFound   = 2   // plan --detailed-exitcode found objects to destroy
-	ExitIncomplete  = 3   // apply finished with failed or blocked objects (output written); cache prune left selected packages in use
+	ExitIncomplete  = 3   // apply finished with failed or blocked objects or failed notifications (output written); cache prune left selected packages in use
 	ExitLocked      = 4   // a lock could not be taken in time
 	ExitStalePlan   = 5   // a saved plan's inputs changed
 	ExitInterrupted = 130 // interrupted; output written for what completed
@@ -32,7 +32,7 @@ var exitStatuses = []struct {
 	{ExitOK, "success, or nothing to do"},
 	{ExitError, "error: bad input, usage, internal"},
 	{ExitWorkFound, "plan --detailed-exitcode found objects to destroy"},
-	{ExitIncomplete, "apply finished with failed or blocked objects (output written); cache prune could not meet its policy: selected packages are in use"},
+	{ExitIncomplete, "apply finished with failed or blocked objects or failed notifications (output written); cache prune could not meet its policy: selected packages are in use"},
 	{ExitLocked, "a lock could not be taken in time"},
 	{ExitStalePlan, "a saved plan is stale: one of its inputs changed"},
 	{ExitInterrupted, "interrupted (output written for what completed)"},

@@ -91,14 +91,16 @@ func writeJUnitFile(path string, rep *applyReport, started time.Time) error {
 
 // writeJUnit writes rep as JUnit XML: one test case a doomed object (its
 // class name the object's type, its name the id), destroyed objects pass,
-// a failed one (or one --force counted destroyed) is a <failure> with the
-// hook's exit status and the tail of its stderr, a blocked object is
-// <skipped> naming the failed object it must come after, an object not
-// reached (interrupted, --fail-fast) is <skipped> saying so. Each
-// notification is a test case of the last suite; a failed one is a
-// <failure>: apply counts it a warning and goes on (exit 0), and CI
-// servers show a failed case without failing the job unless told to
-// (Jenkins marks the build unstable).
+// a failed one is a <failure> with the hook's exit status and the tail of
+// its stderr, a blocked object is <skipped> naming the failed object it
+// must come after, an object not reached (interrupted, --fail-fast) is
+// <skipped> saying so. Each notification is a test case of the last
+// suite; a failed one is a <failure>.
+//
+// A <failure> is there exactly when apply exits 3 (or 130 when it was
+// interrupted as well): a CI job and its test report never disagree.
+// So an object --force counted destroyed passes, as apply's exit status
+// says it did, and what failed goes to its suite's <system-err>.
 //
 // Strings from the model and from hooks go through termsafe (a line with
 // a control character is written as a quoted Go string): XML 1.0 cannot
@@ -134,8 +136,8 @@ func writeJUnit(w io.Writer, rep *applyReport, started time.Time) error {
 		switch o.State {
 		case destroy.OutcomeDestroyed:
 			if o.Forced {
-				c.Failure = hookFailure("forced", o.Error, o.Hooks)
-				c.Failure.Message = "destroyed with --force after a failed destroy hook: " + c.Failure.Message
+				f := hookFailure("forced", o.Error, o.Hooks)
+				cur.SystemErr += term(o.ID) + ": destroyed with --force after a failed destroy hook: " + f.Message + "\n" + f.Text
 			}
 		case destroy.OutcomeFailed:
 			c.Failure = hookFailure("destroy_failed", o.Error, o.Hooks)

@@ -133,6 +133,18 @@ func (r *ApplyResult) Count(outcome Outcome) int {
 	return n
 }
 
+// FailedNotifications counts the notifications that failed: their hook
+// failed, printed a patch that was refused, or could not run.
+func (r *ApplyResult) FailedNotifications() int {
+	n := 0
+	for _, nr := range r.Notifications {
+		if nr.Err != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // Patches returns the notify hooks' merge patches by subscriber id, in
 // the order the notifications ran.
 func (r *ApplyResult) Patches(p *Plan) map[string][]json.RawMessage {
