@@ -89,7 +89,11 @@ MODEL is rewritten in place unless --write says otherwise; with --snapshot and
 --graph, --write is required. --write - writes the model to standard output
 (the report then goes to stderr). The output is checked before the lock is
 taken: a directory, a file that is not a regular one, a missing or
-unwritable folder, or the --snapshot input or the saved plan is refused.
+unwritable folder, the --snapshot input or the saved plan, or the lock or
+journal file of an input is refused; --junit may be no input (a saved
+plan's model included) and not the --write output either. Files are
+compared by name and by identity (device and inode): a link, a hard link
+or ./ in front does not get past.
 A symbolic link is written through. With nothing to do, the model is left
 as it was.
 
@@ -121,9 +125,6 @@ refuses to run when a doomed object has none.`,
 				opts.Model = args[0]
 			}
 			opts.started = time.Now()
-			if err := checkJUnitOut(&opts); err != nil {
-				return err
-			}
 			opts.HooksDirs = splitList(opts.HooksDirs)
 			if opts.CacheDir, err = cacheDir(opts.CacheDir); err != nil {
 				return err
@@ -316,14 +317,10 @@ func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
 			return fmt.Errorf("%s: no such file; expected a Murano model (JSON)", ai.target)
 		}
 	}
-	avoid := []namedFile{{"the --snapshot input", opts.Snapshot}, {"the saved plan", ai.planFile}}
-	owners := []namedFile{{"the model input", opts.Model}, {"the --snapshot input", opts.Snapshot}, {"the --graph input", opts.Graph}, {"the saved plan", ai.planFile}}
-	if opts.Write != "" && opts.Write != "-" {
-		if err := checkNotSidecar("--write", opts.Write, owners, "write the model elsewhere"); err != nil {
-			return err
-		}
-	}
-	file, err := checkOutput("--write", ai.target, avoid, "write the model elsewhere")
+	// The model and the --graph input are what --write rewrites in place.
+	files := []namedFile{{"the model input", opts.Model, true}, {"the --snapshot input", opts.Snapshot, false},
+		{"the --graph input", opts.Graph, true}, {"the saved plan", ai.planFile, false}}
+	file, err := checkOutput("--write", ai.target, files, "write the model elsewhere")
 	if err != nil {
 		return err
 	}
@@ -357,6 +354,9 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	}
 	ai, sp, err := resolveApplyInputs(&opts)
 	if err != nil {
+		return err
+	}
+	if err := checkJUnitOut(&opts, ai); err != nil {
 		return err
 	}
 	if err := checkOnDangling(ai.onDangling); err != nil {

@@ -66,20 +66,19 @@ type junitSkipped struct {
 }
 
 // checkJUnitOut refuses, before anything runs, a --junit FILE that could
-// not be written or that is one of apply's inputs or outputs.
-func checkJUnitOut(opts *applyOptions) error {
+// not be written or that is one of apply's inputs (a saved plan's own
+// included: opts names them once ai is resolved), its --write output, or
+// the lock or journal file of any of them (checkOutput).
+func checkJUnitOut(opts *applyOptions, ai *applyInputs) error {
 	if opts.JUnit == "" {
 		return nil
 	}
 	if opts.JUnit == "-" {
 		return usageErrorf("--junit needs a file; the report on standard output is --format json")
 	}
-	avoid := []namedFile{{"the model input", opts.Model}, {"the --snapshot input", opts.Snapshot},
-		{"the --graph input", opts.Graph}, {"the --write output", opts.Write}}
-	if err := checkNotSidecar("--junit", opts.JUnit, avoid, "the JUnit report would overwrite it"); err != nil {
-		return err
-	}
-	_, err := checkOutput("--junit", opts.JUnit, avoid, "the JUnit report would overwrite it")
+	files := []namedFile{{"the model input", opts.Model, false}, {"the --snapshot input", opts.Snapshot, false},
+		{"the --graph input", opts.Graph, false}, {"the saved plan", ai.planFile, false}, {"the --write output", ai.target, false}}
+	_, err := checkOutput("--junit", opts.JUnit, files, "the JUnit report would overwrite it")
 	return err
 }
 

@@ -11,30 +11,39 @@ import (
 	"github.com/objgc/objgc/internal/atomicfile"
 )
 
-// namedFile is an input that an output must not overwrite: what it is to
-// the user ("the model input", "the --snapshot input", "the saved plan")
-// and its path as given ("-": standard input, never a clash).
-type namedFile struct{ role, path string }
+// namedFile is a file of the run that an output must not overwrite: what
+// it is to the user ("the model input", "the --snapshot input", "the
+// saved plan", "the --write output") and its path as given ("-" or "":
+// none, never a clash). The lock and journal files apply keeps beside it
+// (<file>.lock, <file>.journal) are protected with it. rewritable: the
+// output may be the file itself (apply rewrites the model, or the --graph
+// input, in place), only not its lock or journal.
+type namedFile struct {
+	role, path string
+	rewritable bool
+}
 
 // checkOutput checks, before anything runs, that writeFileAtomic can
-// replace path (given with flag, "--write" or "--out"), and returns the
-// file it will replace: path itself, or the file a symbolic link at path
-// resolves to (written through: the link stays). It refuses, naming flag
-// and path:
+// replace path (given with flag, "--write", "--junit" or "--out"), and
+// returns the file it will replace: path itself, or the file a symbolic
+// link at path resolves to (written through: the link stays). It refuses,
+// naming flag and path:
+//   - one of files, or the lock or journal file of one of them (checkClash:
+//     by name and by file identity); advice ends that message;
 //   - a directory, or an existing file that is not a regular one (a
 //     device, a named pipe, a socket: renaming over one would replace it,
 //     and opening one can block);
 //   - a symbolic link to a file that does not exist;
-//   - a path that is one of inputs, compared by file identity after
-//     resolving links (os.SameFile), so that no spelling of the input gets
-//     past; advice ends that message;
 //   - a folder that does not exist, is not a directory or in which the
 //     user cannot create the temporary file of the atomic write (tried,
 //     not guessed from the mode bits: a read-only file system, an
 //     immutable folder or an ACL say no too).
-func checkOutput(flag, path string, inputs []namedFile, advice string) (string, error) {
+func checkOutput(flag, path string, files []namedFile, advice string) (string, error) {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("%s %s: %s", flag, path, fmt.Sprintf(format, a...))
+	}
+	if err := checkClash(flag, path, files, advice); err != nil {
+		return "", err
 	}
 	real := path
 	lst, err := os.Lstat(path)
@@ -55,14 +64,6 @@ func checkOutput(flag, path string, inputs []namedFile, advice string) (string, 
 		if !st.Mode().IsRegular() {
 			hint := map[string]string{"--write": "give --write - for standard output", "--out": "for the JSON plan on standard output use --format json"}[flag]
 			return "", fail("is not a regular file (%s); %s", fileKind(st.Mode()), hint)
-		}
-		for _, in := range inputs {
-			if in.path == "" || in.path == "-" {
-				continue
-			}
-			if ist, err := os.Stat(in.path); err == nil && os.SameFile(st, ist) {
-				return "", fail("is %s %s; %s", in.role, in.path, advice)
-			}
 		}
 		if lst.Mode()&fs.ModeSymlink != 0 {
 			if real, err = filepath.EvalSymlinks(path); err != nil {
@@ -122,20 +123,38 @@ func sameFile(a, b string) bool {
 	return err == nil && os.SameFile(sa, sb)
 }
 
-// checkNotSidecar refuses an output path (given with flag) that is the
-// lock or journal file apply keeps beside one of files (<file>.lock,
-// <file>.journal, beside the file as given or as its links resolve): those
-// are objgc's own, and renaming an output over a lock file that another
-// apply holds would drop its lock. advice ends the message.
-func checkNotSidecar(flag, path string, files []namedFile, advice string) error {
+// checkClash refuses an output path (given with flag) that is one of
+// files (unless rewritable), or the lock or journal file apply keeps
+// beside one of them (<file>.lock, <file>.journal, beside the file as
+// given or as its links resolve): those are objgc's own, and renaming an
+// output over a lock file that another apply holds would drop its lock.
+// A clash is found by name (absolute, links resolved: the output need not
+// exist yet) and by file identity (device and inode, os.SameFile), so that
+// a hard link, or a folder reached by two paths, gets past neither.
+// advice ends the message.
+func checkClash(flag, path string, files []namedFile, advice string) error {
 	out := resolvedAbs(path)
+	outSt, outErr := os.Stat(path)
+	same := func(name string) bool {
+		if resolvedAbs(name) == out {
+			return true
+		}
+		if outErr != nil {
+			return false
+		}
+		st, err := os.Stat(name)
+		return err == nil && os.SameFile(outSt, st)
+	}
 	for _, f := range files {
 		if f.path == "" || f.path == "-" {
 			continue
 		}
+		if !f.rewritable && same(f.path) {
+			return fmt.Errorf("%s %s: is %s %s; %s", flag, path, f.role, f.path, advice)
+		}
 		for _, base := range []string{absPath(f.path), resolvedAbs(f.path)} {
 			for _, side := range []struct{ path, kind string }{{destroy.LockPath(base), "lock"}, {destroy.JournalPath(base), "journal"}} {
-				if out == side.path {
+				if same(side.path) {
 					return fmt.Errorf("%s %s: is the %s file of %s %s, objgc's own; %s", flag, path, side.kind, f.role, f.path, advice)
 				}
 			}

@@ -374,10 +374,7 @@ func checkPlanOut(opts planOptions) error {
 	case "-":
 		return usageErrorf("--out needs a file; for the JSON plan on standard output use --format json")
 	}
-	avoid := []namedFile{{"the model input", opts.Model}, {"the --snapshot input", opts.Snapshot}, {"the --graph input", opts.Graph}}
-	if err := checkNotSidecar("--out", opts.Out, avoid, "the plan would overwrite it"); err != nil {
-		return err
-	}
-	_, err := checkOutput("--out", opts.Out, avoid, "the plan would overwrite it")
+	files := []namedFile{{"the model input", opts.Model, false}, {"the --snapshot input", opts.Snapshot, false}, {"the --graph input", opts.Graph, false}}
+	_, err := checkOutput("--out", opts.Out, files, "the plan would overwrite it")
 	return err
 }
