@@ -55,7 +55,6 @@ func GenManPages(dir string, date time.Time) error {
 	root := newRootCmd(BuildInfo{}, streams)
 	root.DisableAutoGenTag = true
 	date = date.UTC()
-	header := &doc.GenManHeader{Title: "OBJGC", Section: "1", Source: "objgc", Manual: "objgc manual", Date: &date}
 	escaped := map[*pflag.Flag]bool{}
 	var gen func(c *cobra.Command) error
 	gen = func(c *cobra.Command) error {
@@ -72,16 +71,19 @@ func GenManPages(dir string, date time.Time) error {
 			})
 		}
 		var page bytes.Buffer
-		h := *header
-		if err := doc.GenMan(c, &h, &page); err != nil {
+		// Each page is titled with its own name (OBJGC-PLAN for
+		// objgc-plan.1), as man-pages(7) asks: the title is what a reader
+		// sees in the header and what whatis and apropos index.
+		name := strings.ReplaceAll(c.CommandPath(), " ", "-")
+		header := &doc.GenManHeader{Title: strings.ToUpper(name), Section: "1", Source: "objgc", Manual: "objgc manual", Date: &date}
+		if err := doc.GenMan(c, header, &page); err != nil {
 			return err
 		}
 		// A title block first: go-md2man makes the first heading of a
 		// document without one its .TH line.
 		extra := md2man.Render([]byte("% objgc\n" + manSections(c)))
 		out := insertSections(page.Bytes(), extra)
-		name := strings.ReplaceAll(c.CommandPath(), " ", "-") + ".1"
-		if err := os.WriteFile(filepath.Join(dir, name), out, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name+".1"), out, 0o644); err != nil {
 			return err
 		}
 		for _, sub := range c.Commands() {

@@ -138,6 +138,30 @@ func TestManPagesUpToDate(t *testing.T) {
 	}
 }
 
+// TestManPageTitles checks that each page is titled with its own name, as
+// man-pages(7) asks: objgc-plan.1 is OBJGC-PLAN(1), the title a reader sees
+// in the page's header and footer and that apropos and whatis index.
+func TestManPageTitles(t *testing.T) {
+	pages, _ := filepath.Glob(filepath.Join("..", "docs", "man", "*.1"))
+	if len(pages) == 0 {
+		t.Fatal("no man pages in docs/man")
+	}
+	th := regexp.MustCompile(`(?m)^\.TH "([^"]*)" "1" `)
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.ToUpper(strings.TrimSuffix(filepath.Base(page), ".1"))
+		m := th.FindSubmatch(data)
+		if m == nil {
+			t.Errorf("%s has no .TH line", page)
+		} else if string(m[1]) != want {
+			t.Errorf("%s is titled %q, want %q", page, m[1], want)
+		}
+	}
+}
+
 // committedManDate reads the month and year on the .TH line of
 // docs/man/objgc.1.
 func committedManDate(t *testing.T) time.Time {
@@ -220,6 +244,10 @@ func TestManPagesRender(t *testing.T) {
 		}
 		if regexp.MustCompile(`(?m)^[ \t]+EXIT STATUS$`).MatchString(text) {
 			t.Errorf("man -l %s: EXIT STATUS is still a paragraph of the description", page)
+		}
+		title := strings.ToUpper(strings.ReplaceAll(c.CommandPath(), " ", "-")) + "(1)"
+		if first, _, _ := strings.Cut(strings.TrimLeft(text, "\n"), "\n"); !strings.HasPrefix(first, title) {
+			t.Errorf("man -l %s: header %q, want it to start with %s", page, first, title)
 		}
 		if !strings.Contains(text, date) {
 			t.Errorf("man -l %s is not dated %s", page, date)
