@@ -554,7 +554,10 @@ type applyReportNotify struct {
 	Handler    string          `json:"handler"`
 	Hook       *applyReportRun `json:"hook"`
 	Patch      json.RawMessage `json:"patch,omitempty"`
-	Error      string          `json:"error,omitempty"`
+	// Revives are the doomed ids the patch sets as values: kept in the
+	// model flagged destroyed (a patch_revives_doomed warning each).
+	Revives []string `json:"revives,omitempty"`
+	Error   string   `json:"error,omitempty"`
 }
 
 type applySummary struct {
@@ -608,6 +611,9 @@ func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *a
 		if res.Err != nil {
 			rn.Error = res.Err.Error()
 			rep.Summary.NotificationsFailed++
+		}
+		for _, i := range res.Revives {
+			rn.Revives = append(rn.Revives, p.ID(i))
 		}
 		rep.Notifications = append(rep.Notifications, rn)
 	}

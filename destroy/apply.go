@@ -102,7 +102,11 @@ type ObjectResult struct {
 type NotifyResult struct {
 	Hook  *HookRun        // nil: no handler hook exists
 	Patch json.RawMessage // the hook's patch, nil when none
-	Err   error           // a failed notification is a warning
+	Err   error           // the notification failed
+	// Revives are the doomed objects (indexes into Plan.Objects) whose id
+	// the patch sets as a value: the write-back keeps them in the model,
+	// flagged destroyed. Allowed, and warned about (RevivalWarnings).
+	Revives []int
 }
 
 // ApplyResult is the outcome of Apply.
@@ -143,6 +147,24 @@ func (r *ApplyResult) FailedNotifications() int {
 		}
 	}
 	return n
+}
+
+// RevivalWarnings returns a WarnPatchRevivesDoomed warning for each
+// doomed object a notification's patch re-references (NotifyResult.Revives),
+// naming the subscriber, the handler and the doomed id, in notification
+// order.
+func (r *ApplyResult) RevivalWarnings(p *Plan) []Warning {
+	var out []Warning
+	for k, nr := range r.Notifications {
+		n := p.Notifications[k]
+		for _, i := range nr.Revives {
+			id := p.ID(i)
+			out = append(out, Warning{Code: WarnPatchRevivesDoomed, ID: id, Path: p.Path(i),
+				Message: fmt.Sprintf("the patch of handler %s of subscriber %s (notified of %s) re-references doomed object %s: the model written back keeps it, flagged destroyed, in Objects and ObjectsCopy (a patch drops a reference with null)",
+					n.Handler, n.Subscriber, p.ID(n.Publisher), id)})
+		}
+	}
+	return out
 }
 
 // Patches returns the notify hooks' merge patches by subscriber id, in
@@ -415,6 +437,7 @@ func (a *applier) notify(i int) error {
 			}
 		}
 		a.res.Notifications[i].Patch = done.Patch
+		a.res.Notifications[i].Revives = a.revives(n.Subscriber, done.Patch)
 		return nil
 	}
 	doc := hook.Document{
@@ -436,7 +459,23 @@ func (a *applier) notify(i int) error {
 		return err
 	}
 	a.res.Notifications[i].Patch = res.Patch
+	a.res.Notifications[i].Revives = a.revives(n.Subscriber, res.Patch)
 	return nil
+}
+
+// revives returns the doomed objects an accepted patch for subscriber sub
+// re-references (revivedBy); none when the patch is not applied: no
+// patch, or a subscriber that leaves the model.
+func (a *applier) revives(sub string, patch json.RawMessage) []int {
+	if patch == nil {
+		return nil
+	}
+	if in := a.p.Diff.Incoming; in.Null {
+		return nil
+	} else if _, ok := in.Lookup(sub); !ok {
+		return nil
+	}
+	return revivedBy(a.p, patch)
 }
 
 // destroyGroup destroys the objects of one group in parallel.

@@ -366,3 +366,34 @@ func TestApplyNotifyPatchEveryCopy(t *testing.T) {
 		t.Errorf("notification err %v, patch %s; want rejected for the second copy", n.Err, n.Patch)
 	}
 }
+
+// TestApplyNotifyPatchRevives: a patch value equal to a doomed id (once,
+// however often the patch names it; never a key) is reported with the
+// notification and as a patch_revives_doomed warning naming the
+// subscriber, the handler and the doomed id.
+func TestApplyNotifyPatchRevives(t *testing.T) {
+	dir := t.TempDir()
+	hooks := filepath.Join(dir, "hooks")
+	writeScript(t, hooks, "S/notify/onPubRemoved", `cat >/dev/null
+printf '%s' '{"patch": {"old": "pub", "list": ["pub", "x", {"deep": "pub"}], "pub": 1, "name": "vm"}}'
+`)
+	p := notifyPlan(t, "onPubRemoved", false)
+	r := applyNotify(t, p, dir, hooks)
+	n := r.Notifications[0]
+	if n.Err != nil || len(n.Revives) != 1 || p.ID(n.Revives[0]) != "pub" {
+		t.Fatalf("notification err %v, revives %v; want pub once", n.Err, n.Revives)
+	}
+	ws := r.RevivalWarnings(p)
+	if len(ws) != 1 || ws[0].Code != WarnPatchRevivesDoomed || ws[0].ID != "pub" ||
+		!strings.Contains(ws[0].Message, "the patch of handler onPubRemoved of subscriber sub (notified of pub) re-references doomed object pub") {
+		t.Errorf("warnings %+v", ws)
+	}
+
+	// A patch naming no doomed id warns of nothing.
+	writeScript(t, hooks, "S/notify/onPubRemoved", "cat >/dev/null\nprintf '%s' '{\"patch\": {\"pub\": \"vm\"}}'\n")
+	os.Remove(JournalPath(filepath.Join(dir, "model.json")))
+	r = applyNotify(t, p, dir, hooks)
+	if n := r.Notifications[0]; n.Err != nil || n.Revives != nil || len(r.RevivalWarnings(p)) != 0 {
+		t.Errorf("notification err %v, revives %v; want none", n.Err, n.Revives)
+	}
+}

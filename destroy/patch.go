@@ -259,6 +259,47 @@ func headerFree(v []byte, vs int, path string) error {
 	return nil
 }
 
+// revivedBy returns the doomed objects of p, as indexes into p.Objects in
+// the order the patch first names them, whose id a string value (not a
+// key) of the patch equals: the write-back keeps each in the model,
+// flagged destroyed, as a re-referenced object (DESIGN.md 4 and 5).
+// Strings holding a lone surrogate escape equal no id.
+func revivedBy(p *Plan, patch []byte) []int {
+	snap := p.Diff.Snapshot
+	var out []int
+	seen := map[int]bool{}
+	var walk func(vs int)
+	walk = func(vs int) {
+		switch patch[vs] {
+		case '"':
+			raw := patch[vs:jsonedit.String(patch, vs)]
+			if _, lone := jsonedit.LoneSurrogate(raw); lone {
+				return
+			}
+			s, err := jsonedit.DecodeString(raw)
+			if err != nil {
+				return
+			}
+			if j, ok := snap.Lookup(s); ok {
+				if i := p.index(snap.First(j)); i >= 0 && !seen[i] {
+					seen[i] = true
+					out = append(out, i)
+				}
+			}
+		case '{', '[':
+			ms, _ := jsonedit.Members(patch, vs)
+			for _, m := range ms {
+				walk(m.VS)
+			}
+		}
+	}
+	patch = bytes.TrimSpace(patch)
+	if len(patch) > 0 {
+		walk(0)
+	}
+	return out
+}
+
 // nesting returns how deep arrays and objects nest in the valid JSON b:
 // 1 for {} or [], 0 for a scalar.
 func nesting(b []byte) int {

@@ -50,6 +50,10 @@ const (
 	// ancestor class in no cached package, say), so the class is taken
 	// alone (PackageWarnings).
 	WarnHierarchyIncomplete WarnCode = "hierarchy_incomplete"
+	// WarnPatchRevivesDoomed: a notify hook's patch holds a string equal
+	// to a doomed object's id, so the write-back keeps that object in the
+	// model, flagged destroyed (apply only: RevivalWarnings).
+	WarnPatchRevivesDoomed WarnCode = "patch_revives_doomed"
 )
 
 // Reason is one reason for an object's place.

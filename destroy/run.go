@@ -319,6 +319,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		return nil, fmt.Errorf("apply stopped: %w; nothing was written, the journal %s keeps what was done", err, journal.Path())
 	}
 	rep.Result = result
+	rep.Warnings = append(rep.Warnings, result.RevivalWarnings(p)...)
 
 	outcome := Effects{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
 	written, err := BuildWriteBack(p, outcome, envelopeAttributes(in), opts.OnDanglingKeep)
