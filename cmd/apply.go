@@ -93,7 +93,9 @@ unwritable folder, the --snapshot input or the saved plan, or the lock or
 journal file of an input is refused; --junit may be no input (a saved
 plan's model included) and not the --write output either. Files are
 compared by name and by identity (device and inode): a link, a hard link
-or ./ in front does not get past.
+or ./ in front does not get past. A target with more than one hard link
+is refused: the lock goes by name, and the write-back (a rename) would
+split the links.
 A symbolic link is written through. With nothing to do, the model is left
 as it was.
 
@@ -308,6 +310,9 @@ func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
 		if err := probeFolder(filepath.Dir(file), file); err != nil {
 			return fmt.Errorf("--write -: the lock and journal go beside %s, and folder %s is not writable: %v", base, filepath.Dir(file), unwrapPath(err))
 		}
+		if err := destroy.CheckLinks(base); err != nil {
+			return err
+		}
 		ai.file = file
 		return nil
 	}
@@ -322,6 +327,9 @@ func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
 		{"the --graph input", opts.Graph, true}, {"the saved plan", ai.planFile, false}}
 	file, err := checkOutput("--write", ai.target, files, "write the model elsewhere")
 	if err != nil {
+		return err
+	}
+	if err := destroy.CheckLinks(ai.target); err != nil {
 		return err
 	}
 	ai.file = file

@@ -156,7 +156,8 @@ type Report struct {
 //     package changed since it was planned (PlanChanges), before the
 //     lock;
 //  1. takes the lock on File (LockTarget), waiting up to LockTimeout; the
-//     first interrupt (Drain) ends the wait;
+//     first interrupt (Drain) ends the wait; refuses a File with more
+//     than one hard link (CheckLinks: the lock is per name);
 //  2. reads the inputs (ReadInputs), and for a saved plan compares each
 //     one's sha256 with the plan's again (a change made during the wait);
 //  3. plans (NewPlan) and refuses dangling references unless
@@ -183,7 +184,7 @@ type Report struct {
 // Errors: ErrLocked (*LockedError) when the lock is held; ErrInterrupted
 // when the lock wait was interrupted; ErrStalePlan (*StaleError) when an
 // input, a hook or a package differs from the saved plan;
-// *DanglingError; *MissingHooksError; reading errors of the inputs
+// *DanglingError; *MissingHooksError; *HardLinksError; reading errors of the inputs
 // (*snapshot.SyntaxError, *snapshot.ModelError, ...); journal errors
 // (*ReplayError, ErrJournalInputs, ErrNotRegular); an "apply stopped"
 // error when the hooks could not go on (the journal stays, for the next
@@ -233,6 +234,11 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		return nil, err
 	}
 	defer unlock()
+	// Checked by the caller before the lock too; a link made while this
+	// run waited for the lock is found here, before anything is done.
+	if err := CheckLinks(opts.File); err != nil {
+		return nil, err
+	}
 
 	switch {
 	case opts.Plan == nil:
