@@ -152,6 +152,9 @@ type applyInputs struct {
 	// symbolic links resolved, or with --write - the model file (the
 	// --graph file) resolved.
 	file string
+	// named is file as the user named it (the target, or with --write -
+	// the model file), for messages.
+	named string
 	// inPlace: the target is the model file itself (MODEL or a saved
 	// plan's model), so that nothing to do leaves it untouched.
 	inPlace bool
@@ -310,10 +313,7 @@ func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
 		if err := probeFolder(filepath.Dir(file), file); err != nil {
 			return fmt.Errorf("--write -: the lock and journal go beside %s, and folder %s is not writable: %v", base, filepath.Dir(file), unwrapPath(err))
 		}
-		if err := destroy.CheckLinks(base); err != nil {
-			return err
-		}
-		ai.file = file
+		ai.file, ai.named = file, base
 		return nil
 	}
 	if opts.Write == "" {
@@ -329,9 +329,7 @@ func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
 	if err != nil {
 		return err
 	}
-	if err := destroy.CheckLinks(ai.target); err != nil {
-		return err
-	}
+	ai.named = ai.target
 	ai.file = file
 	ai.inPlace = opts.Model != "" && opts.Model != "-" && (opts.Write == "" || sameFile(opts.Write, opts.Model))
 	return nil
@@ -365,6 +363,10 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		return err
 	}
 	if err := checkJUnitOut(&opts, ai); err != nil {
+		return err
+	}
+	// After the outputs' checks, which name the flag at fault.
+	if err := destroy.CheckLinks(ai.named); err != nil {
 		return err
 	}
 	if err := checkOnDangling(ai.onDangling); err != nil {
