@@ -35,7 +35,11 @@ func writePlanMarkdown(w io.Writer, doc *destroy.PlanFile, names []string) error
 	fmt.Fprintln(bw, "| to destroy | groups | notifications | warnings | dropped | dangling references | without a destroy hook |")
 	fmt.Fprintln(bw, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	fmt.Fprintf(bw, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Destroy, s.Groups, s.Notifications, s.Warnings, s.Dropped, s.DanglingReferences, s.WithoutDestroyHook)
-	if s.ApplyRefuses {
+	dangling := doc.OnDangling == "error" && s.DanglingReferences > 0
+	if s.ApplyRefuses && !dangling {
+		fmt.Fprintf(bw, "**Apply would refuse:** a hook cannot be given its arguments and environment (see the `hook_cannot_run` warnings).\n\n")
+	}
+	if dangling {
 		fmt.Fprintf(bw, "**Apply would refuse:** %d dangling %s to doomed objects (use `--on-dangling=keep` to destroy them and keep them flagged destroyed).\n\n",
 			s.DanglingReferences, plural(s.DanglingReferences, "reference", "references"))
 	}

@@ -47,6 +47,9 @@ type planHooks struct {
 	dirs      []string              // the hooks dirs searched, absolute
 	cacheDir  string                // the package cache root, absolute
 	packages  []destroy.PlanPackage // the cached packages read
+	// argsProblems counts the hooks that cannot be given their
+	// arguments (warnArgs): apply refuses to run.
+	argsProblems int
 }
 
 // typeHooks is what a plan knows of one type of doomed object.
@@ -167,7 +170,41 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 	}
 	h.packages = destroy.SessionPackages(f.Packages)
 	h.warnCannotRun(p)
+	h.warnArgs(p, destroy.NewHookArgs(os.Environ()))
 	return h
+}
+
+// warnArgs adds to p's warnings (destroy.WarnHookCannotRun) every hook
+// found that cannot be given its arguments and environment
+// (destroy.HookArgs): apply would refuse to run. It counts them in
+// argsProblems.
+func (h *planHooks) warnArgs(p *destroy.Plan, args *destroy.HookArgs) {
+	for i := range p.Objects {
+		var o *destroy.Planned
+		for _, f := range h.of(i).destroy {
+			if o == nil {
+				pl := p.Header(i)
+				o = &pl
+			}
+			if err := args.Destroy(f, o); err != nil {
+				pr := destroy.HookArgsProblem{ID: o.ID, Type: o.Type, Hook: f.Path, Err: err}
+				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: o.ID, Path: p.Path(i),
+					Message: pr.Message() + ": apply refuses to run"})
+				h.argsProblems++
+			}
+		}
+	}
+	for i, n := range p.Notifications {
+		if f := h.notify[i]; f != nil {
+			pub := p.Header(n.Publisher)
+			if err := args.Notify(*f, &pub, n); err != nil {
+				pr := destroy.HookArgsProblem{ID: pub.ID, Type: pub.Type, Hook: f.Path, Handler: n.Handler, Subscriber: n.Subscriber, Err: err}
+				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: n.Subscriber,
+					Message: pr.Message() + ": apply refuses to run"})
+				h.argsProblems++
+			}
+		}
+	}
 }
 
 // warnCannotRun adds to p's warnings (destroy.WarnHookCannotRun) every hook
@@ -329,7 +366,7 @@ func (pj *planJSON) summary() destroy.PlanSummary {
 		Dropped:            len(p.Diff.Dropped),
 		Warnings:           p.WarningCount(),
 		WithoutDestroyHook: pj.hooks.withoutDestroyHook(),
-		ApplyRefuses:       pj.onDangling == "error" && len(p.Diff.Dangling) > 0,
+		ApplyRefuses:       pj.onDangling == "error" && len(p.Diff.Dangling) > 0 || pj.hooks.argsProblems > 0,
 	}
 }
 
@@ -668,6 +705,10 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 		fmt.Fprintf(bw, ", %d without a destroy hook", n)
 	}
 	fmt.Fprintln(bw, ".")
+	if n := hooks.argsProblems; n > 0 {
+		fmt.Fprintf(bw, "%s %d %s cannot be given %s arguments and environment (see the hook_cannot_run %s); apply refuses to run.\n",
+			pal.bad("Apply would refuse:"), n, plural(n, "hook", "hooks"), plural(n, "its", "their"), plural(n, "warning", "warnings"))
+	}
 	if n := len(p.Diff.Dangling); n > 0 {
 		if onDangling == "error" {
 			fmt.Fprintf(bw, "%s %d dangling %s to doomed objects; apply refuses to run (use --on-dangling=keep to destroy them and keep them flagged destroyed).\n",

@@ -588,11 +588,8 @@ func (a *applier) invocation(f hook.Found, o *Planned, group int, doc hook.Docum
 	if doc.Event == hook.EventNotify {
 		event = hook.EventNotify + " " + termsafe.String(f.Handler)
 	}
-	inv := hook.Invocation{
-		Hook: f.Path, ObjectID: o.ID, ObjectType: o.Type, Class: f.Class,
-		Group: group, PackageDir: f.Source.PackageDir, Doomed: a.opts.DoomedFile, Dir: f.WorkDir(),
-		Stdin: stdin, Env: a.opts.Env, Timeout: a.opts.HookTimeout, Grace: a.opts.Grace,
-	}
+	inv := hookInvocation(f, o, group, a.opts.DoomedFile)
+	inv.Stdin, inv.Env, inv.Timeout, inv.Grace = stdin, a.opts.Env, a.opts.HookTimeout, a.opts.Grace
 	if a.opts.Stderr != nil {
 		prefix := termsafe.String(o.ID) + " " + event + ": "
 		inv.Stderr = func(line string) { a.opts.Stderr(prefix + line) }

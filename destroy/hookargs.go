@@ -1,0 +1,175 @@
+package destroy
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/snapshot"
+)
+
+// HookArgs checks that a hook can be given its arguments and environment
+// (hook.ArgsCheck): an id, a type or a handler name longer than the
+// system passes in one string (128 KiB on Linux) fails every run of its
+// hook with "argument list too long", and no retry passes it. plan warns
+// about such a hook (WarnHookCannotRun) and apply refuses to start
+// (*HookArgsError). The invocations checked are the ones Apply makes.
+type HookArgs struct {
+	check *hook.ArgsCheck
+	// doomed stands for the doomed-ids file (OBJGC_DOOMED), which
+	// exists only once apply runs: the longest name writeDoomedFile
+	// gives it.
+	doomed string
+}
+
+// NewHookArgs returns the check of hooks run with env as objgc's own
+// environment (ApplyOptions.Env).
+func NewHookArgs(env []string) *HookArgs {
+	return &HookArgs{check: hook.NewArgsCheck(env), doomed: filepath.Join(os.TempDir(), "objgc-doomed-4294967295.txt")}
+}
+
+// Destroy returns nil, or the *hook.ArgsError of destroy hook f of the
+// doomed object o.
+func (h *HookArgs) Destroy(f hook.Found, o *Planned) error {
+	inv := hookInvocation(f, o, o.Group, h.doomed)
+	return h.check.Check(&inv)
+}
+
+// Notify returns nil, or the *hook.ArgsError of handler hook f of
+// notification n, whose publisher is pub.
+func (h *HookArgs) Notify(f hook.Found, pub *Planned, n Notification) error {
+	inv := hookInvocation(f, pub, n.Group, h.doomed)
+	inv.Handler, inv.SubscriberID = n.Handler, n.Subscriber
+	return h.check.Check(&inv)
+}
+
+// hookInvocation is the invocation of hook f for object o (for a
+// notification, its publisher) in group, as Apply runs it, without its
+// stdin, stderr, handler and subscriber.
+func hookInvocation(f hook.Found, o *Planned, group int, doomed string) hook.Invocation {
+	return hook.Invocation{
+		Hook: f.Path, ObjectID: o.ID, ObjectType: o.Type, Class: f.Class,
+		Group: group, PackageDir: f.Source.PackageDir, Doomed: doomed, Dir: f.WorkDir(),
+	}
+}
+
+// HookArgsProblem is a hook that cannot be given its arguments.
+type HookArgsProblem struct {
+	ID   string // the doomed object (for a notification, the publisher)
+	Type string // its type string
+	Path string // its JSON path in the snapshot
+	Hook string // the hook's path
+	// Handler and Subscriber are set for a notification's hook.
+	Handler, Subscriber string
+	Err                 error // a *hook.ArgsError
+}
+
+// Message says which hook cannot run for which object, and why; ids and
+// types are cut to 64 bytes (the one that is too long is 128 KiB).
+func (p *HookArgsProblem) Message() string {
+	if p.Handler != "" {
+		return fmt.Sprintf("notify hook %s (%s of %s, for %s) cannot be started: %v", p.Hook, Abbrev(p.Handler), Abbrev(p.Subscriber), Abbrev(p.ID), p.Err)
+	}
+	return fmt.Sprintf("destroy hook %s of %s %s cannot be started: %v", p.Hook, Abbrev(orNoType(p.Type)), Abbrev(p.ID), p.Err)
+}
+
+func orNoType(t string) string {
+	if t == "" {
+		return "(no type)"
+	}
+	return t
+}
+
+// HookArgsError refuses a run in which a hook cannot be given its
+// arguments or environment (HookArgs): nothing was run or written.
+type HookArgsError struct {
+	Problems []HookArgsProblem
+}
+
+func (e *HookArgsError) Error() string {
+	shown, more := e.Problems, ""
+	if len(shown) > MaxDifferences {
+		shown, more = shown[:MaxDifferences], fmt.Sprintf("; and %d more", len(e.Problems)-MaxDifferences)
+	}
+	msgs := make([]string, len(shown))
+	for i := range shown {
+		msgs[i] = shown[i].Message()
+	}
+	return fmt.Sprintf("%d %s cannot be started: %s%s; no hook was run: an id, type or handler name this long cannot reach a hook on this system, correct it in the model (a total past ARG_MAX: raise the stack limit, ulimit -s, or shorten objgc's environment)",
+		len(e.Problems), map[bool]string{true: "hook", false: "hooks"}[len(e.Problems) == 1], strings.Join(msgs, "; "), more)
+}
+
+// checkHookArgs returns a *HookArgsError naming every hook of p that
+// cannot be given its arguments, nil when every one can.
+func checkHookArgs(ctx context.Context, p *Plan, finder *HookFinder, env []string) error {
+	if finder == nil {
+		return nil
+	}
+	h := NewHookArgs(env)
+	var problems []HookArgsProblem
+	snap := p.Diff.Snapshot
+	for i := range p.Objects {
+		if ctx.Err() != nil {
+			return nil // interrupted: Apply starts nothing either
+		}
+		var o *Planned
+		for _, f := range finder.DestroyHooks(ctx, snap.Type(p.Objects[i].Snapshot)) {
+			if o == nil {
+				pl := p.Header(i)
+				o = &pl
+			}
+			if err := h.Destroy(f, o); err != nil {
+				problems = append(problems, HookArgsProblem{ID: o.ID, Type: o.Type, Path: p.Path(i), Hook: f.Path, Err: err})
+			}
+		}
+	}
+	for _, n := range p.Notifications {
+		t, ok := p.subscriberType(n)
+		if !ok {
+			continue
+		}
+		f, ok := finder.HandlerHook(ctx, t, n.Handler)
+		if !ok {
+			continue
+		}
+		pub := p.Header(n.Publisher)
+		if err := h.Notify(f, &pub, n); err != nil {
+			problems = append(problems, HookArgsProblem{ID: pub.ID, Type: pub.Type, Hook: f.Path, Handler: n.Handler, Subscriber: n.Subscriber, Err: err})
+		}
+	}
+	if problems == nil {
+		return nil
+	}
+	return &HookArgsError{Problems: problems}
+}
+
+// Abbrev returns s when it is at most 64 bytes, else its first 64 bytes
+// (cut at a rune), "..." and its length: for ids and types in messages,
+// where one of 128 KiB would bury the rest.
+func Abbrev(s string) string {
+	const n = 64
+	if len(s) <= n {
+		return s
+	}
+	k := n
+	for k > 0 && !utf8.RuneStart(s[k]) {
+		k--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:k], len(s))
+}
+
+// subscriberType returns the type of notification n's subscriber, whose
+// handler hook runs: from the incoming model when it lives there, else
+// from the snapshot, as Apply looks it up.
+func (p *Plan) subscriberType(n Notification) (snapshot.Type, bool) {
+	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
+		if j, ok := t.Lookup(n.Subscriber); ok {
+			return t.Type(j), true
+		}
+	}
+	return snapshot.Type{}, false
+}
