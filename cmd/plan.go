@@ -59,7 +59,9 @@ and warnings. It runs no hooks.
 
 MODEL is a Murano envelope {"Objects", "ObjectsCopy", "Attributes"} or an
 engine task {"model": ...}; or give two files with --snapshot and --graph,
-each a bare object tree or an envelope. "-" reads standard input.`,
+each a bare object tree or an envelope. "-" reads standard input. A key
+written twice in one JSON object of an input is an error: Murano reads the
+last one, objgc does not guess.`,
 		Example: `  objgc plan env.json --hooks-dir ./hooks
   objgc plan --snapshot before.json --graph after.json --format json
   objgc plan model.json --out plan.json --detailed-exitcode

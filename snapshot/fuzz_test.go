@@ -47,6 +47,7 @@ func FuzzLoad(f *testing.F) {
 		`{"Objects": {"?": {"id": "a\u001b[2J"}}}`,
 		`{"Objects": {"?": {"id": "x", "dependencies": {"onDestruction": [{"subscriber": "\udc00", "handler": null}]}}}}`,
 		"{\"Objects\": [\"\xed\xa0\x80\", \"\xc0\xaf\", \"\u0085\"]}",
+		`{"Objects": {"?": {"id": "a", "id": "b"}, "k": {"x": 1, "y": 2, "\u0078": 3}}, "ObjectsCopy": null, "Objects": null}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -100,7 +101,18 @@ func FuzzLoad(f *testing.F) {
 // control somewhere in the bytes.
 func checkRefusal(t *testing.T, data []byte, valid bool, err error) {
 	t.Helper()
-	if err == nil || !valid {
+	if !valid {
+		return
+	}
+	// A key written twice in one object is refused, and only then.
+	dup := hasDuplicateKey(data)
+	switch {
+	case err == nil && dup:
+		t.Fatal("accepted a JSON object with a key written twice")
+	case err != nil && strings.Contains(err.Error(), "duplicate") && !dup:
+		t.Fatalf("refused a duplicate key that is not there: %v", err)
+	}
+	if err == nil {
 		return
 	}
 	var se *SyntaxError

@@ -140,6 +140,7 @@ func (s *scanner) header(h *header) error {
 	h.start = s.pos
 	h.depLo, h.depHi = int32(len(s.idx.deps)), int32(len(s.idx.deps))
 	s.pos++
+	kbase := len(s.keys)
 	seg := len(s.path)
 	s.path = append(s.path, 0)
 	typeSeg := int32(-1) // the "type" key, for an error's path
@@ -154,6 +155,7 @@ func (s *scanner) header(h *header) error {
 				return err
 			}
 			s.path[seg] = int32(ks - 1)
+			s.keys = append(s.keys, s.keyHash(ks, ke, kesc))
 			k := s.str(ks, ke)
 			if kesc {
 				k = unescape(s.data[ks-1 : ke+1])
@@ -218,6 +220,9 @@ func (s *scanner) header(h *header) error {
 				break
 			}
 		}
+	}
+	if err := s.uniqueKeys(h.start, kbase, seg); err != nil {
+		return err
 	}
 	// A type the table knows parsed before: each is parsed once.
 	var known bool
@@ -305,6 +310,7 @@ func (s *scanner) objectKeys(fn func(key string) error) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
+	open, kbase := s.pos, len(s.keys)
 	s.pos++
 	seg := len(s.path)
 	s.path = append(s.path, 0)
@@ -319,6 +325,7 @@ func (s *scanner) objectKeys(fn func(key string) error) error {
 				return err
 			}
 			s.path[seg] = int32(ks - 1)
+			s.keys = append(s.keys, s.keyHash(ks, ke, esc))
 			k := s.str(ks, ke)
 			if esc {
 				k = unescape(s.data[ks-1 : ke+1])
@@ -334,6 +341,9 @@ func (s *scanner) objectKeys(fn func(key string) error) error {
 				break
 			}
 		}
+	}
+	if err := s.uniqueKeys(open, kbase, seg); err != nil {
+		return err
 	}
 	s.path = s.path[:seg]
 	s.depth--

@@ -215,8 +215,8 @@ func TestSpeculationAdopted(t *testing.T) {
 	if len(idx.subs) != 1 || !idx.subs[0].adopted || idx.subs[0].start != bytes.Index(env, []byte(`"ObjectsCopy": `))+len(`"ObjectsCopy": `) {
 		t.Fatalf("the second tree was not read apart: %d scans", len(idx.subs))
 	}
-	pad := `"pad": [` + strings.Repeat(`"x", `, 2000) + `"x"]`
-	decoy := []byte(`{"Objects": {"?": {"id": "e"}, ` + pad + `, "sub": {"a": 1, "ObjectsCopy": {"?": {"id": "decoy"}}}, ` + pad + `, ` + pad + `}, "ObjectsCopy": {"?": {"id": "e"}}}`)
+	pad := func(k string) string { return `"` + k + `": [` + strings.Repeat(`"x", `, 2000) + `"x"]` }
+	decoy := []byte(`{"Objects": {"?": {"id": "e"}, ` + pad("pad1") + `, "sub": {"a": 1, "ObjectsCopy": {"?": {"id": "decoy"}}}, ` + pad("pad2") + `, ` + pad("pad3") + `}, "ObjectsCopy": {"?": {"id": "e"}}}`)
 	if k, _ := guessKey(decoy, 12, "ObjectsCopy"); !bytes.HasPrefix(decoy[k:], []byte(`"ObjectsCopy": {"?": {"id": "decoy"}`)) {
 		t.Fatalf("the decoy is not what speculate guesses: %d", k)
 	}

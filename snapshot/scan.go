@@ -5,7 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math/bits"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -102,7 +105,11 @@ type scanner struct {
 	// is read and that may anchor (anchors), innermost last: an object's
 	// segments are recorded from the innermost one's (Object.segPre).
 	anchors []int32
-	idx     flatIndex
+	// keys holds a keyHash of each key read of the JSON objects still
+	// open, innermost last: an object's keys are compared when it closes
+	// (uniqueKeys).
+	keys []uint64
+	idx  flatIndex
 
 	doc *Document // released every releaseEvery objects
 	// parallel lets the scanner hand the value of an envelope's other
@@ -975,6 +982,7 @@ func (s *scanner) object() error {
 	start := s.pos
 	s.pos++ // '{'
 	base := len(s.pending)
+	kbase := len(s.keys)
 	seg := len(s.path)
 	s.path = append(s.path, 0)
 	var h header
@@ -991,6 +999,7 @@ func (s *scanner) object() error {
 				return err
 			}
 			s.path[seg] = int32(ks - 1)
+			s.keys = append(s.keys, s.keyHash(ks, ke, kesc))
 			if s.inHeader == 0 && (ke-ks == 1 && s.data[ks] == '?' || kesc && unescape(s.data[ks-1:ke+1]) == "?") {
 				if hasHeader {
 					return s.modelErr(`duplicate "?" key: an object has one header`)
@@ -1068,6 +1077,9 @@ func (s *scanner) object() error {
 			}
 		}
 	}
+	if err := s.uniqueKeys(start, kbase, seg); err != nil {
+		return err
+	}
 	s.path = s.path[:seg]
 	s.depth--
 	if !hasHeader {
@@ -1134,6 +1146,99 @@ func (s *scanner) object() error {
 		}
 	}
 	s.pending = append(s.pending[:base], i)
+	return nil
+}
+
+// smallKeys is how many keys an object may have for uniqueKeys to compare
+// them pairwise; past that, it sorts them. Murano objects, headers and
+// records have a handful.
+const smallKeys = 16
+
+// keySeed makes the hashes of long keys unpredictable to whoever writes a
+// model: a collision costs a second reading of the object's keys, never a
+// wrong answer (duplicateKey).
+var keySeed = maphash.MakeSeed()
+
+// keyHash returns a value equal for two keys whose decoded text is equal:
+// a key shorter than 8 bytes is the value itself (its bytes and its
+// length, in the top byte), a longer one a hash with the top bit set. The
+// key is the raw span data[ks:ke] between the quotes; escaped keys (rare)
+// are decoded first, so that "Obj\u0065cts" is "Objects".
+func (s *scanner) keyHash(ks, ke int, escaped bool) uint64 {
+	if escaped {
+		return shortOrHash(unescape(s.data[ks-1 : ke+1]))
+	}
+	n := ke - ks
+	if n < 8 && ks+8 <= len(s.data) {
+		return binary.LittleEndian.Uint64(s.data[ks:])&(1<<(8*n)-1) | uint64(n)<<56
+	}
+	return shortOrHash(s.str(ks, ke))
+}
+
+func shortOrHash(k string) uint64 {
+	if len(k) < 8 {
+		var w uint64
+		for i := len(k) - 1; i >= 0; i-- {
+			w = w<<8 | uint64(k[i])
+		}
+		return w | uint64(len(k))<<56
+	}
+	return maphash.String(keySeed, k) | 1<<63
+}
+
+// uniqueKeys checks that the keys of the JSON object at open, whose
+// keyHash values are s.keys[base:], are distinct, and drops them from
+// s.keys. A key written twice is a *ModelError at the second one's path
+// (its segment is s.path[seg]): Python's json.loads, which Murano's engine
+// uses, keeps the last value, and this reader, like others, would keep
+// another (the first header, the first "Objects", both records lists).
+// The keys are compared by their hashes, read as they were scanned: the
+// object's bytes are read again only when two hashes are equal.
+func (s *scanner) uniqueKeys(open, base, seg int) error {
+	h := s.keys[base:]
+	s.keys = s.keys[:base]
+	dup := false
+	if len(h) <= smallKeys {
+		for i := 1; i < len(h) && !dup; i++ {
+			for j := 0; j < i; j++ {
+				if h[i] == h[j] {
+					dup = true
+					break
+				}
+			}
+		}
+	} else {
+		slices.Sort(h)
+		for i := 1; i < len(h); i++ {
+			if h[i] == h[i-1] {
+				dup = true
+				break
+			}
+		}
+	}
+	if !dup {
+		return nil
+	}
+	return s.duplicateKey(open, seg)
+}
+
+// duplicateKey returns the error for the first key of the (valid) JSON
+// object at open that is written a second time, in document order; nil
+// when there is none (two keys' hashes were equal).
+func (s *scanner) duplicateKey(open, seg int) error {
+	ms, _ := jsonedit.Members(s.data, open)
+	first := make(map[string]int, len(ms))
+	for _, m := range ms {
+		k := keyAt(s.data, m.Start)
+		f, ok := first[k]
+		if !ok {
+			first[k] = m.Start
+			continue
+		}
+		s.path[seg] = int32(m.Start)
+		line, _ := lineCol(s.data, f)
+		return s.modelErr(fmt.Sprintf("duplicate key %s (the first at line %d); Python's json.loads, which Murano's engine uses, keeps the last value of a key written twice and objgc refuses to guess which one was meant: remove one of them", strconv.Quote(k), line))
+	}
 	return nil
 }
 

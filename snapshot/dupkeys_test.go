@@ -1,0 +1,137 @@
+package snapshot
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestDuplicateKeys checks that a key written twice in any JSON object of
+// a document is refused at the second one's path, and that keys that only
+// look alike (one length, one prefix, one hash bucket) are not.
+func TestDuplicateKeys(t *testing.T) {
+	wide := func(dup string) string {
+		var b strings.Builder
+		b.WriteString(`{"?": {"id": "e"}, "p": {`)
+		for i := range 100 {
+			fmt.Fprintf(&b, `"key%03d": %d, `, i, i)
+		}
+		b.WriteString(dup + `"last": 0}}`)
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name, in string
+		want     string // "" when the document is accepted
+	}{
+		{"envelope", `{"Objects": null, "ObjectsCopy": null, "Objects": {"?": {"id": "e"}}}`, `$.Objects: duplicate key "Objects" (the first at line 1)`},
+		{"escaped", `{"Objects": null, "Obj\u0065cts": null}`, `$.Objects: duplicate key "Objects"`},
+		{"escaped long", `{"?": {"id": "e"}, "longer key": 1, "longer\u0020key": 2}`, `$["longer key"]: duplicate key "longer key"`},
+		{"task", "{\"model\": {\"Objects\": null},\n\"model\": {\"Objects\": null}}", `$.model: duplicate key "model" (the first at line 1)`},
+		{"header member", `{"?": {"id": "e", "type": "a", "id": "f"}}`, `$["?"].id: duplicate key "id"`},
+		{"escaped header", `{"?": {"id": "e"}, "\u003f": {"id": "f"}}`, `duplicate "?" key`},
+		{"dependencies", `{"?": {"id": "e", "dependencies": null, "dependencies": {"onDestruction": []}}}`, `$["?"].dependencies: duplicate key "dependencies"`},
+		{"records", `{"?": {"id": "e", "dependencies": {"onDestruction": [], "onDestruction": [{"subscriber": "e", "handler": null}]}}}`, `$["?"].dependencies.onDestruction: duplicate key "onDestruction"`},
+		{"record member", `{"?": {"id": "e", "dependencies": {"onDestruction": [{"subscriber": "e", "handler": "a", "subscriber": "f"}]}}}`, `$["?"].dependencies.onDestruction[0].subscriber: duplicate key "subscriber"`},
+		{"in a header value", `{"?": {"id": "e", "_designer": {"x": [{"y": 1, "y": 1}]}}}`, `$["?"]._designer.x[0].y: duplicate key "y"`},
+		{"property", `{"?": {"id": "e"}, "a": "e", "b": 1, "a": null}`, `$.a: duplicate key "a"`},
+		{"plain object", `[{"?": {"id": "e"}, "p": {"q": {"r": 1, "s": 2, "r": 3}}}]`, `$[0].p.q.r: duplicate key "r"`},
+		{"empty key", `{"?": {"id": "e"}, "": 1, "": 2}`, `duplicate key ""`},
+		{"last bytes", `{"?": {"id": "e"},"a":1,"a":2}`, `$.a: duplicate key "a"`},
+		{"wide", wide(`"key042": 0, `), `$.p.key042: duplicate key "key042"`},
+		{"wide, first of two", wide(`"key077": 0, "key013": 0, `), `$.p.key077: duplicate key "key077"`},
+		{"distinct", `{"?": {"id": "e"}, "propertyNameA": 1, "propertyNameB": 2, "propertyNameAB": 3, "a": 1, "A": 2, "a\u0000": 3, "": 4, "abcdefg": 5, "abcdefgh": 6, "abcdefgi": 7}`, ""},
+		{"distinct wide", wide(""), ""},
+		{"same key in two objects", `{"?": {"id": "e"}, "a": {"a": {"a": 1}}, "b": [{"a": 1}, {"a": 2}]}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadGraph(NewDocument("m.json", []byte(tc.in)))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one with %q", err, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), "m.json: ") {
+				t.Fatalf("error %v does not name the file", err)
+			}
+		})
+	}
+}
+
+// TestDuplicateKeysParallel checks that a duplicate key inside a tree read
+// by a scanner of its own is refused as the one-pass reader refuses it.
+func TestDuplicateKeysParallel(t *testing.T) {
+	old := ParallelMin
+	defer func() { ParallelMin = old }()
+	ParallelMin = 1
+	pad := `"pad": [` + strings.Repeat(`"x", `, 2000) + `"x"]`
+	data := []byte(`{"Objects": {"?": {"id": "e"}, ` + pad + `}, "ObjectsCopy": {"?": {"id": "e"}, ` + pad + `, "k": {"a": 1, "a": 2}}}`)
+	_, _, err := LoadModel(NewDocument("m.json", data))
+	if err == nil || !strings.Contains(err.Error(), `m.json: $.ObjectsCopy.k.a: duplicate key "a"`) {
+		t.Fatalf("error %v, want the duplicate key", err)
+	}
+}
+
+// TestDuplicateKeyHashCollision checks that two distinct keys whose hashes
+// are equal are not taken for one: the object is read again.
+func TestDuplicateKeyHashCollision(t *testing.T) {
+	data := []byte(`{"first long key": 1, "other long key": 2}`)
+	s := &scanner{file: "m.json", data: data, path: []int32{0}, keys: []uint64{7, 7}}
+	if err := s.uniqueKeys(0, 0, 0); err != nil {
+		t.Fatalf("distinct keys with equal hashes refused: %v", err)
+	}
+	if len(s.keys) != 0 {
+		t.Fatalf("%d hashes left", len(s.keys))
+	}
+}
+
+// hasDuplicateKey reports whether a JSON object of the valid document data
+// holds a key twice, read with encoding/json's tokens: the fuzz test's
+// reference.
+func hasDuplicateKey(data []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		keys  map[string]bool
+		isKey bool // the next token of an object is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.keys != nil && top.isKey {
+			if k, ok := tok.(string); ok {
+				if top.keys[k] {
+					return true
+				}
+				top.keys[k] = true
+				top.isKey = false
+				continue
+			}
+		}
+		if top != nil && top.keys != nil {
+			top.isKey = true // this token is (or opens) a value
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{keys: map[string]bool{}, isKey: true})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && stack[len(stack)-1].keys != nil {
+				stack[len(stack)-1].isKey = true
+			}
+		}
+	}
+}
