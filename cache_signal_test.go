@@ -66,11 +66,17 @@ func TestCacheAddSignal(t *testing.T) {
 			if !strings.Contains(stderr.String(), "interrupted") {
 				t.Errorf("stderr %q does not say interrupted", &stderr)
 			}
-			for _, d := range []string{"packages", "tmp"} {
-				ents, err := os.ReadDir(filepath.Join(cache, d))
-				if err != nil || len(ents) != 0 {
-					t.Errorf("%s/: %v, %v; want it empty", d, ents, err)
-				}
+			// Nothing but objgc's own, empty, staging directory: no
+			// package, no record.
+			if ents, err := os.ReadDir(cache); err != nil || len(ents) != 1 || ents[0].Name() != ".objgc" {
+				t.Errorf("%s: %v, %v; want only .objgc/", cache, ents, err)
+			}
+			ents, err := os.ReadDir(filepath.Join(cache, ".objgc", "tmp"))
+			if err != nil || len(ents) != 0 {
+				t.Errorf(".objgc/tmp/: %v, %v; want it empty", ents, err)
+			}
+			if _, err := os.Stat(filepath.Join(cache, ".objgc", "records")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf(".objgc/records/: %v; want none", err)
 			}
 		})
 	}

@@ -39,6 +39,8 @@ type applyOptions struct {
 	RequireHooks bool
 	HooksDirs    []string
 	CacheDir     string
+	// TrustEnginePackages: see planOptions.
+	TrustEnginePackages bool
 	// hooksDirsFrom, cacheDirFrom and onDanglingFrom name where these
 	// settings came from ("" for the default): a saved plan fixes them,
 	// and a setting that contradicts it is a usage error.
@@ -66,6 +68,7 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (refuse to run) or keep (destroy them and keep them flagged destroyed)")
 	f.StringVar(&o.Format, "format", "text", "report format: text or json")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
+	f.BoolVar(&o.TrustEnginePackages, "trust-engine-packages", false, "run the hooks shipped in packages murano-engine unpacked (they come from the catalog, which tenants upload to)")
 	f.BoolVar(&o.RequireHooks, "require-hooks", false, "refuse to run when a doomed object has no destroy hook")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors and warnings: no progress, no hook output as it comes, no report when all went well")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "also report every hook run, with its exit status and duration, and every notification")
@@ -380,7 +383,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
-	finder, err := newFinder(streams, dirs, cache, cacheFrom)
+	finder, err := newFinder(streams, dirs, cache, cacheFrom, opts.TrustEnginePackages)
 	if err != nil {
 		return err
 	}
@@ -466,9 +469,9 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 // newFinder returns the hook finder of dirs and of the package cache
 // dir (openPackages; from says where cache was set); the caller closes
 // its Packages. The error is openPackages'.
-func newFinder(streams *IO, dirs []string, cache, from string) (*destroy.HookFinder, error) {
+func newFinder(streams *IO, dirs []string, cache, from string, trust bool) (*destroy.HookFinder, error) {
 	finder := &destroy.HookFinder{Dirs: dirs}
-	session, err := openPackages(streams, cache, from)
+	session, err := openPackages(streams, cache, from, trust)
 	if err != nil {
 		return nil, err
 	}

@@ -237,6 +237,10 @@ type cachePackageJSON struct {
 	Installed time.Time  `json:"installed"`
 	LastUse   *time.Time `json:"last_use"`
 	InUse     bool       `json:"in_use"`
+	// InstalledBy is "objgc" (cache add) or "engine" (murano-engine
+	// unpacked it: no digests are recorded, and its hooks do not run
+	// unless engine packages are trusted).
+	InstalledBy string `json:"installed_by"`
 }
 
 // packagesJSON is packageJSON of each of es; [] for none.
@@ -249,12 +253,21 @@ func packagesJSON(es []pkgcache.Entry) []cachePackageJSON {
 }
 
 func packageJSON(e pkgcache.Entry) cachePackageJSON {
-	p := cachePackageJSON{FullName: e.FullName, Version: e.Version, ID: e.ID, Dir: e.Dir, Size: e.Size, Installed: e.Installed, InUse: e.InUse}
+	p := cachePackageJSON{FullName: e.FullName, Version: e.Version, ID: e.ID, Dir: e.Dir, Size: e.Size, Installed: e.Installed, InUse: e.InUse, InstalledBy: e.InstalledBy}
 	if !e.LastUse.IsZero() {
 		t := e.LastUse
 		p.LastUse = &t
 	}
 	return p
+}
+
+// shortID is the first 12 characters of a package id, enough to tell the
+// ids of one cache apart (objgc's are sha256, the catalog's uuids).
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }
 
 func orEmpty(s []string) []string {
@@ -352,7 +365,7 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 		return nil
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-	header := "FULLNAME\tVERSION\tID\tSIZE\tLAST USE\tIN USE"
+	header := "FULLNAME\tVERSION\tID\tSIZE\tLAST USE\tIN USE\tBY"
 	if opts.Verbose {
 		header += "\tDIR"
 	}
@@ -367,11 +380,16 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 			inUse = "yes"
 		}
 		if opts.Verbose {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(e.ID), formatCacheSize(e.Size), last, inUse, term(e.Dir))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(e.ID), formatCacheSize(e.Size), last, inUse, e.InstalledBy, term(e.Dir))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(e.ID[:12]), formatCacheSize(e.Size), last, inUse)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(shortID(e.ID)), formatCacheSize(e.Size), last, inUse, e.InstalledBy)
 	}
+	var total int64
+	for _, e := range entries {
+		total += e.Size
+	}
+	fmt.Fprintf(tw, "total: %d %s, %s\n", len(entries), plural(len(entries), "package", "packages"), formatCacheSize(total))
 	return tw.Flush()
 }
 
@@ -498,11 +516,11 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	}
 	if !opts.Quiet {
 		for _, r := range res.Removed {
-			fmt.Fprintf(streams.Out, "%s %s %s %s (%s, %s)\n", verb, term(r.FullName), term(r.Version), term(r.ID[:12]), formatCacheSize(r.Size), term(r.Reason))
+			fmt.Fprintf(streams.Out, "%s %s %s %s (%s, %s)\n", verb, term(r.FullName), term(r.Version), term(shortID(r.ID)), formatCacheSize(r.Size), term(r.Reason))
 		}
 	}
 	for _, r := range res.InUse {
-		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)\n", term(r.FullName), term(r.Version), term(r.ID[:12]), term(r.Reason))
+		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), term(r.Reason))
 	}
 	if opts.Quiet {
 		return pruneUnmet(res)
@@ -613,7 +631,11 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 			fmt.Fprintf(streams.Out, "%s: %s\n", term(p.Path), term(p.Problem))
 		}
 		if len(res.Problems) == 0 && !opts.Quiet {
-			fmt.Fprintf(streams.Out, "%d %s verified\n", res.Checked, plural(res.Checked, "package", "packages"))
+			fmt.Fprintf(streams.Out, "%d %s verified", res.Checked, plural(res.Checked, "package", "packages"))
+			if res.Engine > 0 {
+				fmt.Fprintf(streams.Out, " (%d unpacked by murano-engine: no digests recorded, manifest and class files parse)", res.Engine)
+			}
+			fmt.Fprintln(streams.Out)
 		}
 	}
 	if len(res.Problems) > 0 {
@@ -815,7 +837,7 @@ func runCacheMigrate(ctx context.Context, streams *IO, opts cacheMigrateOptions)
 	}
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := pkgcache.OpenExisting(opts.Dir)
+	c, err := pkgcache.OpenForMigrate(opts.Dir)
 	if err != nil {
 		return err
 	}
@@ -844,20 +866,20 @@ func runCacheMigrate(ctx context.Context, streams *IO, opts cacheMigrateOptions)
 	} else {
 		if !opts.Quiet {
 			for _, e := range res.Moved {
-				fmt.Fprintf(streams.Out, "moved %s %s %s\n", term(e.FullName), term(e.Version), term(e.ID[:12]))
+				fmt.Fprintf(streams.Out, "moved %s %s %s\n", term(e.FullName), term(e.Version), term(shortID(e.ID)))
 			}
 			for _, e := range res.Duplicates {
-				fmt.Fprintf(streams.Out, "removed old copy of %s %s %s (already in the current layout)\n", term(e.FullName), term(e.Version), term(e.ID[:12]))
+				fmt.Fprintf(streams.Out, "removed old copy of %s %s %s (already in the engine's layout)\n", term(e.FullName), term(e.Version), term(shortID(e.ID)))
 			}
 		}
 		for _, e := range res.InUse {
-			fmt.Fprintf(streams.Out, "skipped %s %s %s: in use\n", term(e.FullName), term(e.Version), term(e.ID[:12]))
+			fmt.Fprintf(streams.Out, "skipped %s %s %s: in use\n", term(e.FullName), term(e.Version), term(shortID(e.ID)))
 		}
 		for _, p := range res.Left {
 			fmt.Fprintf(streams.Out, "%s: %s\n", term(p.Path), term(p.Problem))
 		}
 		if !opts.Quiet && err == nil {
-			fmt.Fprintf(streams.Out, "moved %d %s to the current layout", len(res.Moved), plural(len(res.Moved), "package", "packages"))
+			fmt.Fprintf(streams.Out, "moved %d %s to the engine's layout", len(res.Moved), plural(len(res.Moved), "package", "packages"))
 			if res.Leftovers > 0 {
 				fmt.Fprintf(streams.Out, ", %d %s of interrupted runs cleaned", res.Leftovers, plural(res.Leftovers, "leftover", "leftovers"))
 			}
@@ -868,7 +890,7 @@ func runCacheMigrate(ctx context.Context, streams *IO, opts cacheMigrateOptions)
 	case err != nil:
 		return err
 	case len(res.Left) > 0:
-		return fmt.Errorf("cache migrate: %d %s in old version directories of %s not packages; move or remove them by hand and migrate again", len(res.Left), plural(len(res.Left), "name", "names"), c.Root())
+		return fmt.Errorf("cache migrate: %d %s in packages/ of %s not packages; move or remove them by hand and migrate again", len(res.Left), plural(len(res.Left), "name", "names"), c.Root())
 	case len(res.InUse) > 0:
 		return &exitError{code: ExitLocked, err: fmt.Errorf("cache migrate: %d %s in use, not moved; migrate again when they are free", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
 	}

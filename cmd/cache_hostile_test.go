@@ -15,21 +15,21 @@ func TestCacheVerifyEscapesNames(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "cache")
 	// An empty cache, as cache add leaves it (list and verify never
 	// create one).
-	if err := os.MkdirAll(filepath.Join(cache, "packages"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(cache, ".objgc"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, errOut := runObjgc(t, "cache", "list", "--cache-dir", cache); code != ExitOK {
 		t.Fatalf("cache list: exit %d: %s", code, errOut)
 	}
 	evil := "evil\x1b]0;pwned\a\x1b[2J\r\u009b\u202ename"
-	if err := os.WriteFile(filepath.Join(cache, "packages", evil), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(cache, evil), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := runObjgc(t, "cache", "verify", "--cache-dir", cache)
 	if code != ExitError {
 		t.Fatalf("verify: exit %d\n%s%s", code, out, errOut)
 	}
-	want := strconv.Quote(filepath.Join(cache, "packages", evil)) + ": not a directory"
+	want := strconv.Quote(filepath.Join(cache, evil)) + ": not a package's <FullName>/ directory"
 	if !strings.Contains(out, want) {
 		t.Errorf("verify text lacks %s:\n%s", want, out)
 	}

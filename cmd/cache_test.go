@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gofrs/flock"
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // runObjgc runs objgc in-process and returns the exit status and output.
@@ -72,9 +72,9 @@ func TestCacheCommands(t *testing.T) {
 
 	code, out, _ = runObjgc(t, "cache", "list", "--cache-dir", cache)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != ExitOK || len(lines) != 3 || !strings.HasPrefix(lines[0], "FULLNAME") ||
+	if code != ExitOK || len(lines) != 4 || !strings.HasPrefix(lines[0], "FULLNAME") ||
 		!strings.HasPrefix(lines[1], "com.example.apache.ApacheHttpServer  0.0.0    "+ids[0][:12]) ||
-		!strings.HasSuffix(lines[2], "no") {
+		!strings.HasSuffix(lines[2], "no      objgc") || !strings.HasPrefix(lines[3], "total: 2 packages, ") {
 		t.Errorf("list: exit %d\n%s", code, out)
 	}
 	code, out, _ = runObjgc(t, "cache", "list", "--cache-dir", cache, "--format", "json")
@@ -92,7 +92,7 @@ func TestCacheCommands(t *testing.T) {
 	}
 
 	code, out, _ = runObjgc(t, "cache", "path", "--cache-dir", cache, "com.example.apache.ApacheHttpServer")
-	if want := filepath.Join(cache, "packages", "com.example.apache.ApacheHttpServer", "1.0.0@"+ids[1]) + "\n"; code != ExitOK || out != want {
+	if want := filepath.Join(cache, "com.example.apache.ApacheHttpServer", "1.0.0", ids[1]) + "\n"; code != ExitOK || out != want {
 		t.Errorf("path: exit %d, %q, want %q", code, out, want)
 	}
 	code, _, errOut = runObjgc(t, "cache", "path", "--cache-dir", cache, "com.example.Nope")
@@ -125,12 +125,12 @@ func TestCacheCommands(t *testing.T) {
 	}
 
 	// A second prune while one runs: exit 4, nothing touched.
-	fl := flock.New(filepath.Join(cache, "locks", "prune.lock"))
-	if ok, err := fl.TryLock(); !ok || err != nil {
+	unlockPrune, err := lockfile.TryLockPath(filepath.Join(cache, ".objgc", "prune.lock"), lockfile.Exclusive)
+	if unlockPrune == nil || err != nil {
 		t.Fatal("cannot take prune.lock", err)
 	}
 	code, out, errOut = runObjgc(t, "cache", "prune", "--cache-dir", cache, "--outdated")
-	fl.Unlock()
+	unlockPrune()
 	if code != ExitLocked || out != "" || errOut != "objgc: cache prune: a prune is already running in "+cache+"; nothing was touched\n" {
 		t.Errorf("second prune: exit %d, %q, %q", code, out, errOut)
 	}
@@ -148,7 +148,7 @@ func TestCacheCommands(t *testing.T) {
 	}
 
 	// A damaged package fails verify.
-	os.WriteFile(filepath.Join(cache, "packages", "com.example.apache.ApacheHttpServer", "1.0.0@"+ids[1], "manifest.yaml"), []byte("FullName: x\n"), 0o644)
+	os.WriteFile(filepath.Join(cache, "com.example.apache.ApacheHttpServer", "1.0.0", ids[1], "manifest.yaml"), []byte("FullName: x\n"), 0o644)
 	code, out, errOut = runObjgc(t, "cache", "verify", "--cache-dir", cache)
 	if code != ExitError || !strings.Contains(out, "manifest.yaml: sha256 differs") || !strings.Contains(errOut, "cache verify: 1 problem in") {
 		t.Errorf("verify of a damaged cache: exit %d, %q, %q", code, out, errOut)

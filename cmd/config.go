@@ -24,8 +24,9 @@ import (
 // section 9 gives the precedence: flag > OBJGC_* > config file > default.
 // docs/config.md lists every key and variable.
 var configKeys = map[string]struct{ key, env string }{
-	"hooks-dir": {"hooks.dirs", "OBJGC_HOOKS_DIR"},
-	"cache-dir": {"cache.dir", "OBJGC_CACHE_DIR"},
+	"hooks-dir":             {"hooks.dirs", "OBJGC_HOOKS_DIR"},
+	"cache-dir":             {"cache.dir", "OBJGC_CACHE_DIR"},
+	"trust-engine-packages": {"hooks.trust-engine-packages", "OBJGC_TRUST_ENGINE_PACKAGES"},
 }
 
 // flagOnly are the flags that neither a configuration file nor an OBJGC_*
@@ -58,12 +59,13 @@ var notInFile = map[string]bool{"config": true, "help": true}
 // OBJGC_CACHE_PRUNE_KEEP), so that a format set for plan cannot reach
 // version or apply (docs/config.md).
 var sharedSettings = map[string]bool{
-	"hooks-dir":   true,
-	"cache-dir":   true,
-	"no-color":    true,
-	"on-dangling": true,
-	"config":      true,
-	"help":        true,
+	"hooks-dir":             true,
+	"cache-dir":             true,
+	"trust-engine-packages": true,
+	"no-color":              true,
+	"on-dangling":           true,
+	"config":                true,
+	"help":                  true,
 }
 
 // commandScope returns c's path below the root ("plan", "cache prune"),

@@ -48,7 +48,7 @@ func TestCheckPlanHooks(t *testing.T) {
 	}
 	check := func(sp *destroy.PlanFile) []string {
 		t.Helper()
-		f, err := newFinder(&IO{Err: &strings.Builder{}}, sp.HooksDirs, sp.CacheDir, "")
+		f, err := newFinder(&IO{Err: &strings.Builder{}}, sp.HooksDirs, sp.CacheDir, "", false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -29,6 +28,9 @@ type planOptions struct {
 	NoColor          bool
 	HooksDirs        []string
 	CacheDir         string
+	// TrustEnginePackages lets the hooks of packages the engine unpacked
+	// run (--trust-engine-packages).
+	TrustEnginePackages bool
 	// hooksDirsFrom names where HooksDirs were set (settingFrom).
 	hooksDirsFrom string
 	// cacheDirFrom names where CacheDir was set (settingFrom).
@@ -44,6 +46,7 @@ func (o *planOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
 	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
+	f.BoolVar(&o.TrustEnginePackages, "trust-engine-packages", false, "run the hooks shipped in packages murano-engine unpacked (they come from the catalog, which tenants upload to)")
 }
 
 func newPlanCmd(streams *IO, global *globalOptions) *cobra.Command {
@@ -128,33 +131,41 @@ func checkInputFlags(model, snapFile, graphFile string) error {
 }
 
 // openPackages starts a package cache session when the cache directory
-// exists: plan and apply read class hierarchies and package hooks from it
-// and hold the usage locks of what they read until the run ends. A missing
-// cache is no error (the hierarchy of a class is then the class alone);
-// plan does not create one. When the directory was named (from, as
-// settingFrom says: a flag, a variable or the config file) and does not
-// exist, a warning on stderr says so: a mistyped --cache-dir must not
-// silently lose every class hierarchy and package hook. An existing
-// directory without packages/ is taken as a cache not filled yet. A cache
-// holding packages in the old layout is an error (pkgcache.ErrOldLayout,
-// which says how to migrate): going on without those packages would
-// plan and run without their class hierarchies and hooks.
-func openPackages(streams *IO, dir, from string) (*pkgcache.Session, error) {
-	if st, err := os.Stat(filepath.Join(dir, "packages")); err != nil || !st.IsDir() {
+// is a package cache (pkgcache.IsCache): plan and apply read class
+// hierarchies and package hooks from it and hold the usage locks of what
+// they read until the run ends. A missing cache is no error (the
+// hierarchy of a class is then the class alone); plan does not create
+// one. When the directory was named (from, as settingFrom says: a flag, a
+// variable or the config file) and does not exist, a warning on stderr
+// says so: a mistyped --cache-dir must not silently lose every class
+// hierarchy and package hook. An existing directory that is not a cache
+// is taken as a cache not filled yet. A cache in an earlier objgc layout
+// is an error (pkgcache.ErrOldLayout, which says how to migrate), and so
+// is one that belongs to another user (pkgcache.ErrNotOwner): going on
+// without those packages would plan and run without their class
+// hierarchies and hooks. trust lets the hooks of packages the engine
+// unpacked run (pkgcache.Session.TrustEnginePackages).
+func openPackages(streams *IO, dir, from string, trust bool) (*pkgcache.Session, error) {
+	if !pkgcache.IsCache(dir) {
 		if _, err := os.Stat(dir); from != "" && errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(streams.Err, "objgc: warning: cache dir %s (from %s): no such directory, no package cache there; class hierarchies and package hooks are not used\n", term(absPath(dir)), term(from))
 		}
 		return nil, nil
 	}
-	c, err := pkgcache.Open(dir)
-	if err != nil {
+	c, err := pkgcache.OpenExisting(dir)
+	switch {
+	case errors.Is(err, pkgcache.ErrOldLayout):
+		return nil, err
+	case err != nil:
 		fmt.Fprintf(streams.Err, "objgc: package cache %s not used: %s\n", term(dir), term(err.Error()))
 		return nil, nil
 	}
-	if err := c.CheckLayout(); errors.Is(err, pkgcache.ErrOldLayout) {
+	if err := c.CheckOwner(); err != nil {
 		return nil, err
 	}
-	return c.NewSession(), nil
+	s := c.NewSession()
+	s.TrustEnginePackages = trust
+	return s, nil
 }
 
 func checkOnDangling(mode string) error {
@@ -309,7 +320,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		return err
 	}
 	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
-	session, err := openPackages(streams, opts.CacheDir, opts.cacheDirFrom)
+	session, err := openPackages(streams, opts.CacheDir, opts.cacheDirFrom, opts.TrustEnginePackages)
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,11 @@ type Classes struct {
 	// " version V" when the type gives one) when the cache is in use and
 	// does not hold it; "" otherwise (PackageWarnings).
 	Missing string
+	// Ignored maps a class to the package defining it when that package's
+	// hooks do not run (pkgcache.Package.RunsHooks: the engine unpacked
+	// it, and engine packages are not trusted); PackageWarnings names the
+	// hooks it ships.
+	Ignored map[string]*pkgcache.Package
 }
 
 // Hierarchy returns the class hierarchy of t. A type without a name has
@@ -82,14 +87,25 @@ func (f *HookFinder) Hierarchy(ctx context.Context, t snapshot.Type) *Classes {
 			refs, err := f.Packages.Hierarchy(ctx, t.Name, p)
 			if err != nil {
 				c.Err = err
-				c.PackageDirs[t.Name] = p.Dir
+				if p.RunsHooks {
+					c.PackageDirs[t.Name] = p.Dir
+				} else {
+					c.Ignored = map[string]*pkgcache.Package{t.Name: p}
+				}
 				break
 			}
 			c.Names = c.Names[:0]
 			for _, r := range refs {
 				c.Names = append(c.Names, r.Name)
-				if r.Package != nil {
+				switch {
+				case r.Package == nil:
+				case r.Package.RunsHooks:
 					c.PackageDirs[r.Name] = r.Package.Dir
+				default:
+					if c.Ignored == nil {
+						c.Ignored = map[string]*pkgcache.Package{}
+					}
+					c.Ignored[r.Name] = r.Package
 				}
 			}
 		case !errors.Is(err, pkgcache.ErrNotFound):

@@ -3,8 +3,12 @@ package destroy
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/objgc/objgc/pkgcache"
 )
 
 // PackageWarnings returns one WarnPackageMissing warning per package that
@@ -32,8 +36,10 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		objects int
 		types   map[string]bool
 	}
-	var order, errOrder []string
-	byPkg, byErr := map[string]*missing{}, map[string]*missing{}
+	var order, errOrder, ignOrder []string
+	byPkg, byErr, byIgn := map[string]*missing{}, map[string]*missing{}, map[string]*missing{}
+	ignPkg := map[string]*pkgcache.Package{}
+	ignHooks := map[string]map[string]bool{} // package dir -> hooks/<C>/ folders
 	count := func(by map[string]*missing, order *[]string, key string, i int, typ string) {
 		m := by[key]
 		if m == nil {
@@ -57,6 +63,18 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		case c.Err != nil:
 			count(byErr, &errOrder, c.Err.Error(), i, snap.TypeString(si))
 		}
+		for _, class := range c.Names {
+			pkg := c.Ignored[class]
+			if pkg == nil || !hasHookFolder(pkg.Dir, class) {
+				continue
+			}
+			if ignHooks[pkg.Dir] == nil {
+				ignHooks[pkg.Dir] = map[string]bool{}
+			}
+			ignHooks[pkg.Dir]["hooks/"+class+"/"] = true
+			ignPkg[pkg.Dir] = pkg
+			count(byIgn, &ignOrder, pkg.Dir, i, snap.TypeString(si))
+		}
 	}
 	// typesOf lists m's types, sorted, at most five named.
 	typesOf := func(m *missing) string {
@@ -77,6 +95,17 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 			"package %s is not in the package cache: %d doomed %s of %d %s (%s) %s it; their class hierarchy is the class alone (no destroy hook of an ancestor class is found) and the package's hooks do not run; objgc cache add the package to use them",
 			pkg, m.objects, plural(m.objects, "object", "objects"), len(m.types), plural(len(m.types), "type", "types"), typesOf(m), plural(m.objects, "names", "name"))})
 	}
+	for _, dir := range ignOrder {
+		m, pkg := byIgn[dir], ignPkg[dir]
+		folders := make([]string, 0, len(ignHooks[dir]))
+		for h := range ignHooks[dir] {
+			folders = append(folders, h)
+		}
+		sort.Strings(folders)
+		out = append(out, Warning{Code: WarnHooksIgnored, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
+			"package %s %s (id %s) was unpacked by murano-engine: the hooks it ships (%s) do not run for %d doomed %s of %d %s (%s), because the engine's packages come from the catalog, which tenants upload to; objgc cache add the package's archive to run them, or trust engine packages (--trust-engine-packages, hooks.trust-engine-packages)",
+			pkg.FullName, pkg.Version, pkg.ID, strings.Join(folders, ", "), m.objects, plural(m.objects, "object", "objects"), len(m.types), plural(len(m.types), "type", "types"), typesOf(m))})
+	}
 	for _, msg := range errOrder {
 		m := byErr[msg]
 		out = append(out, Warning{Code: WarnHierarchyIncomplete, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
@@ -91,4 +120,11 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// hasHookFolder reports whether the package at dir has a hooks/<class>/
+// folder (not following a link at that name).
+func hasHookFolder(dir, class string) bool {
+	st, err := os.Lstat(filepath.Join(dir, "hooks", class))
+	return err == nil && st.IsDir()
 }

@@ -54,6 +54,11 @@ const (
 	// to a doomed object's id, so the write-back keeps that object in the
 	// model, flagged destroyed (apply only: RevivalWarnings).
 	WarnPatchRevivesDoomed WarnCode = "patch_revives_doomed"
+	// WarnHooksIgnored: a package murano-engine unpacked ships hooks for
+	// a doomed object's classes, and they do not run: such packages came
+	// from the catalog, which tenants upload to, unless the operator
+	// trusts them (pkgcache.Session.TrustEnginePackages).
+	WarnHooksIgnored WarnCode = "hooks_ignored"
 )
 
 // Reason is one reason for an object's place.

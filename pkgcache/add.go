@@ -131,8 +131,16 @@ func (a *archiveFile) remove() {
 // newTempFile creates tmp/dl.* and locks it so that a prune does not take
 // it for the leftover of a killed process.
 func (c *Cache) newTempFile() (*os.File, func(), error) {
+	if err := c.mkdirAll(c.tmpDir()); err != nil {
+		return nil, nil, err
+	}
 	f, err := os.CreateTemp(c.tmpDir(), "dl.")
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.chownFile(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
 		return nil, nil, err
 	}
 	// On a descriptor of its own, so that the lock outlives f.Close.
@@ -278,8 +286,7 @@ func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 // zipEpoch is the modification time of every entry of a canonical zip.
 var zipEpoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// zipDir writes the canonical zip of dir to w (see Add). The digests file
-// of a cache entry is left out, so that an entry can be re-added.
+// zipDir writes the canonical zip of dir to w (see Add).
 func zipDir(ctx context.Context, dir string, w io.Writer, limit int64, maxEntries int) error {
 	zw := zip.NewWriter(w)
 	var total int64
@@ -296,7 +303,7 @@ func zipDir(ctx context.Context, dir string, w io.Writer, limit int64, maxEntrie
 			return err
 		}
 		name := filepath.ToSlash(rel)
-		if d.IsDir() || name == digestsFile {
+		if d.IsDir() {
 			return nil
 		}
 		if entries++; entries > maxEntries {
@@ -407,9 +414,12 @@ func (c *Cache) preflight(zr *zip.Reader) (*Manifest, error) {
 	return ParseManifest(data)
 }
 
-// digestRecord is the content of digestsFile: what was unpacked, recorded
+// digestRecord is .objgc/records/<id>.json: what was unpacked, recorded
 // at unpack time; Verify checks the package against it and List reads
-// Size and Installed from it.
+// Size and Installed from it. It lives outside the package directory:
+// nothing but the package's own files is in the directory the engine and
+// Murano's loader read. Its existence is what makes a package one objgc
+// installed (Entry.InstalledBy).
 type digestRecord struct {
 	FullName  string            `json:"full_name"`
 	Version   string            `json:"version"`
@@ -423,17 +433,12 @@ type digestRecord struct {
 func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id string, force bool) (AddResult, error) {
 	dest := c.entryDir(m.FullName, m.Version, id)
 	res := AddResult{}
-	// Not beside packages of the old layout: the check below would miss
-	// the id cached there, and the outdated ids would be misread.
-	if _, err := c.scanFullName(m.FullName, nil); err != nil {
-		return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
-	}
 	var unlockUsage func()
 	var err error
 	if force {
 		// Readers of the copy being replaced must be gone, and no new one
 		// may start until the new copy is in place: the removal protocol.
-		unlockUsage, err = lockfile.TryLockPath(c.lockPath(id+".usage"), lockfile.Exclusive)
+		unlockUsage, err = c.tryLockAt(c.usageLockPath(id), lockfile.Exclusive)
 		if err == nil && unlockUsage == nil {
 			err = fmt.Errorf("package %s %s (%s) is in use by a plan or apply; try again when it is not: %w", m.FullName, m.Version, id, ErrLocked)
 		}
@@ -448,7 +453,7 @@ func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Mani
 	}
 	defer unlockUsage()
 	if force || !isDir(dest) {
-		unlockDL, err := lockfile.Lock(ctx, c.lockPath(id+".download"), lockfile.Exclusive)
+		unlockDL, err := c.lockAt(ctx, c.downloadLockPath(id), lockfile.Exclusive)
 		if err != nil {
 			return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
 		}
@@ -478,6 +483,9 @@ func isDir(p string) bool {
 
 // unpackAndRename runs with the download lock held.
 func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id, dest string) (err error) {
+	if err := c.mkdirAll(c.tmpDir()); err != nil {
+		return fmt.Errorf("adding %s: %w", src, err)
+	}
 	stage, err := os.MkdirTemp(c.tmpDir(), id+".stage.")
 	if err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
@@ -505,20 +513,26 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	if p.FullName != m.FullName || p.Version != m.Version {
 		return &InvalidPackageError{Source: src, Reason: "manifest.yaml changed while unpacking"}
 	}
-	rec.FullName, rec.Version, rec.ID, rec.Installed = m.FullName, m.Version, id, c.now().UTC()
-	if err := writeDigests(stage, rec); err != nil {
+	if err := c.chownTree(stage); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
+	// The record goes first: a crash before the package's rename leaves a
+	// record without a package, which nothing reads (and prune removes);
+	// the other order could leave an objgc package that looks like one
+	// the engine unpacked.
+	rec.FullName, rec.Version, rec.ID, rec.Installed = m.FullName, m.Version, id, c.now().UTC()
+	if err := c.writeRecord(rec); err != nil {
+		return fmt.Errorf("adding %s: %w", src, err)
+	}
 	// Crash safety: everything staged is durable before the rename that
 	// makes the package visible (docs/cache.md).
-	files := make([]string, 0, len(rec.Files)+1)
+	files := make([]string, 0, len(rec.Files))
 	for name := range rec.Files {
 		files = append(files, name)
 	}
-	files = append(files, digestsFile)
 	if err := syncStage(stage, files); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
@@ -527,7 +541,9 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	// take its place.
 	var old string
 	if isDir(dest) {
-		old = trashName(dest)
+		if old, err = c.trashName(); err != nil {
+			return fmt.Errorf("adding %s: %w", src, err)
+		}
 		if err := os.Rename(dest, old); err != nil {
 			return fmt.Errorf("adding %s: %w", src, err)
 		}
@@ -539,10 +555,11 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 			}
 		}()
 	}
-	// A prune may remove the empty <FullName>/ parent between MkdirAll and
-	// Rename; try again then.
+	// Someone may remove an empty <FullName>/<version>/ parent between
+	// MkdirAll and Rename (objgc never does, a person might); try again
+	// then.
 	for attempt := 0; ; attempt++ {
-		if err = os.MkdirAll(filepath.Dir(dest), 0o755); err == nil {
+		if err = c.mkdirAll(filepath.Dir(dest)); err == nil {
 			err = os.Rename(stage, dest)
 		}
 		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
@@ -560,20 +577,35 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	return nil
 }
 
-func writeDigests(dir string, rec *digestRecord) error {
+// writeRecord writes .objgc/records/<id>.json atomically (temp file,
+// fsync, rename), replacing an earlier record of the id.
+func (c *Cache) writeRecord(rec *digestRecord) error {
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, digestsFile), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err := c.mkdirAll(c.recordsDir()); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(c.recordsDir(), ".tmp.")
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(append(data, '\n')); err != nil {
-		f.Close()
-		return err
+	defer os.Remove(f.Name())
+	_, err = f.Write(append(data, '\n'))
+	if err == nil {
+		err = c.chownFile(f)
 	}
-	return f.Close()
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), c.recordPath(rec.ID))
+	}
+	return err
 }
 
 // unpack writes zr's entries under stage: directories and regular files
@@ -694,16 +726,17 @@ func hashFile(p string, h hash.Hash) (string, int64, error) {
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
-// removeOutdatedIDs removes the ids of fullName/version other than keep
-// whose usage lock can be taken exclusively without waiting.
+// removeOutdatedIDs removes the other ids of fullName/version (a package
+// re-uploaded, or the engine's copy of what objgc added) as the engine's
+// cleanup does after each download (ApiPackageLoader.try_cleanup_cache):
+// each only if its usage lock can be taken exclusively without waiting.
 func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept []string) {
-	names, err := readDirNames(c.fullNameDir(fullName))
+	names, err := readDirNames(filepath.Join(c.fullNameDir(fullName), version))
 	if err != nil {
 		return nil, nil
 	}
-	for _, name := range names {
-		v, id, ok := parseEntryName(name)
-		if !ok || v != version || id == keep {
+	for _, id := range names {
+		if id == keep || !idRE.MatchString(id) {
 			continue
 		}
 		ok, err := c.removeEntry(fullName, version, id)
@@ -721,9 +754,8 @@ func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept
 	return removed, kept
 }
 
-// removeEntry removes packages/<fullName>/<version>@<id> if nobody uses
-// it: it takes the usage lock exclusively without waiting (false, nil when
-// that fails), renames the directory to .trash.* beside it and deletes it there.
+// removeEntry removes <fullName>/<version>/<id> if nobody uses it (see
+// claimEntry) and deletes it. false, nil: in use, or already gone.
 func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
 	trash, ok, err := c.claimEntry(fullName, version, id)
 	if err != nil || !ok {
@@ -736,12 +768,20 @@ func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
 }
 
 // claimEntry takes the usage lock of id exclusively without waiting and,
-// holding it, renames the package directory to .trash.* beside it, which
-// it returns for the caller to delete. Once renamed, the package is gone
-// from packages/ and the lock is released. ok is false when the package is
-// in use or already gone.
+// holding it, renames the package directory into .objgc/trash/ (one
+// rename: the engine, which loads <FullName>/<version>/<id>, never sees a
+// half-deleted package), removes objgc's record and marker of the id and
+// deletes both lock files, as the engine does after its cleanup; then it
+// releases the lock. It returns the trash directory for the caller to
+// delete. ok is false when the package is in use or already gone.
+//
+// The lock files are deleted while the lock is held, not after (the
+// engine's order): a process waiting on the lock then finds, once it has
+// it, that the path names another file or none, and locks again (lockAt);
+// deleted after the release, a waiter could take the lock and check the
+// path just before the deletion, and hold a lock nobody else sees.
 func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool, err error) {
-	unlock, err := lockfile.TryLockPath(c.lockPath(id+".usage"), lockfile.Exclusive)
+	unlock, err := c.tryLockAt(c.usageLockPath(id), lockfile.Exclusive)
 	if err != nil {
 		return "", false, err
 	}
@@ -750,32 +790,40 @@ func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool,
 	}
 	defer unlock()
 	dir := c.entryDir(fullName, version, id)
-	// One rename straight to a fresh name: no directory to create first.
-	trash = trashName(dir)
+	trash, err = c.trashName()
+	if err != nil {
+		return "", false, fmt.Errorf("removing %s: %w", dir, err)
+	}
 	if err := os.Rename(dir, trash); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", false, nil // someone removed it before us
 		}
 		return "", false, fmt.Errorf("removing %s: %w", dir, err)
 	}
+	c.forget(fullName, version, id)
+	os.Remove(c.downloadLockPath(id))
+	os.Remove(c.usageLockPath(id))
 	return trash, true, nil
 }
 
-// trashPrefix starts the name of a package directory being deleted:
-// <FullName>/.trash.<random>. It is not <version>@<id>, so no lookup,
-// listing or verify sees it; a prune removes those left by killed
-// processes.
-const trashPrefix = ".trash."
+// forget removes objgc's record of id (when it is the record of this
+// package) and its last-use marker.
+func (c *Cache) forget(fullName, version, id string) {
+	if rec, err := c.readRecordHeader(id); err == nil && rec.FullName == fullName && rec.Version == version {
+		os.Remove(c.recordPath(id))
+	}
+	os.Remove(c.lastUsePath(id))
+}
 
-// trashName is a fresh name beside the package directory dir (in its
-// FullName directory) for it to be renamed to before it is deleted.
-// Beside, not in tmp/: a rename within one directory does not take the
-// file system's rename lock that every rename of a directory to another
-// parent takes (Linux's s_vfs_rename_mutex), so removals in different
-// FullNames do not queue behind each other, nor on tmp/'s own lock
-// (docs/performance.md).
-func trashName(dir string) string {
+// trashName returns a fresh name in .objgc/trash/ for a package
+// directory to be renamed to before it is deleted: out of the engine's
+// sight (it never looks in .objgc/), on the same file system, so the
+// rename is one step. A prune removes those left by killed processes.
+func (c *Cache) trashName() (string, error) {
+	if err := c.mkdirAll(c.trashDir()); err != nil {
+		return "", err
+	}
 	var b [8]byte
 	rand.Read(b[:])
-	return filepath.Join(filepath.Dir(dir), trashPrefix+hex.EncodeToString(b[:]))
+	return filepath.Join(c.trashDir(), hex.EncodeToString(b[:])), nil
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // benchCache writes a cache of n small packages straight into the layout
-// as Add leaves them (manifest, one class file, digests; the id's usage
-// and download lock files): n/2 FullNames in versions 1.0.0 and 2.0.0, so
+// as Add leaves them (manifest, one class file; the digests record; the
+// id's usage and download lock files): n/2 FullNames in versions 1.0.0 and 2.0.0, so
 // half the packages are outdated. It ends with sync(2): a cache being
 // pruned was written long before, not a moment ago, and its writeback is
 // not the prune's cost.
@@ -47,11 +47,11 @@ func benchCache(b testing.TB, n int) *Cache {
 			rec.Files[name] = hex.EncodeToString(s[:])
 			rec.Size += int64(len(body))
 		}
-		if err := writeDigests(dir, rec); err != nil {
+		if err := c.writeRecord(rec); err != nil {
 			b.Fatal(err)
 		}
-		for _, lock := range []string{".usage", ".download"} {
-			if err := os.WriteFile(c.lockPath(id+lock), nil, 0o644); err != nil {
+		for _, lock := range []string{c.usageLockPath(id), c.downloadLockPath(id)} {
+			if err := os.WriteFile(lock, nil, 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -103,31 +103,44 @@ func BenchmarkRemoveOutdated10k(b *testing.B) {
 	}
 }
 
-// removeOutdatedFloor deletes the n/2 version-1.0.0 package directories
-// (packages/<FullName>/1.0.0@<id>) of a benchCache(n) with os.RemoveAll,
-// 8 at a time. A package is one directory, so this is all a removal must
-// delete: its FullName directory keeps version 2.0.0.
+// removeOutdatedFloor deletes the n/2 version-1.0.0 packages
+// (<FullName>/1.0.0/<id>) of a benchCache(n) 8 at a time, as a removal
+// must at the least: one rename out of the engine's sight, the deletion
+// of the directory, of its two lock files and of its record.
 func removeOutdatedFloor(b *testing.B, c *Cache, n int) {
-	var dirs []string
+	var ids []string
 	for j := 0; j < n; j += 2 {
 		fn := fmt.Sprintf("com.example.bench.P%05d", j/2)
 		sum := sha256.Sum256([]byte(fn + "/1.0.0"))
-		dirs = append(dirs, c.entryDir(fn, "1.0.0", hex.EncodeToString(sum[:])))
+		ids = append(ids, fn+"/"+hex.EncodeToString(sum[:]))
+	}
+	if err := os.MkdirAll(c.trashDir(), 0o755); err != nil {
+		b.Fatal(err)
 	}
 	next := make(chan string)
 	var wg sync.WaitGroup
-	for range 8 {
+	for w := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for d := range next {
-				if err := os.RemoveAll(d); err != nil {
+			k := 0
+			for fid := range next {
+				fn, id := filepath.Dir(fid), filepath.Base(fid)
+				trash := filepath.Join(c.trashDir(), fmt.Sprintf("%d.%d", w, k))
+				k++
+				if err := os.Rename(c.entryDir(fn, "1.0.0", id), trash); err != nil {
+					b.Error(err)
+				}
+				os.Remove(c.recordPath(id))
+				os.Remove(c.downloadLockPath(id))
+				os.Remove(c.usageLockPath(id))
+				if err := os.RemoveAll(trash); err != nil {
 					b.Error(err)
 				}
 			}
 		}()
 	}
-	for _, d := range dirs {
+	for _, d := range ids {
 		next <- d
 	}
 	close(next)

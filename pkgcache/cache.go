@@ -1,26 +1,38 @@
-// Package pkgcache manages objgc's on-disk cache of Murano packages
-// (DESIGN.md section 8, after the Murano "engine package cache" spec in
-// ../shared/seeds/murano-engine-package-cache.rst).
+// Package pkgcache manages murano-engine's own package cache, as the
+// engine of Murano 14 keeps it (murano/engine/package_loader.py,
+// ApiPackageLoader), so that objgc's plan and apply read the packages the
+// engine unpacked and objgc's prune is the separate cache manager the
+// Murano "engine package cache" spec leaves open.
 //
 // Layout under the cache root:
 //
-//	packages/<FullName>/<version>@<id>/   one unpacked package; id = hex sha256 of the archive
-//	locks/<id>.usage                      usage lock (shared flock, held while a package is read)
-//	locks/<id>.download                   download lock (exclusive flock, held while <id> is unpacked)
-//	locks/<id>.lastuse                    last-use marker: its mtime is the last use
-//	locks/prune.lock                      one prune (or migration) at a time (exclusive flock)
-//	packages/<FullName>/.trash.*/         a package being deleted (see trashName)
-//	tmp/                                  downloads and staging, on the same filesystem as packages/
+//	<FullName>/<version>/<id>/     one unpacked package (the engine's layout)
+//	<id>_usage.lock                usage lock (the engine's; shared while a package is read)
+//	<id>_download.lock             download lock (the engine's; exclusive while <id> is unpacked)
+//	.objgc/records/<id>.json       digests of a package objgc added (see digestRecord)
+//	.objgc/lastuse/<id>            last use by objgc: its mtime
+//	.objgc/tmp/                    downloads and staging
+//	.objgc/trash/                  packages being deleted
+//	.objgc/prune.lock              one prune (or migration) at a time
 //
-// A package is one directory, so that deleting it is deleting that
-// directory and nothing else. Caches written by objgc before this layout
-// hold packages/<FullName>/<version>/<id>/; commands that meet one refuse
-// with ErrOldLayout until Migrate moves them.
+// The engine never looks at .objgc/: no FullName starts with a dot, and the
+// engine only opens <FullName>/<version>/<id> paths and <id>_*.lock files.
+// Nothing of objgc's lives inside <FullName>/<version>/: the engine's
+// cleanup takes every name there for a package id.
 //
-// Lock order: the usage lock of an id is always taken before its download
-// lock, never the other way round (the race described in the Murano spec).
-// Lock files are never unlinked. A directory under packages/ that exists is
-// complete: packages are unpacked in tmp/, validated and renamed into place.
+// <id> is opaque: the catalog's package id for what the engine unpacked,
+// the hex sha256 of the archive for what Add unpacked. A package with a
+// record in .objgc/records/ was installed by objgc; one without was
+// installed by the engine, came from the catalog (which tenants upload to)
+// and is read as data only (see Package.RunsHooks).
+//
+// Locks are the engine's: POSIX record locks over the whole file (the
+// engine's oslo.concurrency and fasteners call fcntl.lockf), taken through
+// internal/lockfile. The usage lock of an id is always taken before its
+// download lock, never the other way round (the race described in the
+// Murano spec). The engine deletes lock files after its cleanup, so after
+// taking a lock objgc checks that the path still names the file it locked
+// and tries again if not (see lockAt).
 //
 // The package imports no CLI code; cmd/ is one caller, plan and apply are
 // others (see Session).
@@ -30,6 +42,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -56,21 +69,26 @@ const (
 const DefaultMaxEntries = 10000
 
 // DefaultVersion is the version of a package whose manifest has no Version
-// (Murano's rule).
+// (Murano's rule; the engine's directory for it is 0.0.0).
 const DefaultVersion = "0.0.0"
 
 // lastUseInterval is how stale the last-use marker may get before a user
-// touches it again (DESIGN.md section 8: updated at most hourly).
+// touches it again (updated at most hourly).
 const lastUseInterval = time.Hour
 
-// digestsFile is the name of the file, inside each unpacked package, that
-// records the sha256 of every file at unpack time. Archives that contain a
-// file of this name are rejected.
-const digestsFile = ".objgc-digests.json"
+// MetaDir is the directory, at the cache root, that holds objgc's own
+// records. The engine never looks at it: no FullName starts with a dot.
+const MetaDir = ".objgc"
+
+// Installers of a package (Entry.InstalledBy).
+const (
+	InstalledByObjgc  = "objgc"
+	InstalledByEngine = "engine"
+)
 
 // Sentinel errors. Test with errors.Is.
 var (
-	// ErrPruneRunning: another process (or goroutine) holds locks/prune.lock.
+	// ErrPruneRunning: another process (or goroutine) holds .objgc/prune.lock.
 	ErrPruneRunning = errors.New("a prune is already running")
 	// ErrLocked: a lock could not be taken before the context ended, or
 	// without waiting. It is lockfile.ErrLocked (also destroy.ErrLocked).
@@ -82,27 +100,49 @@ var (
 	ErrInvalidPackage = errors.New("invalid package")
 	// ErrNoPolicy: Prune was called without any policy.
 	ErrNoPolicy = errors.New("no prune policy given (outdated, unused-for or max-size)")
-	// ErrOldLayout: the cache holds packages in the layout of objgc
-	// before packages/<FullName>/<version>@<id>/ (see OldLayoutError).
-	ErrOldLayout = errors.New("package cache in the old layout")
+	// ErrOldLayout: the cache is in a layout of an earlier objgc
+	// (packages/ and locks/ at the root; see OldLayoutError).
+	ErrOldLayout = errors.New("package cache in an earlier objgc layout")
+	// ErrNotOwner: the process is neither the owner of the cache root nor
+	// root (see OwnerError).
+	ErrNotOwner = errors.New("package cache belongs to another user")
 )
 
-// OldLayoutError is a cache holding a package directory in the old layout,
-// packages/<FullName>/<version>/<id>/. Reading such a cache as if it were
-// in the current one would miss those packages (and with them class
-// hierarchies and hooks), so every command that meets one refuses until
-// Migrate has moved them. It matches ErrOldLayout with errors.Is.
+// OldLayoutError is a cache in a layout of an earlier objgc:
+// packages/<FullName>/<version>@<id>/ or packages/<FullName>/<version>/<id>/
+// with locks/ beside. Reading it as the engine's layout would find none of
+// its packages (and with them no class hierarchy and no hook), so every
+// command refuses it until Migrate has moved them. It matches ErrOldLayout
+// with errors.Is.
 type OldLayoutError struct {
 	Root string // the cache directory
-	Dir  string // the first old-layout <version> directory found
 }
 
 func (e *OldLayoutError) Error() string {
-	return fmt.Sprintf("package cache %s is in the old layout (%s holds packages/<FullName>/<version>/<id>/); run objgc cache migrate --cache-dir %s once to move its packages to packages/<FullName>/<version>@<id>/", e.Root, e.Dir, e.Root)
+	return fmt.Sprintf("package cache %s is in an earlier objgc layout (packages/ and locks/); run objgc cache migrate --cache-dir %s once to move its packages to <FullName>/<version>/<id>/, the layout murano-engine uses", e.Root, e.Root)
 }
 
 // Is reports whether target is ErrOldLayout.
 func (e *OldLayoutError) Is(target error) bool { return target == ErrOldLayout }
+
+// OwnerError refuses a process that is neither the owner of the cache root
+// nor root: what it created there (lock files, records, packages) would be
+// its own, and the owner (murano-engine's user) could not open, lock or
+// delete them. It matches ErrNotOwner with errors.Is.
+type OwnerError struct {
+	Root  string
+	Owner string // user name, or uid when it has none
+	UID   int    // the owner's
+	Self  int    // the process's effective uid
+}
+
+func (e *OwnerError) Error() string {
+	return fmt.Sprintf("package cache %s belongs to %s (uid %d), not to uid %d: objgc would leave files there that %s could not lock or delete; run objgc as that user (sudo -u %s objgc ...), or as root, which gives what it creates to %s",
+		e.Root, e.Owner, e.UID, e.Self, e.Owner, e.Owner, e.Owner)
+}
+
+// Is reports whether target is ErrNotOwner.
+func (e *OwnerError) Is(target error) bool { return target == ErrNotOwner }
 
 // InvalidPackageError says why Add rejected a source. It matches
 // ErrInvalidPackage with errors.Is.
@@ -119,11 +159,17 @@ func (e *InvalidPackageError) Error() string {
 func (e *InvalidPackageError) Is(target error) bool { return target == ErrInvalidPackage }
 
 // Cache is a package cache rooted at a directory. Its methods are safe for
-// concurrent use by several goroutines and several processes: all
-// coordination goes through flock(2) locks in locks/ (package
-// internal/lockfile).
+// concurrent use by several goroutines and several processes (objgc's and
+// murano-engine's): all coordination goes through the engine's lock files
+// at the root.
 type Cache struct {
 	root string
+	// own, when not nil, is the owner of the root, to whom everything
+	// objgc creates is given (a root process on another user's cache).
+	own *owner
+	// ownerErr refuses every change: the process is not the owner and
+	// cannot give files away.
+	ownerErr error
 	// MaxUnpackedSize limits, in bytes, what one archive may expand to
 	// (and the size of a downloaded archive). Zero means
 	// DefaultMaxUnpackedSize.
@@ -152,9 +198,30 @@ type Cache struct {
 	Now func() time.Time
 }
 
-// Open returns the cache rooted at root, creating root, packages/, locks/
-// and tmp/ (mode 0755) if needed.
+// Open returns the cache rooted at root, creating root (mode 0755) if
+// needed. It refuses, creating nothing, a root that belongs to another
+// user when the process is not root (*OwnerError); a root process makes
+// everything it creates there the root owner's. A cache in an earlier
+// objgc layout is an *OldLayoutError, except for Migrate (see
+// OpenForMigrate).
 func Open(root string) (*Cache, error) {
+	c, err := openAt(root)
+	if err != nil {
+		return nil, err
+	}
+	if c.ownerErr != nil {
+		return nil, c.ownerErr
+	}
+	if err := c.checkLayout(); err != nil {
+		return nil, err
+	}
+	if err := c.mkdirAll(c.root); err != nil {
+		return nil, fmt.Errorf("opening package cache: %w", err)
+	}
+	return c, nil
+}
+
+func openAt(root string) (*Cache, error) {
 	if root == "" {
 		return nil, errors.New("opening package cache: empty cache directory")
 	}
@@ -162,36 +229,62 @@ func Open(root string) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening package cache %s: %w", root, err)
 	}
-	for _, d := range []string{"packages", "locks", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(abs, d), 0o755); err != nil {
-			return nil, fmt.Errorf("opening package cache: %w", err)
-		}
+	c := &Cache{root: abs}
+	// A root that does not exist yet becomes the creator's own.
+	if o, ok := ownerOf(abs); ok {
+		c.own, c.ownerErr = decideOwner(abs, o)
 	}
-	return &Cache{root: abs}, nil
+	return c, nil
 }
 
 // ErrNoCache: OpenExisting found no package cache at the directory.
 var ErrNoCache = errors.New("no package cache")
 
-// OpenExisting returns the cache rooted at root, which must already be a
-// package cache (root/packages/ is a directory): commands that only read
-// or clean a cache use it, so that a mistyped directory is an error
-// rather than a new, empty cache. It creates nothing but a missing locks/
-// or tmp/ inside an existing cache. The error wraps ErrNoCache and names
-// the directory.
-func OpenExisting(root string) (*Cache, error) {
-	if root == "" {
-		return nil, errors.New("opening package cache: empty cache directory")
+// IsCache reports whether dir is a package cache: a directory holding
+// objgc's .objgc/, an engine's <id>_usage.lock files, or an earlier
+// objgc's packages/ and locks/. A directory that is none of these is not
+// taken for one, so that a mistyped --cache-dir never has its
+// subdirectories listed, verified or pruned as packages.
+func IsCache(dir string) bool {
+	if isDir(filepath.Join(dir, MetaDir)) || oldLayout(dir) {
+		return true
 	}
-	abs, err := filepath.Abs(root)
+	names, err := readDirNames(dir)
 	if err != nil {
-		return nil, fmt.Errorf("opening package cache %s: %w", root, err)
+		return false
 	}
-	if st, err := os.Stat(filepath.Join(abs, "packages")); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%w at %s (no packages/ directory; objgc cache add creates one)", ErrNoCache, abs)
+	for _, n := range names {
+		if _, ok := lockID(n, usageSuffix); ok {
+			return true
+		}
 	}
-	return Open(abs)
+	return false
 }
+
+// OpenExisting returns the cache rooted at root, which must already be a
+// package cache (IsCache): commands that only read or clean a cache use
+// it, so that a mistyped directory is an error rather than a new, empty
+// cache. It creates nothing. The error wraps ErrNoCache and names the
+// directory; a cache in an earlier objgc layout is an *OldLayoutError.
+// The owner rule of Open applies to the commands that change the cache
+// (CheckOwner).
+func OpenExisting(root string) (*Cache, error) {
+	c, err := openAt(root)
+	if err != nil {
+		return nil, err
+	}
+	if !isDir(c.root) || !IsCache(c.root) {
+		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, MetaDir)
+	}
+	if err := c.checkLayout(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// CheckOwner returns the *OwnerError that refuses any change to the cache
+// by this process (see Open), or nil.
+func (c *Cache) CheckOwner() error { return c.ownerErr }
 
 // Root returns the absolute cache directory.
 func (c *Cache) Root() string { return c.root }
@@ -217,110 +310,157 @@ func (c *Cache) maxEntries() int {
 	return DefaultMaxEntries
 }
 
-func (c *Cache) packagesDir() string { return filepath.Join(c.root, "packages") }
-func (c *Cache) tmpDir() string      { return filepath.Join(c.root, "tmp") }
-func (c *Cache) lockPath(name string) string {
-	return filepath.Join(c.root, "locks", name)
+func (c *Cache) metaDir() string              { return filepath.Join(c.root, MetaDir) }
+func (c *Cache) tmpDir() string               { return filepath.Join(c.root, MetaDir, "tmp") }
+func (c *Cache) trashDir() string             { return filepath.Join(c.root, MetaDir, "trash") }
+func (c *Cache) recordsDir() string           { return filepath.Join(c.root, MetaDir, "records") }
+func (c *Cache) lastUseDir() string           { return filepath.Join(c.root, MetaDir, "lastuse") }
+func (c *Cache) pruneLockPath() string        { return filepath.Join(c.root, MetaDir, "prune.lock") }
+func (c *Cache) recordPath(id string) string  { return filepath.Join(c.recordsDir(), id+".json") }
+func (c *Cache) lastUsePath(id string) string { return filepath.Join(c.lastUseDir(), id) }
+
+// The engine's lock file names: <root>/<id>_usage.lock and
+// <root>/<id>_download.lock (ApiPackageLoader._lock_usage and
+// _get_package_by_definition).
+const (
+	usageSuffix    = "_usage.lock"
+	downloadSuffix = "_download.lock"
+)
+
+func (c *Cache) usageLockPath(id string) string    { return filepath.Join(c.root, id+usageSuffix) }
+func (c *Cache) downloadLockPath(id string) string { return filepath.Join(c.root, id+downloadSuffix) }
+
+// lockID returns the id of a lock file name at the root ending in suffix.
+func lockID(name, suffix string) (string, bool) {
+	id, ok := strings.CutSuffix(name, suffix)
+	return id, ok && idRE.MatchString(id)
 }
 
-// entryDir is packages/<FullName>/<version>@<id>.
+// entryDir is <root>/<FullName>/<version>/<id>.
 func (c *Cache) entryDir(fullName, version, id string) string {
-	return filepath.Join(c.root, "packages", fullName, entryName(version, id))
+	return filepath.Join(c.root, fullName, version, id)
 }
 
 func (c *Cache) fullNameDir(fullName string) string {
-	return filepath.Join(c.root, "packages", fullName)
+	return filepath.Join(c.root, fullName)
 }
 
-// entryName is the name of a package directory in its FullName directory:
-// <version>@<id>. A version never holds '@' (versionRE), so the name splits
-// at its last '@'.
-func entryName(version, id string) string { return version + "@" + id }
-
-// parseEntryName splits <version>@<id>; ok is false for any other name
-// (a trash directory, a stray file, an old-layout version directory).
-func parseEntryName(name string) (version, id string, ok bool) {
-	i := strings.LastIndexByte(name, '@')
-	if i < 0 {
-		return "", "", false
-	}
-	version, id = name[:i], name[i+1:]
-	if !idRE.MatchString(id) || !safeComponent(version, versionRE) {
-		return "", "", false
-	}
-	return version, id, true
+// oldLayout reports whether dir holds the packages/ and locks/ of an
+// earlier objgc layout.
+func oldLayout(dir string) bool {
+	return isDir(filepath.Join(dir, "packages")) && isDir(filepath.Join(dir, "locks"))
 }
 
-// oldVersionDir reports whether name, in packages/<FullName>/, is a
-// version directory of the old layout: a directory named as a version
-// (so neither <version>@<id> nor a trash directory). Only names that look
-// like one are looked at (one lstat).
-//
-// The old layout allowed versions of up to maxComponent bytes, longer
-// than the current maxVersion: such a directory is of the old layout too
-// (migrate reports it, it cannot be moved), not a stray name to ignore.
-func (c *Cache) oldVersionDir(fullName, name string) bool {
-	if !fitsComponent(name, versionRE, maxComponent) {
-		return false
+func (c *Cache) checkLayout() error {
+	if oldLayout(c.root) {
+		return &OldLayoutError{Root: c.root}
 	}
-	st, err := os.Lstat(filepath.Join(c.fullNameDir(fullName), name))
-	return err == nil && st.IsDir()
-}
-
-func (c *Cache) oldLayout(fullName, name string) error {
-	return &OldLayoutError{Root: c.root, Dir: filepath.Join(c.fullNameDir(fullName), name)}
+	return nil
 }
 
 var (
 	fullNameRE = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_.]*$`)
 	versionRE  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.+-]*$`)
-	idRE       = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	// idRE is a package id: the catalog's (a uuid, with or without
+	// dashes) or objgc's hex sha256. It never starts with a dot, so no id
+	// is objgc's .objgc/.
+	idRE  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,127}$`)
+	shaRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
-// maxComponent is the longest FullName or version, in bytes. A version is
-// shorter (maxVersion): <version>@<id> must fit in one path component of
-// 255 bytes with the 64 of the id.
-const (
-	maxComponent = 200
-	maxVersion   = 255 - 1 - 64
-)
+// maxComponent is the longest FullName or version, in bytes.
+const maxComponent = 200
 
 // safeComponent reports whether s may be used in one path component: the
-// characters of a Murano FullName (DESIGN.md section 1) or of a semantic
-// version, no "..", at most maxComponent bytes (maxVersion for a version).
+// characters of a Murano FullName or of a semantic version, no "..", at
+// most maxComponent bytes.
 func safeComponent(s string, re *regexp.Regexp) bool {
-	limit := maxComponent
-	if re == versionRE {
-		limit = maxVersion
-	}
-	return fitsComponent(s, re, limit)
+	return len(s) <= maxComponent && re.MatchString(s) && !strings.Contains(s, "..")
 }
 
-// fitsComponent is safeComponent with the limit given.
-func fitsComponent(s string, re *regexp.Regexp, limit int) bool {
-	return len(s) <= limit && re.MatchString(s) && !strings.Contains(s, "..")
-}
-
-// inUse reports whether some process holds the usage lock of id: the
-// exclusive lock cannot be taken without waiting. A lock file that does
-// not exist is held by nobody, and is not created: listing a cache does
-// not leave a lock file per package behind.
+// inUse reports whether some process (objgc or the engine) holds the
+// usage lock of id: the exclusive lock cannot be taken without waiting. A
+// lock file that does not exist is held by nobody, and is not created:
+// listing a cache does not leave a lock file per package behind.
 func (c *Cache) inUse(id string) bool {
-	return lockfile.Held(c.lockPath(id + ".usage"))
+	return lockfile.Held(c.usageLockPath(id))
 }
 
-// AcquireUsage takes the usage lock of id (a shared flock on
-// locks/<id>.usage, waiting until ctx ends) and records the use on the
-// last-use marker (touched at most hourly). The caller holds the lock
-// until it calls unlock; while it does, no prune and no adder removes the
-// package. AcquireUsage does not check that the package exists: callers
-// check after locking (Session does). Errors wrap ErrLocked when ctx ends
-// first.
+// lockAt takes a lock of mode on the lock file at path (created, mode
+// 0644, and given to the root's owner, when missing), waiting until ctx
+// ends.
+//
+// The engine deletes <id>_usage.lock and <id>_download.lock after its
+// cleanup, and objgc does too after a removal. A process that opened the
+// file before the deletion and locks it afterwards holds a lock on a file
+// nobody else will ever open: no lock at all. So after locking, the path
+// must still name the file locked (same device and inode); if it does not
+// the lock is dropped and taken again on the file now there.
+func (c *Cache) lockAt(ctx context.Context, path string, mode lockfile.Mode) (unlock func(), err error) {
+	return c.lockFile(ctx, path, mode, true)
+}
+
+// tryLockAt is lockAt without waiting: nil, nil when another holds a
+// conflicting lock.
+func (c *Cache) tryLockAt(path string, mode lockfile.Mode) (unlock func(), err error) {
+	return c.lockFile(context.Background(), path, mode, false)
+}
+
+func (c *Cache) lockFile(ctx context.Context, path string, mode lockfile.Mode, wait bool) (unlock func(), err error) {
+	for {
+		f, err := lockfile.Open("lock file", path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.chownFile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock file %s: %w", path, err)
+		}
+		if !wait {
+			ok, err := lockfile.TryLock(f, mode)
+			if err != nil || !ok {
+				f.Close()
+				if err != nil {
+					return nil, fmt.Errorf("locking %s: %w", path, err)
+				}
+				return nil, nil
+			}
+		} else if err := lockfile.Wait(ctx, f, mode); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if sameFile(f, path) {
+			return func() { f.Close() }, nil
+		}
+		f.Close()
+	}
+}
+
+// sameFile reports whether path names the file f has open.
+func sameFile(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(path)
+	return err == nil && os.SameFile(a, b)
+}
+
+// AcquireUsage takes the usage lock of id (shared, waiting until ctx
+// ends), as the engine does for every package a deployment uses, and
+// records the use in .objgc/lastuse/<id> (touched at most hourly). The
+// caller holds the lock until it calls unlock; while it does, neither a
+// prune nor the engine's cleanup removes the package. AcquireUsage does
+// not check that the package exists: callers check after locking
+// (Session does). Errors wrap ErrLocked when ctx ends first.
 func (c *Cache) AcquireUsage(ctx context.Context, id string) (unlock func(), err error) {
 	if !idRE.MatchString(id) {
-		return nil, fmt.Errorf("usage lock: %q is not a package id (hex sha256)", id)
+		return nil, fmt.Errorf("usage lock: %q is not a package id", id)
 	}
-	unlock, err = lockfile.Lock(ctx, c.lockPath(id+".usage"), lockfile.Shared)
+	if c.ownerErr != nil {
+		return nil, c.ownerErr
+	}
+	unlock, err = c.lockAt(ctx, c.usageLockPath(id), lockfile.Shared)
 	if err != nil {
 		return nil, err
 	}
@@ -328,20 +468,24 @@ func (c *Cache) AcquireUsage(ctx context.Context, id string) (unlock func(), err
 	return unlock, nil
 }
 
-// touchLastUse updates locks/<id>.lastuse when it is missing or older than
-// lastUseInterval. Failures are ignored: the marker is advisory.
+// touchLastUse updates .objgc/lastuse/<id> when it is missing or older
+// than lastUseInterval. Failures are ignored: the marker is advisory.
 func (c *Cache) touchLastUse(id string) {
-	p := c.lockPath(id + ".lastuse")
+	p := c.lastUsePath(id)
 	now := c.now()
 	st, err := os.Stat(p)
 	if err == nil && now.Sub(st.ModTime()) < lastUseInterval {
 		return
 	}
 	if err != nil {
+		if c.mkdirAll(c.lastUseDir()) != nil {
+			return
+		}
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {
 			return
 		}
+		c.chownFile(f)
 		f.Close()
 	}
 	_ = os.Chtimes(p, now, now)
@@ -349,9 +493,58 @@ func (c *Cache) touchLastUse(id string) {
 
 // lastUse returns the marker's mtime, or the zero time.
 func (c *Cache) lastUse(id string) time.Time {
-	st, err := os.Stat(c.lockPath(id + ".lastuse"))
+	st, err := os.Stat(c.lastUsePath(id))
 	if err != nil {
 		return time.Time{}
 	}
 	return st.ModTime()
+}
+
+// mkdirAll is os.MkdirAll(dir, 0o755), giving each directory it creates
+// to the root's owner.
+func (c *Cache) mkdirAll(dir string) error {
+	if isDir(dir) {
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := c.mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) && isDir(dir) {
+			return nil
+		}
+		return err
+	}
+	return c.chown(dir)
+}
+
+// chown gives path (not following a link) to the root's owner when objgc
+// runs as root on another user's cache.
+func (c *Cache) chown(path string) error {
+	if c.own == nil {
+		return nil
+	}
+	return os.Lchown(path, c.own.uid, c.own.gid)
+}
+
+func (c *Cache) chownFile(f *os.File) error {
+	if c.own == nil {
+		return nil
+	}
+	return f.Chown(c.own.uid, c.own.gid)
+}
+
+// chownTree gives dir and everything under it to the root's owner.
+func (c *Cache) chownTree(dir string) error {
+	if c.own == nil {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return c.chown(p)
+	})
 }

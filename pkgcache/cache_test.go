@@ -233,14 +233,14 @@ func TestAddSources(t *testing.T) {
 	if d1.Entry.Version != "1.0.0" {
 		t.Errorf("version = %s", d1.Entry.Version)
 	}
-	want := filepath.Join(c.Root(), "packages", "com.example.apache.ApacheHttpServer", "1.0.0@"+d1.Entry.ID)
+	want := filepath.Join(c.Root(), "com.example.apache.ApacheHttpServer", "1.0.0", d1.Entry.ID)
 	if p, err := c.Path("com.example.apache.ApacheHttpServer", ""); err != nil || p != want {
 		t.Errorf("Path = %s, %v; want %s", p, err, want)
 	}
 	if _, err := c.Path("com.example.apache.ApacheHttpServer", "2.0.0"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Path of a missing version: %v", err)
 	}
-	if n := dirNames(t, filepath.Join(c.Root(), "tmp")); len(n) != 0 {
+	if n := dirNames(t, c.tmpDir()); len(n) != 0 {
 		t.Errorf("tmp/ holds %v after adds", n)
 	}
 	if v, err := c.Verify(ctx); err != nil || len(v.Problems) != 0 || v.Checked != 2 {
@@ -280,7 +280,7 @@ func TestOutdatedIDs(t *testing.T) {
 	if len(list) != 1 || list[0].ID != latest.Entry.ID {
 		t.Errorf("list = %+v", list)
 	}
-	if n := dirNames(t, filepath.Join(c.Root(), "tmp")); len(n) != 0 {
+	if n := dirNames(t, c.tmpDir()); len(n) != 0 {
 		t.Errorf("tmp/ holds %v", n)
 	}
 }
@@ -297,7 +297,7 @@ func TestPrunePolicies(t *testing.T) {
 		}
 		// WordPress and io.murano were used recently, io.murano last.
 		for n, age := range map[string]time.Duration{"com.example.WordPress": 2 * time.Hour, "io.murano": time.Hour} {
-			os.Chtimes(c.lockPath(ents[n].ID+".lastuse"), now.Add(-age), now.Add(-age))
+			os.Chtimes(c.lastUsePath(ents[n].ID), now.Add(-age), now.Add(-age))
 		}
 		c.Now = func() time.Time { return now }
 		return c, ents
@@ -420,7 +420,7 @@ func TestPrunePolicies(t *testing.T) {
 	}
 	t.Run("second prune", func(t *testing.T) {
 		c, _ := setup(t)
-		unlock, err := lockfile.TryLockPath(c.lockPath("prune.lock"), lockfile.Exclusive)
+		unlock, err := c.tryLockAt(c.pruneLockPath(), lockfile.Exclusive)
 		if err != nil || unlock == nil {
 			t.Fatal("cannot take prune.lock", err)
 		}
@@ -442,10 +442,9 @@ func TestVerifyFindsDamage(t *testing.T) {
 	os.WriteFile(filepath.Join(e.Dir, "Classes", "Tomcat.yaml"), []byte("Name: Evil\n"), 0o644)
 	os.Remove(filepath.Join(e.Dir, "Classes", "TomcatTest.yaml"))
 	os.WriteFile(filepath.Join(e.Dir, "extra"), nil, 0o644)
-	os.WriteFile(filepath.Join(c.Root(), "packages", "stray"), nil, 0o644)
-	// A file named as a version is a stray too, not an old-layout version
-	// directory.
-	os.WriteFile(filepath.Join(filepath.Dir(e.Dir), "1.0.0"), nil, 0o644)
+	os.WriteFile(filepath.Join(c.Root(), "stray"), nil, 0o644)
+	// A file named as an id is a stray too.
+	os.WriteFile(filepath.Join(filepath.Dir(e.Dir), "0123"), nil, 0o644)
 	res, err := c.Verify(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -455,10 +454,10 @@ func TestVerifyFindsDamage(t *testing.T) {
 		rel, _ := filepath.Rel(c.Root(), p.Path)
 		got = append(got, filepath.ToSlash(rel)+": "+p.Problem)
 	}
-	pre := "packages/com.example.apache.Tomcat/0.0.0@" + e.ID + "/"
+	pre := "com.example.apache.Tomcat/0.0.0/" + e.ID + "/"
 	want := []string{
-		"packages/com.example.apache.Tomcat/1.0.0: not a package directory named <version>@<sha256 id>",
-		"packages/stray: not a directory (expected packages/<FullName>/)",
+		"com.example.apache.Tomcat/0.0.0/0123: not a package directory named by its id",
+		"stray: not a package's <FullName>/ directory nor an <id>_usage.lock or <id>_download.lock file",
 		pre + "Classes/Tomcat.yaml: sha256 differs from the one recorded at unpack time",
 		pre + "extra: file not in the package",
 		pre + "Classes/TomcatTest.yaml: missing",

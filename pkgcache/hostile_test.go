@@ -52,7 +52,6 @@ func TestAddRejectsHostileArchives(t *testing.T) {
 		{"entry under a link", zipRaw(t, []zipEntry{manifest, class,
 			{name: "d", body: "Classes", mode: fs.ModeSymlink | 0o777},
 			{name: "d/x", body: "x", mode: fs.ModeSymlink | 0o777}}), 0, `under the link`},
-		{"reserved name", zipRaw(t, []zipEntry{manifest, class, {name: digestsFile, body: "{}"}}), 0, `reserved`},
 		{"too large", zipRaw(t, []zipEntry{manifest, class, {name: "big", body: strings.Repeat("x", 4096)}}), 2048, `limit`},
 		{"no manifest", zipRaw(t, []zipEntry{class}), 0, `no manifest.yaml`},
 		{"manifest in a folder", zipRaw(t, []zipEntry{{name: "pkg/manifest.yaml", body: goodManifest}}), 0,
@@ -110,12 +109,16 @@ func TestAddRejectsHostileArchives(t *testing.T) {
 	})
 }
 
-// assertEmpty checks that packages/ and tmp/ are empty.
+// assertEmpty checks that the cache holds no package and .objgc/tmp/ and
+// .objgc/records/ are empty.
 func assertEmpty(t *testing.T, c *Cache) {
 	t.Helper()
-	for _, d := range []string{"packages", "tmp"} {
-		if n := dirNames(t, filepath.Join(c.Root(), d)); len(n) != 0 {
-			t.Errorf("%s/ holds %v after a rejected add", d, n)
+	if keys, _ := c.scan(); len(keys) != 0 {
+		t.Errorf("the cache holds %v after a rejected add", keys)
+	}
+	for _, d := range []string{c.tmpDir(), c.recordsDir()} {
+		if n := dirNames(t, d); len(n) != 0 {
+			t.Errorf("%s holds %v after a rejected add", d, n)
 		}
 	}
 }

@@ -148,12 +148,15 @@ func TestPruneCancelled(t *testing.T) {
 }
 
 // A removal killed between its rename and the end of the deletion leaves
-// <FullName>/.trash.*: no listing or verify sees it, and the
-// next prune deletes it.
+// .objgc/trash/<random>: no listing or verify sees it, and the next prune
+// deletes it.
 func TestPruneRemovesTrashLeftovers(t *testing.T) {
 	c := openCache(t)
-	res := addZip(t, c, zipPackage(t, testPkg("com.example.databases.MySql"), nil))
-	trash := trashName(res.Entry.Dir)
+	addZip(t, c, zipPackage(t, testPkg("com.example.databases.MySql"), nil))
+	trash, err := c.trashName()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(filepath.Join(trash, "Classes"), 0o755); err != nil {
 		t.Fatal(err)
 	}

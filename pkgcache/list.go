@@ -21,16 +21,27 @@ import (
 	"github.com/objgc/objgc/internal/lockfile"
 )
 
-// Entry is one cached package: packages/<FullName>/<Version>@<ID>/.
+// Entry is one cached package: <root>/<FullName>/<Version>/<ID>/.
 type Entry struct {
-	FullName  string    `json:"full_name"`
-	Version   string    `json:"version"`
-	ID        string    `json:"id"`
-	Dir       string    `json:"dir"`
-	Size      int64     `json:"size"`      // bytes of the unpacked files
-	Installed time.Time `json:"installed"` // when it was renamed into place
-	LastUse   time.Time `json:"last_use"`  // mtime of locks/<id>.lastuse (hourly resolution); zero if never used
-	InUse     bool      `json:"in_use"`    // some process holds its usage lock
+	FullName string `json:"full_name"`
+	Version  string `json:"version"`
+	ID       string `json:"id"`
+	Dir      string `json:"dir"`
+	Size     int64  `json:"size"` // bytes of the unpacked files
+	// Installed is when the package was renamed into place (objgc's
+	// record), or the package directory's mtime for one the engine
+	// unpacked (its last entry's creation: the end of the unpack).
+	Installed time.Time `json:"installed"`
+	// LastUse is objgc's last-use marker (hourly resolution); for a
+	// package the engine unpacked, the later of it and the access time of
+	// manifest.yaml, which the engine reads each time a deployment loads
+	// the package (see docs/cache.md for what the file system's atime
+	// options make of it). Zero if neither is known.
+	LastUse time.Time `json:"last_use"`
+	InUse   bool      `json:"in_use"` // some process (objgc or the engine) holds its usage lock
+	// InstalledBy is InstalledByObjgc for a package objgc added (it has a
+	// digests record), InstalledByEngine for one murano-engine unpacked.
+	InstalledBy string `json:"installed_by"`
 
 	// partial: only the names were read (Size, Installed and LastUse are
 	// zero); see list.
@@ -52,32 +63,42 @@ func (c *Cache) entry(fullName, version, id string) (Entry, error) {
 
 func (c *Cache) entryInfo(fullName, version, id string, withInUse bool) (Entry, error) {
 	dir := c.entryDir(fullName, version, id)
-	e := Entry{FullName: fullName, Version: version, ID: id, Dir: dir}
-	rec, err := readDigestsHeader(dir)
-	if err != nil {
-		// No record (a directory copied in by hand): measure it.
+	e := Entry{FullName: fullName, Version: version, ID: id, Dir: dir, InstalledBy: InstalledByEngine}
+	if rec, err := c.readRecordHeader(id); err == nil && rec.FullName == fullName && rec.Version == version {
+		if !isDir(dir) {
+			return e, fs.ErrNotExist
+		}
+		e.Size, e.Installed, e.InstalledBy = rec.Size, rec.Installed, InstalledByObjgc
+	} else {
 		st, serr := os.Stat(dir)
 		if serr != nil {
 			return e, serr
 		}
+		if !st.IsDir() {
+			return e, fmt.Errorf("%s is not a directory", dir)
+		}
 		e.Installed = st.ModTime()
 		e.Size = dirSize(dir)
-	} else {
-		e.Size, e.Installed = rec.Size, rec.Installed
 	}
 	e.LastUse = c.lastUse(id)
+	// The engine loads only the ids the catalog names, never objgc's.
+	if e.InstalledBy == InstalledByEngine {
+		if at, ok := accessTime(filepath.Join(dir, "manifest.yaml")); ok && at.After(e.LastUse) {
+			e.LastUse = at
+		}
+	}
 	if withInUse {
 		e.InUse = c.inUse(id)
 	}
 	return e, nil
 }
 
-// readDigestsHeader reads the digests file without its file list.
-func readDigestsHeader(dir string) (*digestRecord, error) {
+// readRecordHeader reads the digests record of id without its file list.
+func (c *Cache) readRecordHeader(id string) (*digestRecord, error) {
 	// The header fields come first, then the file list: the first 4 KiB
 	// hold the header unless it is unusually long.
 	const headSize = 4096
-	path := filepath.Join(dir, digestsFile)
+	path := c.recordPath(id)
 	data, err := readHead(path, headSize)
 	if err != nil {
 		return nil, err
@@ -91,6 +112,8 @@ func readDigestsHeader(dir string) (*digestRecord, error) {
 		i = bytes.Index(data, files)
 	}
 	var rec struct {
+		FullName  string    `json:"full_name"`
+		Version   string    `json:"version"`
 		Installed time.Time `json:"installed"`
 		Size      int64     `json:"size"`
 	}
@@ -105,7 +128,7 @@ func readDigestsHeader(dir string) (*digestRecord, error) {
 			return nil, err
 		}
 	}
-	return &digestRecord{Installed: rec.Installed, Size: rec.Size}, nil
+	return &digestRecord{FullName: rec.FullName, Version: rec.Version, Installed: rec.Installed, Size: rec.Size}, nil
 }
 
 func dirSize(dir string) int64 {
@@ -123,50 +146,59 @@ func dirSize(dir string) int64 {
 
 type entryKey struct{ fullName, version, id string }
 
-// scan lists packages/<FullName>/<version>@<id> names without reading
-// them. The error wraps ErrOldLayout when a FullName holds a directory of
-// the old layout.
-func (c *Cache) scan() ([]entryKey, error) {
-	names, err := readDirNames(c.packagesDir())
+// fullNames lists the FullName directories at the root: names that are a
+// FullName (no dot first: not .objgc/) and not a lock file.
+func (c *Cache) fullNames() ([]string, error) {
+	names, err := readDirNames(c.root)
 	if err != nil {
 		return nil, fmt.Errorf("listing package cache: %w", err)
 	}
+	out := names[:0]
+	for _, n := range names {
+		if strings.HasSuffix(n, ".lock") || !safeComponent(n, fullNameRE) {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// scan lists <FullName>/<version>/<id> names without reading them.
+func (c *Cache) scan() ([]entryKey, error) {
+	names, err := c.fullNames()
+	if err != nil {
+		return nil, err
+	}
 	var keys []entryKey
 	for _, fn := range names {
-		k, err := c.scanFullName(fn, nil)
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, k...)
+		keys = append(keys, c.scanFullName(fn)...)
 	}
 	return keys, nil
 }
 
-// scanFullName lists the packages of packages/<fn>/, sorted by version
-// (as strings) and id, so that the ids of one version are next to each
-// other; a directory that vanishes meanwhile (a prune) lists nothing.
-// A version directory of the old layout is an *OldLayoutError.
-//
-// The trash directories of removals (see trashName) are appended to trash
-// when it is not nil.
-func (c *Cache) scanFullName(fn string, trash *[]string) ([]entryKey, error) {
+// scanFullName lists the packages of <root>/<fn>/, sorted by version (as
+// strings) and id, so that the ids of one version are next to each other;
+// a directory that vanishes meanwhile (a prune, the engine's cleanup)
+// lists nothing. Names that are not a version, or not an id, are left
+// out (Verify reports them).
+func (c *Cache) scanFullName(fn string) []entryKey {
 	var keys []entryKey
-	names, err := readDirNames(c.fullNameDir(fn))
+	versions, err := readDirNames(c.fullNameDir(fn))
 	if err != nil {
-		return nil, nil
+		return nil
 	}
-	for _, name := range names {
-		if v, id, ok := parseEntryName(name); ok {
-			keys = append(keys, entryKey{fn, v, id})
+	for _, v := range versions {
+		if !safeComponent(v, versionRE) {
 			continue
 		}
-		switch {
-		case strings.HasPrefix(name, trashPrefix):
-			if trash != nil {
-				*trash = append(*trash, filepath.Join(c.fullNameDir(fn), name))
+		ids, err := readDirNames(filepath.Join(c.fullNameDir(fn), v))
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			if idRE.MatchString(id) {
+				keys = append(keys, entryKey{fn, v, id})
 			}
-		case c.oldVersionDir(fn, name):
-			return nil, c.oldLayout(fn, name)
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool {
@@ -175,36 +207,31 @@ func (c *Cache) scanFullName(fn string, trash *[]string) ([]entryKey, error) {
 		}
 		return keys[i].id < keys[j].id
 	})
-	return keys, nil
+	return keys
 }
 
 // List returns every cached package, sorted by FullName, then version
 // (semantic order, oldest first), then install time and id. A package
 // removed while List runs is left out. List takes no lock that others
-// wait for: InUse is tested with a non-blocking exclusive flock.
+// wait for: InUse is tested with a non-blocking exclusive lock.
 func (c *Cache) List(ctx context.Context) ([]Entry, error) {
-	entries, _, err := c.list(ctx, true, false)
-	return entries, err
+	return c.list(ctx, true, false)
 }
 
 // list is List. With partial, a package that is the only id of its
 // version is listed by name alone (Entry.partial), its record and last-use
 // marker not read: prune --outdated needs them only for the packages it
 // removes, and reads them then.
-//
-// It also returns the trash directories it saw (see trashName).
-func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, []string, error) {
-	names, err := readDirNames(c.packagesDir())
+func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, error) {
+	names, err := c.fullNames()
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing package cache: %w", err)
+		return nil, err
 	}
 	// Workers take one FullName at a time: its versions, their ids, and
 	// each package's record, marker and lock. All of it is system calls
 	// on small files and directories, so the workers outnumber the CPUs.
 	workers := min(4*runtime.GOMAXPROCS(0), max(len(names), 1))
 	found := make([][]Entry, workers)
-	trash := make([][]string, workers)
-	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	next := make(chan string)
 	for w := range workers {
@@ -212,13 +239,7 @@ func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, []s
 		go func() {
 			defer wg.Done()
 			for fn := range next {
-				keys, err := c.scanFullName(fn, &trash[w])
-				if err != nil {
-					if errs[w] == nil {
-						errs[w] = err
-					}
-					continue
-				}
+				keys := c.scanFullName(fn)
 				for i, k := range keys {
 					alone := (i == 0 || keys[i-1].version != k.version) && (i == len(keys)-1 || keys[i+1].version != k.version)
 					if partial && alone {
@@ -242,23 +263,14 @@ func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, []s
 	close(next)
 	wg.Wait()
 	if cerr != nil {
-		return nil, nil, cerr
-	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, nil, err
-		}
+		return nil, cerr
 	}
 	var out []Entry
 	for _, f := range found {
 		out = append(out, f...)
 	}
-	var trashDirs []string
-	for _, t := range trash {
-		trashDirs = append(trashDirs, t...)
-	}
 	sort.Slice(out, func(i, j int) bool { return entryLess(out[i], out[j]) })
-	return out, trashDirs, nil
+	return out, nil
 }
 
 func entryLess(a, b Entry) bool {
@@ -359,6 +371,21 @@ func (c *Cache) Lookup(fullName, version string) (Entry, error) {
 	return c.newest(fullName, version)
 }
 
+// installed returns the entry of a package with its Installed time and
+// InstalledBy only (no size, last use or in-use), false when it is gone.
+func (c *Cache) installed(fullName, version, id string) (Entry, bool) {
+	e := Entry{FullName: fullName, Version: version, ID: id, Dir: c.entryDir(fullName, version, id), InstalledBy: InstalledByEngine}
+	st, err := os.Stat(e.Dir)
+	if err != nil || !st.IsDir() {
+		return e, false
+	}
+	e.Installed = st.ModTime()
+	if rec, err := c.readRecordHeader(id); err == nil && rec.FullName == fullName && rec.Version == version {
+		e.Installed, e.InstalledBy = rec.Installed, InstalledByObjgc
+	}
+	return e, true
+}
+
 // newest picks, without locks, the entry Path describes. The error wraps
 // ErrOldLayout when packages/<fullName>/ holds a directory of the old
 // layout: its packages would be missed.
@@ -366,10 +393,7 @@ func (c *Cache) newest(fullName, version string) (Entry, error) {
 	if !safeComponent(fullName, fullNameRE) || (version != "" && !safeComponent(version, versionRE)) {
 		return Entry{}, fmt.Errorf("package %s %s: %w", fullName, version, ErrNotFound)
 	}
-	keys, err := c.scanFullName(fullName, nil)
-	if err != nil {
-		return Entry{}, err
-	}
+	keys := c.scanFullName(fullName)
 	// Candidates: the ids of version, or of the highest version first.
 	sort.SliceStable(keys, func(i, j int) bool { return CompareVersions(keys[i].version, keys[j].version) > 0 })
 	var best Entry
@@ -381,12 +405,8 @@ func (c *Cache) newest(fullName, version string) (Entry, error) {
 		if found && k.version != best.Version {
 			break // the highest version with a readable package wins
 		}
-		e := Entry{FullName: fullName, Version: k.version, ID: k.id, Dir: c.entryDir(fullName, k.version, k.id)}
-		if rec, err := readDigestsHeader(e.Dir); err == nil {
-			e.Installed = rec.Installed
-		} else if st, err := os.Stat(e.Dir); err == nil {
-			e.Installed = st.ModTime()
-		} else {
+		e, ok := c.installed(fullName, k.version, k.id)
+		if !ok {
 			continue
 		}
 		if !found || e.Installed.After(best.Installed) || e.Installed.Equal(best.Installed) && e.ID > best.ID {
@@ -415,16 +435,26 @@ type Problem struct {
 type VerifyResult struct {
 	Checked  int       `json:"checked"` // packages checked
 	Problems []Problem `json:"problems"`
+	// Engine counts the packages the engine unpacked: they have no
+	// digests record, so Verify could only check that their manifest and
+	// class files parse.
+	Engine int `json:"engine"`
 }
 
-// Verify checks every package under packages/: it has its digests file,
+// Verify checks every package: one objgc added has its digests record,
 // and its files and links are exactly those recorded at unpack time, with
-// the same sha256. It holds each package's usage lock (shared, without
-// marking a use) while it checks it, so no prune removes it meanwhile.
-// Stray files in packages/ are problems too. The error is non-nil only
-// when the cache cannot be read or ctx ends.
+// the same sha256; one the engine unpacked has no record (counted in
+// Engine), and its manifest and class files must parse (read as data,
+// with the limits of LoadPackage). It holds each package's usage lock
+// (shared, without marking a use) while it checks it, so no prune and no
+// engine cleanup removes it meanwhile. Names where the layout wants
+// something else are problems too. The error is non-nil only when the
+// cache cannot be read or ctx ends.
 func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 	var res VerifyResult
+	if c.ownerErr != nil {
+		return res, c.ownerErr
+	}
 	keys, err := c.scan()
 	if err != nil {
 		return res, err
@@ -435,14 +465,23 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		unlock, err := lockfile.Lock(ctx, c.lockPath(k.id+".usage"), lockfile.Shared)
+		unlock, err := c.lockAt(ctx, c.usageLockPath(k.id), lockfile.Shared)
 		if err != nil {
 			return res, err
 		}
-		dir := c.entryDir(k.fullName, k.version, k.id)
-		if isDir(dir) {
+		e, ok := c.installed(k.fullName, k.version, k.id)
+		if ok {
 			res.Checked++
-			for _, p := range verifyEntry(dir, h) {
+			var probs []Problem
+			if e.InstalledBy == InstalledByObjgc {
+				probs = c.verifyEntry(e.Dir, k.id, h)
+			} else {
+				res.Engine++
+				if _, err := LoadPackage(e.Dir); err != nil {
+					probs = []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + err.Error()}}
+				}
+			}
+			for _, p := range probs {
 				p.FullName, p.Version, p.ID = k.fullName, k.version, k.id
 				res.Problems = append(res.Problems, p)
 			}
@@ -452,40 +491,55 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 	return res, nil
 }
 
-// strays reports files in packages/ where the layout wants directories,
-// and names in a FullName directory that are not <version>@<id>
-// directories.
+// strays reports names where the layout wants something else: a file
+// at the root that is not a lock file, a name in <FullName>/ that is not
+// a version directory, one in <FullName>/<version>/ that is not a package
+// directory.
 func (c *Cache) strays() []Problem {
 	var out []Problem
-	root := c.packagesDir()
-	fns, _ := os.ReadDir(root)
-	for _, fn := range fns {
-		p := filepath.Join(root, fn.Name())
-		if !fn.IsDir() {
-			out = append(out, Problem{Path: p, Problem: "not a directory (expected packages/<FullName>/)"})
+	names, _ := readDirNames(c.root)
+	sort.Strings(names)
+	for _, fn := range names {
+		p := filepath.Join(c.root, fn)
+		if fn == MetaDir {
 			continue
 		}
-		ents, _ := os.ReadDir(p)
-		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), trashPrefix) {
-				continue // being deleted, or left by a killed removal for prune
+		if _, ok := lockID(fn, usageSuffix); ok {
+			continue
+		}
+		if _, ok := lockID(fn, downloadSuffix); ok {
+			continue
+		}
+		if !safeComponent(fn, fullNameRE) || !isDir(p) {
+			out = append(out, Problem{Path: p, Problem: "not a package's <FullName>/ directory nor an <id>_usage.lock or <id>_download.lock file"})
+			continue
+		}
+		vs, _ := os.ReadDir(p)
+		for _, v := range vs {
+			vp := filepath.Join(p, v.Name())
+			if !v.IsDir() || !safeComponent(v.Name(), versionRE) {
+				out = append(out, Problem{Path: vp, Problem: "not a <version>/ directory"})
+				continue
 			}
-			if _, _, ok := parseEntryName(e.Name()); !ok || !e.IsDir() {
-				out = append(out, Problem{Path: filepath.Join(p, e.Name()), Problem: "not a package directory named <version>@<sha256 id>"})
+			ids, _ := os.ReadDir(vp)
+			for _, id := range ids {
+				if !id.IsDir() || !idRE.MatchString(id.Name()) {
+					out = append(out, Problem{Path: filepath.Join(vp, id.Name()), Problem: "not a package directory named by its id"})
+				}
 			}
 		}
 	}
 	return out
 }
 
-func verifyEntry(dir string, h hash.Hash) []Problem {
-	data, err := os.ReadFile(filepath.Join(dir, digestsFile))
+func (c *Cache) verifyEntry(dir, id string, h hash.Hash) []Problem {
+	data, err := os.ReadFile(c.recordPath(id))
 	if err != nil {
-		return []Problem{{Path: filepath.Join(dir, digestsFile), Problem: "no digests recorded: " + err.Error()}}
+		return []Problem{{Path: c.recordPath(id), Problem: "digests record unreadable: " + err.Error()}}
 	}
 	var rec digestRecord
 	if err := json.Unmarshal(data, &rec); err != nil {
-		return []Problem{{Path: filepath.Join(dir, digestsFile), Problem: "digests unreadable: " + err.Error()}}
+		return []Problem{{Path: c.recordPath(id), Problem: "digests unreadable: " + err.Error()}}
 	}
 	var out []Problem
 	seen := map[string]bool{}
@@ -497,7 +551,7 @@ func verifyEntry(dir string, h hash.Hash) []Problem {
 		rel, _ := filepath.Rel(dir, p)
 		name := filepath.ToSlash(rel)
 		switch {
-		case d.IsDir() || name == digestsFile:
+		case d.IsDir():
 		case d.Type()&fs.ModeSymlink != 0:
 			seen[name] = true
 			want, ok := rec.Links[name]

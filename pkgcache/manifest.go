@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -38,7 +37,7 @@ type Manifest struct {
 // it).
 func ParseManifest(data []byte) (*Manifest, error) {
 	var m Manifest
-	if err := yaml.Unmarshal(data, &m); err != nil {
+	if err := decodeYAML(data, &m); err != nil {
 		return nil, fmt.Errorf("manifest.yaml is not valid YAML: %w", err)
 	}
 	if m.FullName == "" {
@@ -76,10 +75,19 @@ type Class struct {
 type Package struct {
 	FullName string
 	Version  string
-	ID       string // hex sha256 of the archive; "" for a directory read with LoadPackage
+	ID       string // the package's id in the cache; "" for a directory read with LoadPackage
 	Dir      string // absolute path of the unpacked package
 	Manifest *Manifest
 	Classes  map[string]*Class // by full name
+	// InstalledBy is InstalledByObjgc or InstalledByEngine for a package
+	// a Session returned; "" for a directory read with LoadPackage.
+	InstalledBy string
+	// RunsHooks says whether the hooks shipped in the package (its
+	// hooks/ folder) may run: a package objgc added (the operator chose
+	// it), or one the engine unpacked when the Session trusts those
+	// (Session.TrustEnginePackages). A package the engine unpacked came
+	// from the catalog, which tenants upload to.
+	RunsHooks bool
 }
 
 // LoadPackage reads dir/manifest.yaml and every class file it lists
@@ -89,8 +97,15 @@ type Package struct {
 // A manifest class whose file has no matching document is an error, and
 // so is a class file that is not YAML; an Extends name with an unknown
 // prefix only marks that class (Class.Err).
+//
+// Everything is read as data, within limits, because a package the engine
+// unpacked came from the catalog, which tenants upload to: manifest.yaml
+// at most maxManifestSize bytes, a class file at most maxClassFileSize,
+// each YAML document at most maxYAMLNodes nodes with its aliases expanded
+// (see decodeYAML). Reading does not change the files' access times where
+// the system allows it (see accessTime).
 func LoadPackage(dir string) (*Package, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "manifest.yaml"))
+	data, err := readLimited(filepath.Join(dir, "manifest.yaml"), maxManifestSize)
 	if err != nil {
 		return nil, fmt.Errorf("loading package %s: %w", dir, err)
 	}
@@ -132,17 +147,21 @@ type classDoc struct {
 }
 
 func readClassFile(p string) ([]classDoc, error) {
-	data, err := os.ReadFile(p)
+	data, err := readLimited(p, maxClassFileSize)
 	if err != nil {
 		return nil, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []classDoc
 	for {
-		var d classDoc
-		err := dec.Decode(&d)
+		var n yaml.Node
+		err := dec.Decode(&n)
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		var d classDoc
+		if err == nil {
+			err = decodeNode(&n, &d)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", p, len(docs)+1, err)
@@ -284,7 +303,7 @@ func (m *Manifest) defines(class string) bool {
 }
 
 // cleanZipName checks an archive entry name: relative, '/'-separated, no
-// "..", not the reserved digests file. It returns the cleaned name.
+// "..". It returns the cleaned name.
 func cleanZipName(name string) (string, error) {
 	if strings.Contains(name, `\`) || strings.HasPrefix(name, "/") || strings.Contains(name, "\x00") {
 		return "", fmt.Errorf("entry %q has an absolute or non-portable name", name)
@@ -299,15 +318,86 @@ func cleanZipName(name string) (string, error) {
 	if c == "." || !filepath.IsLocal(filepath.FromSlash(c)) {
 		return "", fmt.Errorf("entry %q is not a relative path inside the package", name)
 	}
-	if c == digestsFile {
-		return "", fmt.Errorf("entry %q uses a name reserved by objgc", name)
-	}
 	return c, nil
+}
+
+// Limits on what objgc reads from a package (LoadPackage): Murano's API
+// refuses packages over 5 MB by default, so no real manifest or class file
+// comes near them.
+const (
+	maxManifestSize  = 1 << 20
+	maxClassFileSize = 8 << 20
+	// maxYAMLNodes bounds one YAML document's nodes, counting the nodes
+	// an alias stands for each time it is used: a few kilobytes of
+	// nested aliases can otherwise expand to billions ("billion laughs").
+	maxYAMLNodes = 1 << 20
+)
+
+// decodeYAML decodes the single YAML document in data into v, refusing a
+// document whose expansion exceeds maxYAMLNodes nodes.
+func decodeYAML(data []byte, v any) error {
+	var n yaml.Node
+	if err := yaml.Unmarshal(data, &n); err != nil {
+		return err
+	}
+	if n.Kind == 0 { // empty document
+		return nil
+	}
+	return decodeNode(&n, v)
+}
+
+// decodeNode decodes n into v once its size, aliases expanded, is known
+// to be within maxYAMLNodes.
+func decodeNode(n *yaml.Node, v any) error {
+	memo := map[*yaml.Node]int{}
+	if _, err := expandedSize(n, memo, 0); err != nil {
+		return err
+	}
+	return n.Decode(v)
+}
+
+// expandedSize counts the nodes of n with every alias replaced by what
+// it names, stopping as soon as the count passes maxYAMLNodes or the
+// nesting passes 10,000 levels.
+func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, depth int) (int, error) {
+	if depth > 10000 {
+		return 0, errors.New("YAML nested deeper than 10000 levels")
+	}
+	if k, ok := memo[n]; ok {
+		if k < 0 {
+			return 0, errors.New("YAML alias refers to itself")
+		}
+		return k, nil
+	}
+	memo[n] = -1
+	size := 1
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		k, err := expandedSize(n.Alias, memo, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		size += k
+	}
+	for _, c := range n.Content {
+		k, err := expandedSize(c, memo, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		size += k
+		if size > maxYAMLNodes {
+			return 0, fmt.Errorf("YAML document expands to more than %d nodes (aliases counted each time they are used)", maxYAMLNodes)
+		}
+	}
+	if size > maxYAMLNodes {
+		return 0, fmt.Errorf("YAML document expands to more than %d nodes (aliases counted each time they are used)", maxYAMLNodes)
+	}
+	memo[n] = size
+	return size, nil
 }
 
 // readManifest reads and parses dir/manifest.yaml.
 func readManifest(dir string) (*Manifest, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "manifest.yaml"))
+	data, err := readLimited(filepath.Join(dir, "manifest.yaml"), maxManifestSize)
 	if err != nil {
 		return nil, err
 	}

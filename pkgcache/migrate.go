@@ -2,190 +2,303 @@ package pkgcache
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/objgc/objgc/internal/atomicfile"
+	"github.com/gofrs/flock"
+
 	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // MigrateResult is what Migrate did.
 type MigrateResult struct {
-	// Moved are the packages moved from packages/<FullName>/<version>/<id>/
-	// to packages/<FullName>/<version>@<id>/ (Dir is the new directory).
+	// Moved are the packages moved from an earlier objgc layout to
+	// <FullName>/<version>/<id>/ (Dir is the new directory).
 	Moved []Entry `json:"moved"`
-	// Duplicates are old-layout copies of packages that were already in
-	// the current layout too (added by this objgc meanwhile): the old copy
-	// is deleted, the current one kept.
+	// Duplicates are copies in an earlier layout of packages that were
+	// in the engine's layout too: the old copy is deleted, the other kept.
 	Duplicates []Entry `json:"duplicates"`
-	// InUse are the old-layout packages whose usage lock is held (a plan
-	// or apply of an older objgc reads them): they are not moved, and the
-	// cache stays in the old layout until Migrate runs again.
+	// InUse are the packages whose usage lock is held (a plan or apply of
+	// an earlier objgc reads them): they are not moved, and the cache
+	// stays in the earlier layout until Migrate runs again.
 	InUse []Entry `json:"in_use"`
-	// Left are names in an old version directory that are not packages
-	// (nor trash): Migrate does not guess what they are; they keep the
-	// cache in the old layout until they are moved or removed by hand.
+	// Left are names in packages/ that are not packages (nor trash):
+	// Migrate does not guess what they are; they keep the cache in the
+	// earlier layout until they are moved or removed by hand.
 	Left []Problem `json:"left"`
-	// Leftovers counts the trash directories of removals killed under the
-	// old layout (<FullName>/<version>/.trash.*) that Migrate deleted.
+	// Leftovers counts the trash directories of removals killed under an
+	// earlier layout that Migrate deleted.
 	Leftovers int `json:"trash_leftovers"`
 }
 
-// Done reports whether the cache is now wholly in the current layout (as
+// Done reports whether the cache is now wholly in the engine's layout (as
 // far as Migrate saw): nothing was in use and nothing was left.
 func (r MigrateResult) Done() bool { return len(r.InUse) == 0 && len(r.Left) == 0 }
 
-// Migrate moves every package of the old layout,
-// packages/<FullName>/<version>/<id>/, to the current one,
-// packages/<FullName>/<version>@<id>/, and removes the emptied version
-// directories. Packages already in the current layout are not touched,
-// so Migrate can run again after it was interrupted or after packages
-// were in use.
+// oldTrashPrefix starts the name of a package directory being deleted in
+// both earlier layouts.
+const oldTrashPrefix = ".trash."
+
+// oldDigestsFile is where both earlier layouts kept a package's digests
+// record: inside the package directory.
+const oldDigestsFile = ".objgc-digests.json"
+
+// OpenForMigrate returns the cache at root for Migrate: like
+// OpenExisting, but a cache in an earlier objgc layout is what it is for.
+func OpenForMigrate(root string) (*Cache, error) {
+	c, err := openAt(root)
+	if err != nil {
+		return nil, err
+	}
+	if !isDir(c.root) || !IsCache(c.root) {
+		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, MetaDir)
+	}
+	return c, nil
+}
+
+// Migrate moves every package of both earlier objgc layouts,
+// packages/<FullName>/<version>@<id>/ and the older
+// packages/<FullName>/<version>/<id>/ (with locks/ beside, flock(2)
+// locks), to the engine's layout, <FullName>/<version>/<id>/: the digests
+// record inside the package goes to .objgc/records/<id>.json and the
+// last-use marker to .objgc/lastuse/<id>. When nothing is left behind,
+// packages/, locks/ and tmp/ are removed. A cache already in the engine's
+// layout is left as it is, so Migrate can run again after it was
+// interrupted or after packages were in use.
 //
-// It runs under locks/prune.lock (exclusive, without waiting: the error
-// is ErrPruneRunning while a prune or another migration runs), and moves
-// each package holding its usage lock exclusively and then its download
-// lock, both without waiting: a package in use is left where it is and
-// reported in InUse. A package is moved by one rename, so it is whole in
-// one place or the other, never in both nor in neither, also when the
-// process is killed. When ctx ends, Migrate moves no further package and
-// returns ctx's error with what it did.
+// It runs under .objgc/prune.lock and the earlier layout's
+// locks/prune.lock (exclusive, without waiting: the error is
+// ErrPruneRunning while a prune or another migration runs, of this objgc
+// or of an earlier one), and moves each package holding its earlier usage
+// and download locks (flock) and its usage lock of the engine's layout,
+// all exclusive and without waiting: a package in use is left where it is
+// and reported in InUse. A package is moved by one rename, so it is whole
+// in one place or the other, also when the process is killed. When ctx
+// ends, Migrate moves no further package and returns ctx's error with
+// what it did.
 func (c *Cache) Migrate(ctx context.Context) (MigrateResult, error) {
 	res := MigrateResult{}
+	if c.ownerErr != nil {
+		return res, c.ownerErr
+	}
+	if !oldLayout(c.root) {
+		return res, nil
+	}
+	// The earlier layout's lock first: it exists already, and a refusal
+	// then creates nothing.
+	unlockOld, err := c.oldLock("prune.lock")
+	if err != nil {
+		return res, fmt.Errorf("migrating: %w", err)
+	}
+	if unlockOld == nil {
+		return res, ErrPruneRunning
+	}
+	defer unlockOld()
 	unlock, err := c.lockPrune("migrating")
 	if err != nil {
 		return res, err
 	}
 	defer unlock()
-	fns, err := readDirNames(c.packagesDir())
+	pkgs := filepath.Join(c.root, "packages")
+	fns, err := readDirNames(pkgs)
 	if err != nil {
 		return res, fmt.Errorf("migrating: %w", err)
 	}
 	for _, fn := range fns {
-		names, err := readDirNames(c.fullNameDir(fn))
+		fdir := filepath.Join(pkgs, fn)
+		names, err := readDirNames(fdir)
 		if err != nil {
-			continue // a stray file; verify reports it
+			res.Left = append(res.Left, Problem{Path: fdir, Problem: "not a FullName directory of the earlier layout: move or remove it by hand, then migrate again"})
+			continue
 		}
-		moved := false
-		for _, v := range names {
-			if !c.oldVersionDir(fn, v) {
-				continue
-			}
-			m, err := c.migrateVersion(ctx, &res, fn, v)
-			moved = moved || m
-			if err != nil {
+		for _, name := range names {
+			if err := ctx.Err(); err != nil {
 				return res, err
 			}
+			p := filepath.Join(fdir, name)
+			v, id, ok := strings.Cut(name, "@")
+			switch {
+			case strings.HasPrefix(name, oldTrashPrefix):
+				if os.RemoveAll(p) == nil {
+					res.Leftovers++
+				}
+			case ok && shaRE.MatchString(id) && safeComponent(v, versionRE) && isDir(p):
+				if err := c.migrateEntry(&res, p, fn, v, id); err != nil {
+					return res, err
+				}
+			case safeComponent(name, versionRE) && isDir(p):
+				if err := c.migrateVersion(ctx, &res, p, fn, name); err != nil {
+					return res, err
+				}
+			default:
+				res.Left = append(res.Left, Problem{Path: p, Problem: "not a package of an earlier objgc layout: move or remove it by hand, then migrate again"})
+			}
 		}
-		if moved {
-			// As after an add: an error here does not undo the renames.
-			_ = atomicfile.SyncDir(c.fullNameDir(fn))
-		}
+		os.Remove(fdir) // only when empty
+	}
+	if res.Done() {
+		c.removeOldLayout()
 	}
 	return res, nil
 }
 
-// migrateVersion moves the packages of the old version directory
-// packages/<fn>/<v>/ and removes it when that leaves it empty. moved says
-// whether anything was renamed into packages/<fn>/.
-func (c *Cache) migrateVersion(ctx context.Context, res *MigrateResult, fn, v string) (moved bool, err error) {
-	vdir := filepath.Join(c.fullNameDir(fn), v)
+// migrateVersion moves the packages of packages/<fn>/<v>/ (the oldest
+// layout) and removes it when that leaves it empty.
+func (c *Cache) migrateVersion(ctx context.Context, res *MigrateResult, vdir, fn, v string) error {
 	ids, err := readDirNames(vdir)
 	if err != nil {
-		return false, fmt.Errorf("migrating: %w", err)
+		return fmt.Errorf("migrating: %w", err)
 	}
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
-			return moved, err
+			return err
 		}
 		p := filepath.Join(vdir, id)
 		switch {
-		case strings.HasPrefix(id, trashPrefix):
+		case strings.HasPrefix(id, oldTrashPrefix):
 			if os.RemoveAll(p) == nil {
 				res.Leftovers++
 			}
-		case idRE.MatchString(id) && isDir(p) && len(v) > maxVersion:
-			// <version>@<id> would not fit in one file name: the new
-			// layout cannot hold this package (add refuses its version
-			// now), and migrating the rest must not stop at it.
-			res.Left = append(res.Left, Problem{Path: p, Problem: fmt.Sprintf("its version is %d bytes, longer than the %d a cached package's version may have now: remove the package (rm -r the path), then migrate again", len(v), maxVersion)})
-		case idRE.MatchString(id) && isDir(p):
-			m, err := c.migrateEntry(res, fn, v, id)
-			moved = moved || m
-			if err != nil {
-				return moved, err
+		case shaRE.MatchString(id) && isDir(p):
+			if err := c.migrateEntry(res, p, fn, v, id); err != nil {
+				return err
 			}
 		default:
-			res.Left = append(res.Left, Problem{Path: p, Problem: "not a package of the old layout (<version>/<sha256 id>/): move or remove it by hand, then migrate again"})
+			res.Left = append(res.Left, Problem{Path: p, Problem: "not a package of an earlier objgc layout: move or remove it by hand, then migrate again"})
 		}
 	}
-	os.Remove(vdir) // fails, leaving it, unless it is empty now
-	return moved, nil
+	os.Remove(vdir) // only when empty
+	return nil
 }
 
-// migrateEntry moves packages/<fn>/<v>/<id>/ to packages/<fn>/<v>@<id>/
-// holding its usage and download locks.
-func (c *Cache) migrateEntry(res *MigrateResult, fn, v, id string) (moved bool, err error) {
-	from := filepath.Join(c.fullNameDir(fn), v, id)
+// migrateEntry moves the package at from to <fn>/<v>/<id>/ holding its
+// locks of both layouts.
+func (c *Cache) migrateEntry(res *MigrateResult, from, fn, v, id string) error {
 	to := c.entryDir(fn, v, id)
-	e := Entry{FullName: fn, Version: v, ID: id, Dir: to, LastUse: c.lastUse(id)}
-	if rec, err := readDigestsHeader(from); err == nil {
-		e.Size, e.Installed = rec.Size, rec.Installed
+	e := Entry{FullName: fn, Version: v, ID: id, Dir: to, InstalledBy: InstalledByObjgc}
+	oldRec, recErr := readOldRecord(from)
+	if recErr == nil {
+		e.Size, e.Installed = oldRec.Size, oldRec.Installed
 	}
-	for _, lock := range []string{".usage", ".download"} {
-		unlock, err := lockfile.TryLockPath(c.lockPath(id+lock), lockfile.Exclusive)
+	inUse := func() error {
+		e.Dir, e.InUse = from, true
+		res.InUse = append(res.InUse, e)
+		return nil
+	}
+	for _, name := range []string{id + ".usage", id + ".download"} {
+		unlock, err := c.oldLock(name)
 		if err != nil {
-			return false, fmt.Errorf("migrating %s: %w", from, err)
+			return fmt.Errorf("migrating %s: %w", from, err)
 		}
 		if unlock == nil {
-			e.Dir, e.InUse = from, true
-			res.InUse = append(res.InUse, e)
-			return false, nil
+			return inUse()
 		}
 		defer unlock()
 	}
+	unlock, err := c.tryLockAt(c.usageLockPath(id), lockfile.Exclusive)
+	if err != nil {
+		return fmt.Errorf("migrating %s: %w", from, err)
+	}
+	if unlock == nil {
+		return inUse()
+	}
+	defer unlock()
 	if isDir(to) {
-		// The same id is in the current layout already: the old copy
+		// The same id is in the engine's layout already: the old copy
 		// goes the way of any removal, renamed aside and deleted.
-		trash := trashName(to)
-		if err := os.Rename(from, trash); err != nil {
-			return false, fmt.Errorf("migrating %s: %w", from, err)
+		trash, err := c.trashName()
+		if err == nil {
+			err = os.Rename(from, trash)
+		}
+		if err != nil {
+			return fmt.Errorf("migrating %s: %w", from, err)
 		}
 		os.RemoveAll(trash)
 		res.Duplicates = append(res.Duplicates, e)
-		return false, nil
+		c.removeOldLocks(id)
+		return nil
+	}
+	// The record first, then the package without it: killed in between,
+	// the next Migrate finds the package without its inner record and
+	// the record already in place.
+	if recErr == nil {
+		if err := c.writeRecord(oldRec); err != nil {
+			return fmt.Errorf("migrating %s: %w", from, err)
+		}
+		if err := os.Remove(filepath.Join(from, oldDigestsFile)); err != nil {
+			return fmt.Errorf("migrating %s: %w", from, err)
+		}
+	} else if !errors.Is(recErr, fs.ErrNotExist) {
+		return fmt.Errorf("migrating %s: its digests record %s: %w", from, oldDigestsFile, recErr)
+	}
+	if err := c.mkdirAll(filepath.Dir(to)); err != nil {
+		return fmt.Errorf("migrating %s: %w", from, err)
 	}
 	if err := os.Rename(from, to); err != nil {
-		return false, fmt.Errorf("migrating %s: %w", from, err)
+		return fmt.Errorf("migrating %s: %w", from, err)
 	}
+	if err := c.mkdirAll(c.lastUseDir()); err == nil {
+		os.Rename(filepath.Join(c.root, "locks", id+".lastuse"), c.lastUsePath(id))
+	}
+	c.removeOldLocks(id)
 	res.Moved = append(res.Moved, e)
-	return true, nil
+	return nil
 }
 
-// CheckLayout returns an *OldLayoutError (errors.Is ErrOldLayout) when
-// some FullName directory of the cache holds a version directory of the
-// old layout, nil otherwise. It reads every FullName directory (one
-// getdents each) and takes no lock. plan and apply call it before they
-// read the cache: without it a lookup would miss the packages of the old
-// layout and go on as if they were not cached, without their class
-// hierarchies and hooks.
-func (c *Cache) CheckLayout() error {
-	fns, err := readDirNames(c.packagesDir())
+// readOldRecord reads the digests record inside a package directory of
+// an earlier layout.
+func readOldRecord(dir string) (*digestRecord, error) {
+	data, err := readLimited(filepath.Join(dir, oldDigestsFile), 64<<20)
 	if err != nil {
-		return fmt.Errorf("reading package cache: %w", err)
+		return nil, err
 	}
-	for _, fn := range fns {
-		names, err := readDirNames(c.fullNameDir(fn))
-		if err != nil {
-			continue
-		}
-		for _, name := range names {
-			if _, _, ok := parseEntryName(name); !ok && !strings.HasPrefix(name, trashPrefix) && c.oldVersionDir(fn, name) {
-				return c.oldLayout(fn, name)
-			}
-		}
+	var rec digestRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, err
 	}
-	return nil
+	return &rec, nil
+}
+
+// oldLock takes the earlier layout's flock(2) lock locks/<name>
+// exclusively without waiting: nil, nil when another holds it. Only the
+// earlier objgc took these; gofrs/flock opens the file without following a
+// link and without waiting on a FIFO (oldLockFlag).
+func (c *Cache) oldLock(name string) (unlock func(), err error) {
+	l := flock.New(filepath.Join(c.root, "locks", name), flock.SetFlag(oldLockFlag), flock.SetPermissions(0o644))
+	ok, err := l.TryLock()
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	if !ok {
+		l.Close()
+		return nil, nil
+	}
+	return func() { l.Close() }, nil
+}
+
+// removeOldLocks deletes the earlier layout's lock files of id; the
+// caller holds them, and no objgc of this layout opens them.
+func (c *Cache) removeOldLocks(id string) {
+	for _, suffix := range []string{".usage", ".download", ".lastuse"} {
+		os.Remove(filepath.Join(c.root, "locks", id+suffix))
+	}
+}
+
+// removeOldLayout removes what is left of the earlier layout once every
+// package moved: packages/ (empty by now), the rest of locks/ (lock files
+// and markers of packages removed long ago) and tmp/ (leftovers of killed
+// adds).
+func (c *Cache) removeOldLayout() {
+	os.RemoveAll(filepath.Join(c.root, "tmp"))
+	os.Remove(filepath.Join(c.root, "packages"))
+	if isDir(filepath.Join(c.root, "packages")) {
+		return
+	}
+	os.RemoveAll(filepath.Join(c.root, "locks"))
 }

@@ -7,251 +7,232 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/gofrs/flock"
 )
 
-// toOldLayout moves the package e, as Add left it, to where objgc put it
-// before packages/<FullName>/<version>@<id>/: packages/<FullName>/<version>/<id>/.
-// It returns the old directory.
-func toOldLayout(t *testing.T, c *Cache, e Entry) string {
+// earlierLayout moves the packages es, as Add left them, to where an
+// earlier objgc kept them: packages/<FullName>/<version>@<id>/ (at) or,
+// older, packages/<FullName>/<version>/<id>/ (older), each with its
+// digests record inside as .objgc-digests.json and its lock files and
+// last-use marker in locks/; .objgc/ and the engine's lock files go. It
+// adds the trash of a removal killed under that layout.
+func earlierLayout(t *testing.T, c *Cache, es []Entry, older bool) map[string]string {
 	t.Helper()
-	old := filepath.Join(c.fullNameDir(e.FullName), e.Version, e.ID)
-	if err := os.MkdirAll(filepath.Dir(old), 0o755); err != nil {
-		t.Fatal(err)
+	dirs := map[string]string{}
+	mkdir := func(d string) {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.Rename(e.Dir, old); err != nil {
-		t.Fatal(err)
+	mkdir(filepath.Join(c.Root(), "locks"))
+	writeFile(t, filepath.Join(c.Root(), "locks"), "prune.lock", nil)
+	for _, e := range es {
+		old := filepath.Join(c.Root(), "packages", e.FullName, e.Version+"@"+e.ID)
+		if older {
+			old = filepath.Join(c.Root(), "packages", e.FullName, e.Version, e.ID)
+		}
+		mkdir(filepath.Dir(old))
+		if err := os.Rename(e.Dir, old); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(c.recordPath(e.ID), filepath.Join(old, oldDigestsFile)); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{".usage", ".download", ".lastuse"} {
+			writeFile(t, filepath.Join(c.Root(), "locks"), e.ID+s, nil)
+		}
+		os.Remove(c.usageLockPath(e.ID))
+		os.Remove(c.downloadLockPath(e.ID))
+		dirs[e.ID] = old
 	}
-	return old
+	for _, e := range es {
+		os.RemoveAll(c.fullNameDir(e.FullName))
+	}
+	os.RemoveAll(c.metaDir())
+	mkdir(filepath.Join(c.Root(), "packages", es[0].FullName, oldTrashPrefix+"0123456789abcdef", "Classes"))
+	return dirs
 }
 
-// oldLayoutCache is a cache as an older objgc left it: MySql and two
-// versions of ApacheHttpServer in packages/<FullName>/<version>/<id>/,
-// and the trash of a removal killed under that layout.
-func oldLayoutCache(t *testing.T) (*Cache, []Entry) {
-	t.Helper()
-	c := openCache(t)
+func addThree(t *testing.T, c *Cache) []Entry {
 	var es []Entry
 	for _, name := range []string{"com.example.databases.MySql", "com.example.apache.ApacheHttpServer-0.0.0", "com.example.apache.ApacheHttpServer-1.0.0"} {
 		es = append(es, addZip(t, c, zipPackage(t, testPkg(name), nil)).Entry)
 	}
-	for _, e := range es {
-		toOldLayout(t, c, e)
-	}
-	trash := filepath.Join(c.fullNameDir(es[0].FullName), es[0].Version, trashPrefix+"0123456789abcdef")
-	if err := os.MkdirAll(filepath.Join(trash, "Classes"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return c, es
+	return es
 }
 
-// A cache in the old layout is refused by every reader, and by a prune,
-// rather than read as a cache without those packages; nothing changes.
-func TestOldLayoutRefused(t *testing.T) {
-	ctx := context.Background()
-	c, es := oldLayoutCache(t)
-	before := dirNames(t, c.packagesDir())
-	isOld := func(what string, err error) {
-		t.Helper()
-		var oe *OldLayoutError
-		if !errors.Is(err, ErrOldLayout) || !errors.As(err, &oe) || oe.Root != c.Root() {
-			t.Errorf("%s: %v; want an *OldLayoutError of %s", what, err, c.Root())
-		}
-	}
-	_, err := c.List(ctx)
-	isOld("List", err)
-	_, err = c.Verify(ctx)
-	isOld("Verify", err)
-	_, err = c.Prune(ctx, PruneOptions{Outdated: true})
-	isOld("Prune", err)
-	_, err = c.Prune(ctx, PruneOptions{UnusedFor: 1, DryRun: true})
-	isOld("Prune --dry-run", err)
-	_, err = c.Lookup(es[1].FullName, "")
-	isOld("Lookup", err)
-	_, err = c.Path(es[0].FullName, es[0].Version)
-	isOld("Path", err)
-	isOld("CheckLayout", c.CheckLayout())
-	s := c.NewSession()
-	_, err = s.Package(ctx, es[0].FullName, "")
-	isOld("Session.Package", err)
-	_, err = s.FindClass(ctx, "com.example.databases.MySql", "", "")
-	isOld("Session.FindClass", err)
-	s.Close()
-	// Adding a package of a FullName in the old layout would not see the
-	// id cached there.
-	_, err = c.Add(ctx, writeFile(t, t.TempDir(), "mysql.zip", zipPackage(t, testPkg("com.example.databases.MySql"), nil)))
-	isOld("Add", err)
-	if after := dirNames(t, c.packagesDir()); !reflect.DeepEqual(before, after) {
-		t.Errorf("a refusal changed the cache:\n%v\n%v", before, after)
-	}
-	if err := (&OldLayoutError{Root: "/c", Dir: "/c/packages/a.B/1.0.0"}).Error(); err != "package cache /c is in the old layout (/c/packages/a.B/1.0.0 holds packages/<FullName>/<version>/<id>/); run objgc cache migrate --cache-dir /c once to move its packages to packages/<FullName>/<version>@<id>/" {
-		t.Errorf("message: %s", err)
-	}
-}
-
+// Both earlier layouts are refused by every reader rather than read as a
+// cache without those packages; Migrate moves every package to the
+// engine's layout, with its record and last use, says what it moved, and
+// leaves nothing of the earlier layout; a package in use (an earlier
+// objgc's flock on locks/<id>.usage) stays until it is free.
 func TestMigrate(t *testing.T) {
-	ctx := context.Background()
-	c, es := oldLayoutCache(t)
-	// An older objgc's apply holds the usage lock of one of them.
-	release := holdLock(t, helperCmd(t, "holdusageid", c.Root(), "PKGCACHE_SOURCES="+es[2].ID))
-	res, err := c.Migrate(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := func(es []Entry) []string {
-		var out []string
-		for _, e := range es {
-			out = append(out, e.ID)
+	for _, older := range []bool{false, true} {
+		name := "version@id"
+		if older {
+			name = "version/id"
 		}
-		slices.Sort(out)
-		return out
-	}
-	want := ids(es[:2])
-	if got := ids(res.Moved); !reflect.DeepEqual(got, want) || len(res.InUse) != 1 || res.InUse[0].ID != es[2].ID || res.Leftovers != 1 || res.Done() {
-		t.Fatalf("first migration: %+v; want %v moved, %s in use, 1 leftover", res, want, es[2].ID)
-	}
-	if m := res.Moved[0]; m.Size == 0 || m.Installed.IsZero() || filepath.Base(m.Dir) != m.Version+"@"+m.ID {
-		t.Errorf("moved entry %+v: want its record's size and install time, and its new directory", m)
-	}
-	// Still in the old layout: the package in use is where it was.
-	if err := c.CheckLayout(); !errors.Is(err, ErrOldLayout) {
-		t.Errorf("CheckLayout with a package left: %v", err)
-	}
-	release()
-
-	// A stray name in an old version directory is not guessed at.
-	stray := filepath.Join(c.fullNameDir(es[2].FullName), es[2].Version, "notes.txt")
-	writeFile(t, filepath.Dir(stray), "notes.txt", []byte("x"))
-	res, err = c.Migrate(ctx)
-	if err != nil || len(res.Moved) != 1 || res.Moved[0].ID != es[2].ID || len(res.Left) != 1 || res.Left[0].Path != stray || res.Done() {
-		t.Fatalf("second migration: %+v, %v; want %s moved and %s left", res, err, es[2].ID, stray)
-	}
-	os.Remove(stray)
-	res, err = c.Migrate(ctx)
-	if err != nil || !res.Done() || len(res.Moved)+len(res.Duplicates)+res.Leftovers != 0 {
-		t.Fatalf("third migration: %+v, %v; want nothing to do", res, err)
-	}
-	if err := c.CheckLayout(); err != nil {
-		t.Fatal(err)
-	}
-	// Everything is where the current layout puts it, and reads as before.
-	var got []string
-	for _, n := range dirNames(t, c.packagesDir()) {
-		if filepath.Dir(n) == "." || filepath.Dir(filepath.Dir(n)) == "." {
-			got = append(got, n)
-		}
-	}
-	wantNames := []string{
-		es[1].FullName, es[1].FullName + "/0.0.0@" + es[1].ID, es[1].FullName + "/1.0.0@" + es[2].ID,
-		es[0].FullName, es[0].FullName + "/" + es[0].Version + "@" + es[0].ID,
-	}
-	if !reflect.DeepEqual(got, wantNames) {
-		t.Errorf("packages/ holds\n%v\nwant\n%v", got, wantNames)
-	}
-	list, err := c.List(ctx)
-	if err != nil || len(list) != 3 {
-		t.Fatalf("List: %v, %v", list, err)
-	}
-	if v, err := c.Verify(ctx); err != nil || v.Checked != 3 || len(v.Problems) != 0 {
-		t.Errorf("Verify: %+v, %v", v, err)
-	}
-	s := c.NewSession()
-	defer s.Close()
-	if p, err := s.Package(ctx, es[2].FullName, ""); err != nil || p.ID != es[2].ID {
-		t.Errorf("Session.Package: %v, %v", p, err)
-	}
-	if res := addZip(t, c, zipPackage(t, testPkg("com.example.databases.MySql"), nil)); res.Installed || res.Entry.ID != es[0].ID {
-		t.Errorf("Add of a migrated package: %+v; want already cached", res)
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			c := openCache(t)
+			es := addThree(t, c)
+			old := earlierLayout(t, c, es, older)
+			for what, open := range map[string]func(string) (*Cache, error){"Open": Open, "OpenExisting": OpenExisting} {
+				var oe *OldLayoutError
+				if _, err := open(c.Root()); !errors.Is(err, ErrOldLayout) || !errors.As(err, &oe) || oe.Root != c.Root() {
+					t.Errorf("%s of an earlier layout: %v", what, err)
+				}
+			}
+			held := flock.New(filepath.Join(c.Root(), "locks", es[2].ID+".usage"))
+			if ok, err := held.TryRLock(); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			res, err := c.Migrate(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := func(es []Entry) []string {
+				var out []string
+				for _, e := range es {
+					out = append(out, e.ID)
+				}
+				slices.Sort(out)
+				return out
+			}
+			if got, want := ids(res.Moved), ids(es[:2]); !reflect.DeepEqual(got, want) || len(res.InUse) != 1 || res.InUse[0].Dir != old[es[2].ID] || res.Leftovers != 1 || res.Done() {
+				t.Fatalf("first migration: %+v; want %v moved, %s in use, 1 leftover", res, want, es[2].ID)
+			}
+			if _, err := OpenExisting(c.Root()); !errors.Is(err, ErrOldLayout) {
+				t.Errorf("with a package left in the earlier layout: %v", err)
+			}
+			held.Close()
+			res, err = c.Migrate(ctx)
+			if err != nil || !res.Done() || len(res.Moved) != 1 || res.Moved[0].ID != es[2].ID {
+				t.Fatalf("second migration: %+v, %v", res, err)
+			}
+			for _, d := range []string{"packages", "locks", "tmp"} {
+				if _, err := os.Lstat(filepath.Join(c.Root(), d)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s/ is left: %v", d, err)
+				}
+			}
+			res, err = c.Migrate(ctx)
+			if err != nil || !res.Done() || len(res.Moved) != 0 {
+				t.Fatalf("third migration: %+v, %v; want nothing to do", res, err)
+			}
+			c2, err := OpenExisting(c.Root())
+			if err != nil {
+				t.Fatal(err)
+			}
+			list, err := c2.List(ctx)
+			if err != nil || len(list) != 3 {
+				t.Fatalf("List: %v, %v", list, err)
+			}
+			for _, e := range list {
+				if e.InstalledBy != InstalledByObjgc || e.Dir != c.entryDir(e.FullName, e.Version, e.ID) || e.Installed.IsZero() || e.LastUse.IsZero() {
+					t.Errorf("migrated %+v: want objgc's, in the engine's layout, with install time and last use", e)
+				}
+			}
+			if v, err := c2.Verify(ctx); err != nil || v.Checked != 3 || len(v.Problems) != 0 || v.Engine != 0 {
+				t.Errorf("Verify: %+v, %v", v, err)
+			}
+			if res := addZip(t, c2, zipPackage(t, testPkg("com.example.databases.MySql"), nil)); res.Installed || res.Entry.ID != es[0].ID {
+				t.Errorf("Add of a migrated package: %+v; want already cached", res)
+			}
+		})
 	}
 }
 
-// A package in both layouts (an objgc of the current one added it again
-// after an older one had): the old copy goes, the current one stays.
+// A package in both layouts: the old copy goes, the other stays.
 func TestMigrateDuplicate(t *testing.T) {
 	ctx := context.Background()
 	c := openCache(t)
 	e := addZip(t, c, zipPackage(t, testPkg("com.example.databases.MySql"), nil)).Entry
-	old := filepath.Join(c.fullNameDir(e.FullName), e.Version, e.ID)
+	old := filepath.Join(c.Root(), "packages", e.FullName, e.Version+"@"+e.ID)
 	if err := os.CopyFS(old, os.DirFS(e.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(c.Root(), "locks"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	res, err := c.Migrate(ctx)
 	if err != nil || len(res.Duplicates) != 1 || len(res.Moved) != 0 || !res.Done() {
 		t.Fatalf("Migrate: %+v, %v; want one duplicate removed", res, err)
 	}
-	if want := []string{e.FullName, e.FullName + "/" + e.Version + "@" + e.ID}; !reflect.DeepEqual(dirNames(t, c.packagesDir())[:2], want) || isDir(filepath.Dir(old)) {
-		t.Errorf("packages/ holds %v", dirNames(t, c.packagesDir()))
+	if isDir(old) || !isDir(e.Dir) {
+		t.Errorf("old copy left or current one gone")
 	}
 	if v, err := c.Verify(ctx); err != nil || v.Checked != 1 || len(v.Problems) != 0 {
 		t.Errorf("Verify: %+v, %v", v, err)
 	}
 }
 
-// Migrate runs under the prune lock: not beside a prune (here a process
-// holding the lock), and touching nothing then.
+// Migrate runs under the prune locks of both layouts: not beside a prune
+// of this objgc nor of an earlier one, and touching nothing then.
 func TestMigrateBesidePrune(t *testing.T) {
-	c, _ := oldLayoutCache(t)
-	release := holdLock(t, helperCmd(t, "holdprune", c.Root()))
-	defer release()
-	before := dirNames(t, c.Root())
-	if _, err := c.Migrate(context.Background()); !errors.Is(err, ErrPruneRunning) {
-		t.Errorf("Migrate during a prune: %v", err)
-	}
-	if after := dirNames(t, c.Root()); !reflect.DeepEqual(before, after) {
-		t.Errorf("a refused migration changed the cache")
+	for _, earlier := range []bool{false, true} {
+		c := openCache(t)
+		earlierLayout(t, c, addThree(t, c), false)
+		var release func()
+		if earlier {
+			l := flock.New(filepath.Join(c.Root(), "locks", "prune.lock"))
+			if ok, err := l.TryLock(); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			release = func() { l.Close() }
+		} else {
+			if err := os.MkdirAll(c.metaDir(), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			release = holdLock(t, helperCmd(t, "holdprune", c.Root()))
+		}
+		before := dirNames(t, c.Root())
+		if _, err := c.Migrate(context.Background()); !errors.Is(err, ErrPruneRunning) {
+			t.Errorf("Migrate during a prune (earlier objgc: %v): %v", earlier, err)
+		}
+		if after := dirNames(t, c.Root()); !reflect.DeepEqual(before, after) {
+			t.Errorf("a refused migration changed the cache:\n%v\n%v", before, after)
+		}
+		release()
 	}
 }
 
-// The current layout, as Add and Prune leave it: one directory per
-// package, <version>@<id>, under its FullName; the trash of a removal
-// beside it; an emptied FullName directory removed.
+// The engine's layout, as Add and Prune leave it: <FullName>/<version>/<id>/,
+// the lock files at the root, objgc's record in .objgc/records/, nothing of
+// objgc's in the package directory; a removal takes the package, its
+// record and its lock files, and leaves the <version>/ directory.
 func TestLayout(t *testing.T) {
 	ctx := context.Background()
 	c := openCache(t)
 	a := addZip(t, c, zipPackage(t, testPkg("com.example.apache.ApacheHttpServer-0.0.0"), nil)).Entry
 	b := addZip(t, c, zipPackage(t, testPkg("com.example.apache.ApacheHttpServer-1.0.0"), nil)).Entry
-	m := addZip(t, c, zipPackage(t, testPkg("com.example.databases.MySql"), nil)).Entry
-	for _, e := range []Entry{a, b, m} {
-		if want := filepath.Join(c.Root(), "packages", e.FullName, e.Version+"@"+e.ID); e.Dir != want {
+	for _, e := range []Entry{a, b} {
+		if want := filepath.Join(c.Root(), e.FullName, e.Version, e.ID); e.Dir != want {
 			t.Errorf("Dir = %s, want %s", e.Dir, want)
 		}
+		for _, p := range []string{c.usageLockPath(e.ID), c.recordPath(e.ID), filepath.Join(e.Dir, "manifest.yaml")} {
+			if _, err := os.Stat(p); err != nil {
+				t.Error(err)
+			}
+		}
 	}
-	if got := trashName(a.Dir); filepath.Dir(got) != c.fullNameDir(a.FullName) {
-		t.Errorf("trash %s is not in the FullName directory", got)
+	if n := dirNames(t, a.Dir); slices.ContainsFunc(n, func(s string) bool { return s[0] == '.' }) {
+		t.Errorf("package directory holds %v", n)
 	}
 	res, err := c.Prune(ctx, PruneOptions{Outdated: true})
 	if err != nil || len(res.Removed) != 1 || res.Removed[0].ID != a.ID {
 		t.Fatalf("prune: %+v, %v", res, err)
 	}
-	if got, want := dirNames(t, c.fullNameDir(a.FullName))[0], b.Version+"@"+b.ID; got != want {
-		t.Errorf("left %s, want %s", got, want)
+	for _, p := range []string{a.Dir, c.usageLockPath(a.ID), c.downloadLockPath(a.ID), c.recordPath(a.ID)} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is left after the removal: %v", p, err)
+		}
 	}
-	res, err = c.Prune(ctx, PruneOptions{UnusedFor: 1})
-	if err != nil || len(res.Removed) != 2 {
-		t.Fatalf("prune: %+v, %v", res, err)
+	if !isDir(filepath.Dir(a.Dir)) {
+		t.Errorf("the emptied version directory was removed")
 	}
-	if n := dirNames(t, c.packagesDir()); len(n) != 0 {
-		t.Errorf("packages/ holds %v after every package was removed", n)
-	}
-}
-
-// A package of the old layout whose version is too long for
-// <version>@<id> in one file name is reported and left; the others are
-// moved all the same (migrate does not stop at it).
-func TestMigrateVersionTooLong(t *testing.T) {
-	ctx := context.Background()
-	c, es := oldLayoutCache(t)
-	long := strings.Repeat("1", maxVersion+1)
-	p := filepath.Join(c.fullNameDir("com.example.Long"), long, es[0].ID)
-	if err := os.CopyFS(p, os.DirFS(filepath.Join(c.fullNameDir(es[0].FullName), es[0].Version, es[0].ID))); err != nil {
-		t.Fatal(err)
-	}
-	res, err := c.Migrate(ctx)
-	if err != nil || len(res.Moved) != 3 || len(res.Left) != 1 || res.Left[0].Path != p || !strings.Contains(res.Left[0].Problem, "version is 191 bytes") || res.Done() {
-		t.Fatalf("Migrate: %+v, %v; want 3 moved and %s left", res, err, p)
-	}
-	if !isDir(p) {
-		t.Errorf("%s was removed", p)
+	if n := dirNames(t, c.trashDir()); len(n) != 0 {
+		t.Errorf("trash holds %v", n)
 	}
 }

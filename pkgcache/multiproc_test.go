@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 // PKGCACHE_ROOT, PKGCACHE_SOURCES (a list of sources), PKGCACHE_DEADLINE
 // (unix ms), PKGCACHE_ITER (iteration limit), PKGCACHE_SEED.
 func runHelper(role string) error {
-	c, err := Open(os.Getenv("PKGCACHE_ROOT"))
+	c, err := openAt(os.Getenv("PKGCACHE_ROOT"))
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func runHelper(role string) error {
 		unlock()
 		return nil
 	case "holdprune":
-		unlock, err := lockfile.TryLockPath(c.lockPath("prune.lock"), lockfile.Exclusive)
+		unlock, err := c.tryLockAt(c.pruneLockPath(), lockfile.Exclusive)
 		if err != nil || unlock == nil {
 			return fmt.Errorf("cannot take prune.lock: %v", err)
 		}
@@ -132,7 +132,7 @@ func userLoop(ctx context.Context, c *Cache, sources []string, deadline time.Tim
 			return err
 		}
 		for round := 0; round < 2; round++ {
-			if probs := verifyEntry(p.Dir, newSHA()); len(probs) != 0 {
+			if probs := c.verifyEntry(p.Dir, p.ID, newSHA()); len(probs) != 0 {
 				s.Close()
 				return fmt.Errorf("package %s seen incomplete under its usage lock: %+v", p.Dir, probs[0])
 			}
@@ -281,7 +281,7 @@ func TestKilledAdd(t *testing.T) {
 		srcs = append(srcs, writeFile(t, t.TempDir(), "big.zip", zipPackage(t, testPkg("io.murano"), extra)))
 	}
 	rng := rand.New(rand.NewPCG(seed, 2))
-	tmp := filepath.Join(root, "tmp")
+	tmp := filepath.Join(root, MetaDir, "tmp")
 	killed, midRun := 0, 0
 	for i := 0; i < kills; i++ {
 		before := map[string]bool{}
@@ -337,7 +337,7 @@ func TestKilledAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("prune: removed %d outdated ids, %d tmp leftovers", len(res.Removed), res.Leftovers)
-	if n := dirNames(t, filepath.Join(root, "tmp")); len(n) != 0 {
+	if n := dirNames(t, filepath.Join(root, MetaDir, "tmp")); len(n) != 0 {
 		t.Errorf("tmp/ after prune: %v", n)
 	}
 	list, _ := c.List(context.Background())
@@ -451,7 +451,7 @@ func TestReinstallRepairs(t *testing.T) {
 	if n := damaged(); n != 0 {
 		t.Errorf("%d problems after the reinstall", n)
 	}
-	if n := dirNames(t, filepath.Join(root, "tmp")); len(n) != 0 {
+	if n := dirNames(t, filepath.Join(root, MetaDir, "tmp")); len(n) != 0 {
 		t.Errorf("tmp/ holds %v", n)
 	}
 }

@@ -40,11 +40,14 @@ func TestReadDigestsHeader(t *testing.T) {
 		"long list":   `{"full_name": "p", "installed": "2026-01-02T03:04:05Z", "size": 42, ` + manyFiles + `}`,
 		"long header": `{"full_name": "p", "pad": "` + strings.Repeat("x", 5000) + `", "installed": "2026-01-02T03:04:05Z", "size": 42, ` + manyFiles + `}`,
 	} {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, digestsFile), []byte(body), 0o644); err != nil {
+		c := openCache(t)
+		if err := os.MkdirAll(c.recordsDir(), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		rec, err := readDigestsHeader(dir)
+		if err := os.WriteFile(c.recordPath("x"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := c.readRecordHeader("x")
 		if err != nil || rec.Size != 42 || rec.Installed.Format("2006-01-02T15:04:05Z07:00") != "2026-01-02T03:04:05Z" {
 			t.Errorf("%s: %+v, %v", name, rec, err)
 		}
@@ -59,11 +62,11 @@ func TestLockFileLinkRefused(t *testing.T) {
 	c := openCache(t)
 	id := strings.Repeat("ab", 32)
 	victim := filepath.Join(t.TempDir(), "victim")
-	if err := os.Symlink(victim, c.lockPath(id+".usage")); err != nil {
+	if err := os.Symlink(victim, c.usageLockPath(id)); err != nil {
 		t.Skip("no symbolic links:", err)
 	}
 	_, err := c.AcquireUsage(context.Background(), id)
-	if !errors.Is(err, lockfile.ErrNotRegular) || !strings.Contains(err.Error(), c.lockPath(id+".usage")) {
+	if !errors.Is(err, lockfile.ErrNotRegular) || !strings.Contains(err.Error(), c.usageLockPath(id)) {
 		t.Errorf("AcquireUsage through a link: %v, want ErrNotRegular naming the lock file", err)
 	}
 	if _, err := os.Lstat(victim); !errors.Is(err, fs.ErrNotExist) {

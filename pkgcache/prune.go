@@ -62,7 +62,10 @@ type PruneResult struct {
 // or migration at a time. The error is ErrPruneRunning when another holds
 // it, else one of the lock file, prefixed with doing.
 func (c *Cache) lockPrune(doing string) (unlock func(), err error) {
-	unlock, err = lockfile.TryLockPath(c.lockPath("prune.lock"), lockfile.Exclusive)
+	if err := c.mkdirAll(c.metaDir()); err != nil {
+		return nil, fmt.Errorf("%s: %w", doing, err)
+	}
+	unlock, err = c.tryLockAt(c.pruneLockPath(), lockfile.Exclusive)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", doing, err)
@@ -90,6 +93,9 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	if !opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize {
 		return res, ErrNoPolicy
 	}
+	if c.ownerErr != nil {
+		return res, c.ownerErr
+	}
 	unlock, err := c.lockPrune("pruning")
 	if err != nil {
 		return res, err
@@ -100,7 +106,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	// to report a dry run; a real removal learns it from the lock itself.
 	// --outdated alone needs the records of the packages it removes only.
 	partial := opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize && !opts.DryRun
-	entries, trash, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial)
+	entries, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial)
 	if err != nil {
 		return res, fmt.Errorf("pruning: %w", err)
 	}
@@ -112,7 +118,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		return res, ctx.Err()
 	}
 
-	outs, err := c.claimAndDelete(ctx, plan.Selected, emptiedFullNames(entries, plan.Selected), opts.Progress)
+	outs, err := c.claimAndDelete(ctx, plan.Selected, opts.Progress)
 	for k, o := range outs {
 		e := o.entry
 		r := Removal{Entry: e, Reason: plan.Selected[k].Reason}
@@ -130,7 +136,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	if err != nil {
 		return res, err
 	}
-	res.Leftovers = c.cleanTmp(now) + removeTrash(trash)
+	res.Leftovers = c.cleanTmp(now) + c.removeTrash() + c.removeOrphanRecords()
 	return res, nil
 }
 
@@ -305,29 +311,8 @@ type claimOutcome struct {
 // the gain flattens beyond 8 on ext4 (docs/performance.md).
 const deleteWorkers = 8
 
-// emptiedFullNames returns the FullNames all of whose listed packages
-// are selected: only their directories can be left empty by the prune.
-func emptiedFullNames(listed []Entry, selected []Removal) map[string]bool {
-	left := map[string]int{}
-	for _, e := range listed {
-		left[e.FullName]++
-	}
-	for _, r := range selected {
-		left[r.FullName]--
-	}
-	out := map[string]bool{}
-	for fn, n := range left {
-		if n == 0 {
-			out[fn] = true
-		}
-	}
-	return out
-}
-
 // claimAndDelete claims the packages selected (claimEntry) and
-// deletes each one claimed, with its FullName directory when that is in
-// emptied (every package of it listed was selected) and left empty,
-// deleteWorkers at a time: each worker claims a
+// deletes each one claimed, deleteWorkers at a time: each worker claims a
 // package and deletes it, so that the claims (lock, rename) of some
 // overlap the deletion of others, which on most disks is the slow part.
 // progress, when not nil, is called from the caller's goroutine after
@@ -335,7 +320,12 @@ func emptiedFullNames(listed []Entry, selected []Removal) map[string]bool {
 // deletions are waited for. When ctx ends no further package is claimed;
 // those claimed are still deleted, and the outcomes of the packages never
 // tried are zero. The error is ctx's, or the first claim error in order.
-func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, emptied map[string]bool, progress func(done, total int)) ([]claimOutcome, error) {
+//
+// The <FullName>/<version>/ and <FullName>/ directories a removal leaves
+// empty stay: the engine creates them with os.makedirs before it unpacks
+// an id into them, and an rmdir between its mkdir of <version>/ and that
+// of <id>/ would fail its unpack; no lock of the engine's covers them.
+func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress func(done, total int)) ([]claimOutcome, error) {
 	outs := make([]claimOutcome, len(selected))
 	type claimed struct {
 		k int
@@ -359,15 +349,6 @@ func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, emptied 
 				results <- claimed{k, claimOutcome{entry: e, removed: ok, inUse: err == nil && !ok && isDir(e.Dir), err: err}}
 				if ok {
 					os.RemoveAll(trash)
-					// os.Remove fails on a directory that is not empty:
-					// that is the check. An adder that loses this race
-					// retries MkdirAll. A FullName that keeps a package
-					// is not tried: on ext4 the failing rmdir (and the
-					// unlink os.Remove tries first) cost as much
-					// processor time as the claim's rename.
-					if emptied[e.FullName] {
-						os.Remove(c.fullNameDir(e.FullName))
-					}
 				}
 			}
 		}()
@@ -408,25 +389,70 @@ func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, emptied 
 	return outs, nil
 }
 
-// removeTrash deletes the trash directories a listing saw: packages whose
-// removal a killed process left unfinished. A removal still running
-// deletes the same files at the same time, which is harmless. It returns
-// how many it removed.
-func removeTrash(dirs []string) int {
+// removeTrash deletes what is in .objgc/trash/: packages whose removal
+// a killed process left unfinished, and those a running removal is
+// deleting (deleting the same files at the same time is harmless). It
+// returns how many it removed.
+func (c *Cache) removeTrash() int {
+	names, err := readDirNames(c.trashDir())
+	if err != nil {
+		return 0
+	}
 	n := 0
-	for _, d := range dirs {
-		if os.RemoveAll(d) == nil {
+	for _, name := range names {
+		if os.RemoveAll(filepath.Join(c.trashDir(), name)) == nil {
 			n++
 		}
-		os.Remove(filepath.Dir(d)) // the FullName directory, if now empty
 	}
 	return n
 }
 
-// cleanTmp removes what killed processes left in tmp/: a staging directory
-// <id>.stage.* whose download lock is free, a trash directory
-// <id>.trash.* whose usage lock is free, and a dl.* archive older than a
-// minute whose own lock is free. It returns how many it removed.
+// removeOrphanRecords removes the records and last-use markers of ids no
+// package has any more: the engine's cleanup removed the package (it does
+// not know objgc's records), or an add was killed between writing the
+// record and renaming the package into place. A record is removed only
+// holding its id's usage lock exclusively (taken without waiting): an
+// add writes the record and renames the package holding it shared. The
+// id's lock files go too, as after any removal (claimEntry).
+func (c *Cache) removeOrphanRecords() int {
+	ids := map[string]bool{}
+	for _, k := range c.scanQuiet() {
+		ids[k.id] = true
+	}
+	n := 0
+	names, _ := readDirNames(c.recordsDir())
+	for _, name := range names {
+		id, ok := strings.CutSuffix(name, ".json")
+		if !ok || !idRE.MatchString(id) || ids[id] {
+			continue
+		}
+		unlock, err := c.tryLockAt(c.usageLockPath(id), lockfile.Exclusive)
+		if err != nil || unlock == nil {
+			continue
+		}
+		if rec, err := c.readRecordHeader(id); err == nil && !isDir(c.entryDir(rec.FullName, rec.Version, id)) {
+			if os.Remove(c.recordPath(id)) == nil {
+				n++
+			}
+			os.Remove(c.lastUsePath(id))
+			os.Remove(c.downloadLockPath(id))
+			os.Remove(c.usageLockPath(id))
+		}
+		unlock()
+	}
+	return n
+}
+
+// scanQuiet is scan, without an error.
+func (c *Cache) scanQuiet() []entryKey {
+	keys, _ := c.scan()
+	return keys
+}
+
+// cleanTmp removes what killed processes left in .objgc/tmp/: a staging
+// directory <id>.stage.* whose download lock is free, and a dl.* archive
+// older than a minute whose own lock is free. It returns how many it
+// removed.
 func (c *Cache) cleanTmp(now time.Time) int {
 	names, err := readDirNames(c.tmpDir())
 	if err != nil {
@@ -435,23 +461,28 @@ func (c *Cache) cleanTmp(now time.Time) int {
 	n := 0
 	for _, name := range names {
 		p := filepath.Join(c.tmpDir(), name)
-		var lockPath string
+		var unlock func()
 		switch {
 		case strings.HasPrefix(name, "dl."):
 			st, err := os.Stat(p)
 			if err != nil || now.Sub(st.ModTime()) < time.Minute {
 				continue
 			}
-			lockPath = p
-		case len(name) > 64 && idRE.MatchString(name[:64]) && strings.HasPrefix(name[64:], ".stage."):
-			lockPath = c.lockPath(name[:64] + ".download")
-		case len(name) > 64 && idRE.MatchString(name[:64]) && strings.HasPrefix(name[64:], ".trash."):
-			lockPath = c.lockPath(name[:64] + ".usage")
+			unlock, err = lockfile.TryLockPath(p, lockfile.Exclusive)
+			if err != nil {
+				continue
+			}
 		default:
-			continue
+			id, _, ok := strings.Cut(name, ".stage.")
+			if !ok || !idRE.MatchString(id) {
+				continue
+			}
+			unlock, err = c.tryLockAt(c.downloadLockPath(id), lockfile.Exclusive)
+			if err != nil {
+				continue
+			}
 		}
-		unlock, err := lockfile.TryLockPath(lockPath, lockfile.Exclusive)
-		if err != nil || unlock == nil {
+		if unlock == nil {
 			continue
 		}
 		if os.RemoveAll(p) == nil {

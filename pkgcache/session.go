@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // Session is what plan and apply use to read packages from the cache: it
@@ -14,6 +16,12 @@ import (
 // section 8: the usage lock is held for the whole run). A Session is safe
 // for concurrent use.
 type Session struct {
+	// TrustEnginePackages lets the hooks shipped in packages the engine
+	// unpacked run (Package.RunsHooks). Off by default: those packages
+	// came from the catalog, which tenants upload to. Set it before the
+	// first lookup.
+	TrustEnginePackages bool
+
 	c      *Cache
 	mu     sync.Mutex
 	held   map[string]func()   // id -> unlock
@@ -75,6 +83,17 @@ func (s *Session) hold(ctx context.Context, e Entry) (*Package, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.InstalledBy == InstalledByEngine {
+		// The engine unpacks in place (makedirs, then extractall) under
+		// its exclusive download lock: wait for a running unpack to end
+		// before reading what it writes.
+		unlockDL, err := s.c.lockAt(ctx, s.c.downloadLockPath(e.ID), lockfile.Shared)
+		if err != nil {
+			unlock()
+			return nil, err
+		}
+		unlockDL()
+	}
 	if !isDir(e.Dir) {
 		unlock()
 		return nil, fmt.Errorf("package %s %s (%s) was removed: %w", e.FullName, e.Version, e.ID, ErrNotFound)
@@ -84,7 +103,8 @@ func (s *Session) hold(ctx context.Context, e Entry) (*Package, error) {
 		unlock()
 		return nil, err
 	}
-	p.ID = e.ID
+	p.ID, p.InstalledBy = e.ID, e.InstalledBy
+	p.RunsHooks = e.InstalledBy == InstalledByObjgc || s.TrustEnginePackages
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q, ok := s.pkgs[e.ID]; ok { // another goroutine won
