@@ -37,7 +37,7 @@ func writePlanMarkdown(w io.Writer, doc *destroy.PlanFile, names []string) error
 	fmt.Fprintf(bw, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Destroy, s.Groups, s.Notifications, s.Warnings, s.Dropped, s.DanglingReferences, s.WithoutDestroyHook)
 	dangling := doc.OnDangling == "error" && s.DanglingReferences > 0
 	if s.ApplyRefuses && !dangling {
-		fmt.Fprintf(bw, "**Apply would refuse:** a hook cannot be given its arguments and environment (see the `hook_cannot_run` warnings).\n\n")
+		fmt.Fprintf(bw, "**Apply would refuse:** a hook cannot run (see the `hook_cannot_run` warnings).\n\n")
 	}
 	if dangling {
 		fmt.Fprintf(bw, "**Apply would refuse:** %d dangling %s to doomed objects (use `--on-dangling=keep` to destroy them and keep them flagged destroyed).\n\n",

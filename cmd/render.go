@@ -47,9 +47,10 @@ type planHooks struct {
 	dirs      []string              // the hooks dirs searched, absolute
 	cacheDir  string                // the package cache root, absolute
 	packages  []destroy.PlanPackage // the cached packages read
-	// argsProblems counts the hooks that cannot be given their
-	// arguments (warnArgs): apply refuses to run.
-	argsProblems int
+	// refusals counts the hooks apply refuses to run: they cannot be
+	// given their arguments (warnArgs) or others could change them
+	// (warnWriters).
+	refusals int
 }
 
 // typeHooks is what a plan knows of one type of doomed object.
@@ -170,14 +171,43 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 	}
 	h.packages = destroy.SessionPackages(f.Packages)
 	h.warnCannotRun(p)
+	h.warnWriters(p)
 	h.warnArgs(p, destroy.NewHookArgs(os.Environ()))
 	return h
+}
+
+// warnWriters adds to p's warnings (destroy.WarnHookCannotRun) every hook
+// found that someone other than the user or root could change
+// (hook.CheckWriters), once a hook: apply would refuse to run. It counts
+// them in refusals.
+func (h *planHooks) warnWriters(p *destroy.Plan) {
+	seen := map[string]bool{}
+	check := func(f hook.Found) {
+		if seen[f.Path] {
+			return
+		}
+		seen[f.Path] = true
+		if err := hook.CheckWriters(f); err != nil {
+			p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, Message: err.Error() + ": apply refuses to run"})
+			h.refusals++
+		}
+	}
+	for _, k := range h.kinds {
+		for _, f := range k.destroy {
+			check(f)
+		}
+	}
+	for _, f := range h.notify {
+		if f != nil {
+			check(*f)
+		}
+	}
 }
 
 // warnArgs adds to p's warnings (destroy.WarnHookCannotRun) every hook
 // found that cannot be given its arguments and environment
 // (destroy.HookArgs): apply would refuse to run. It counts them in
-// argsProblems.
+// refusals.
 func (h *planHooks) warnArgs(p *destroy.Plan, args *destroy.HookArgs) {
 	for i := range p.Objects {
 		var o *destroy.Planned
@@ -190,7 +220,7 @@ func (h *planHooks) warnArgs(p *destroy.Plan, args *destroy.HookArgs) {
 				pr := destroy.HookArgsProblem{ID: o.ID, Type: o.Type, Hook: f.Path, Err: err}
 				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: o.ID, Path: p.Path(i),
 					Message: pr.Message() + ": apply refuses to run"})
-				h.argsProblems++
+				h.refusals++
 			}
 		}
 	}
@@ -201,7 +231,7 @@ func (h *planHooks) warnArgs(p *destroy.Plan, args *destroy.HookArgs) {
 				pr := destroy.HookArgsProblem{ID: pub.ID, Type: pub.Type, Hook: f.Path, Handler: n.Handler, Subscriber: n.Subscriber, Err: err}
 				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: n.Subscriber,
 					Message: pr.Message() + ": apply refuses to run"})
-				h.argsProblems++
+				h.refusals++
 			}
 		}
 	}
@@ -366,7 +396,7 @@ func (pj *planJSON) summary() destroy.PlanSummary {
 		Dropped:            len(p.Diff.Dropped),
 		Warnings:           p.WarningCount(),
 		WithoutDestroyHook: pj.hooks.withoutDestroyHook(),
-		ApplyRefuses:       pj.onDangling == "error" && len(p.Diff.Dangling) > 0 || pj.hooks.argsProblems > 0,
+		ApplyRefuses:       pj.onDangling == "error" && len(p.Diff.Dangling) > 0 || pj.hooks.refusals > 0,
 	}
 }
 
@@ -705,9 +735,9 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 		fmt.Fprintf(bw, ", %d without a destroy hook", n)
 	}
 	fmt.Fprintln(bw, ".")
-	if n := hooks.argsProblems; n > 0 {
-		fmt.Fprintf(bw, "%s %d %s cannot be given %s arguments and environment (see the hook_cannot_run %s); apply refuses to run.\n",
-			pal.bad("Apply would refuse:"), n, plural(n, "hook", "hooks"), plural(n, "its", "their"), plural(n, "warning", "warnings"))
+	if n := hooks.refusals; n > 0 {
+		fmt.Fprintf(bw, "%s %d %s cannot run (see the hook_cannot_run %s); apply refuses to run.\n",
+			pal.bad("Apply would refuse:"), n, plural(n, "hook", "hooks"), plural(n, "warning", "warnings"))
 	}
 	if n := len(p.Diff.Dangling); n > 0 {
 		if onDangling == "error" {

@@ -106,45 +106,97 @@ func (e *HookArgsError) Error() string {
 // checkHookArgs returns a *HookArgsError naming every hook of p that
 // cannot be given its arguments, nil when every one can.
 func checkHookArgs(ctx context.Context, p *Plan, finder *HookFinder, env []string) error {
-	if finder == nil {
-		return nil
-	}
 	h := NewHookArgs(env)
 	var problems []HookArgsProblem
-	snap := p.Diff.Snapshot
-	for i := range p.Objects {
-		if ctx.Err() != nil {
-			return nil // interrupted: Apply starts nothing either
-		}
-		var o *Planned
-		for _, f := range finder.DestroyHooks(ctx, snap.Type(p.Objects[i].Snapshot)) {
-			if o == nil {
-				pl := p.Header(i)
-				o = &pl
+	eachHook(ctx, p, finder, func(f hook.Found, i int, n *Notification) {
+		pub := p.Header(i)
+		if n == nil {
+			if err := h.Destroy(f, &pub); err != nil {
+				problems = append(problems, HookArgsProblem{ID: pub.ID, Type: pub.Type, Path: p.Path(i), Hook: f.Path, Err: err})
 			}
-			if err := h.Destroy(f, o); err != nil {
-				problems = append(problems, HookArgsProblem{ID: o.ID, Type: o.Type, Path: p.Path(i), Hook: f.Path, Err: err})
-			}
+			return
 		}
-	}
-	for _, n := range p.Notifications {
-		t, ok := p.subscriberType(n)
-		if !ok {
-			continue
-		}
-		f, ok := finder.HandlerHook(ctx, t, n.Handler)
-		if !ok {
-			continue
-		}
-		pub := p.Header(n.Publisher)
-		if err := h.Notify(f, &pub, n); err != nil {
+		if err := h.Notify(f, &pub, *n); err != nil {
 			problems = append(problems, HookArgsProblem{ID: pub.ID, Type: pub.Type, Hook: f.Path, Handler: n.Handler, Subscriber: n.Subscriber, Err: err})
 		}
-	}
+	})
 	if problems == nil {
 		return nil
 	}
 	return &HookArgsError{Problems: problems}
+}
+
+// eachHook calls fn with every hook Apply would run for p: each destroy
+// hook of doomed object i (n nil), then the handler hook of each
+// notification n (i its publisher). It stops early when ctx is done:
+// Apply then starts nothing either.
+func eachHook(ctx context.Context, p *Plan, finder *HookFinder, fn func(f hook.Found, i int, n *Notification)) {
+	if finder == nil {
+		return
+	}
+	snap := p.Diff.Snapshot
+	for i := range p.Objects {
+		if ctx.Err() != nil {
+			return
+		}
+		for _, f := range finder.DestroyHooks(ctx, snap.Type(p.Objects[i].Snapshot)) {
+			fn(f, i, nil)
+		}
+	}
+	for k := range p.Notifications {
+		if ctx.Err() != nil {
+			return
+		}
+		n := &p.Notifications[k]
+		t, ok := p.subscriberType(*n)
+		if !ok {
+			continue
+		}
+		if f, ok := finder.HandlerHook(ctx, t, n.Handler); ok {
+			fn(f, int(n.Publisher), n)
+		}
+	}
+}
+
+// HookWritersError refuses a run in which someone other than the user
+// running objgc, or root, could change a hook (hook.CheckWriters):
+// nothing was run or written. Problems holds each such hook once.
+type HookWritersError struct {
+	Problems []error // *hook.WritersError
+}
+
+func (e *HookWritersError) Error() string {
+	shown, more := e.Problems, ""
+	if len(shown) > MaxDifferences {
+		shown, more = shown[:MaxDifferences], fmt.Sprintf("; and %d more", len(e.Problems)-MaxDifferences)
+	}
+	msgs := make([]string, len(shown))
+	for i, err := range shown {
+		msgs[i] = err.Error()
+	}
+	return fmt.Sprintf("%d %s not run: %s%s; no hook was run (a hook, its hooks dir and every directory between them must be yours or root's, and writable by neither group nor others)",
+		len(e.Problems), map[bool]string{true: "hook is", false: "hooks are"}[len(e.Problems) == 1], strings.Join(msgs, "; "), more)
+}
+
+// checkHookWriters returns a *HookWritersError naming every hook of p
+// that someone other than the user or root could change, nil when there
+// is none. Each hook is checked once.
+func checkHookWriters(ctx context.Context, p *Plan, finder *HookFinder) error {
+	seen := map[string]bool{}
+	var problems []error
+	eachHook(ctx, p, finder, func(f hook.Found, _ int, _ *Notification) {
+		if seen[f.Path] {
+			return
+		}
+		seen[f.Path] = true
+		if err := hook.CheckWriters(f); err != nil {
+			problems = append(problems, err)
+		}
+	})
+	if problems == nil {
+		return nil
+	}
+	return &HookWritersError{Problems: problems}
 }
 
 // Abbrev returns s when it is at most 64 bytes, else its first 64 bytes

@@ -162,9 +162,10 @@ type Report struct {
 //     one's sha256 with the plan's again (a change made during the wait);
 //  3. plans (NewPlan) and refuses dangling references unless
 //     OnDanglingKeep, objects without a destroy hook under
-//     RequireHooks, and hooks that cannot be given their arguments and
-//     environment (HookArgs: an id, type or handler name too long for
-//     execve);
+//     RequireHooks, hooks that someone other than the user or root
+//     could change (hook.CheckWriters), and hooks that cannot be given
+//     their arguments and environment (HookArgs: an id, type or handler
+//     name too long for execve);
 //  4. with nothing to do (nothing doomed, nothing dropped) and no journal
 //     to resume, writes the model (not when InPlace: File is left as it
 //     is) and returns;
@@ -186,7 +187,8 @@ type Report struct {
 // Errors: ErrLocked (*LockedError) when the lock is held; ErrInterrupted
 // when the lock wait was interrupted; ErrStalePlan (*StaleError) when an
 // input, a hook or a package differs from the saved plan;
-// *DanglingError; *MissingHooksError; *HardLinksError; *HookArgsError;
+// *DanglingError; *MissingHooksError; *HardLinksError; *HookWritersError;
+// *HookArgsError;
 // reading errors of the inputs
 // (*snapshot.SyntaxError, *snapshot.ModelError, ...); journal errors
 // (*ReplayError, ErrJournalInputs, ErrNotRegular); an "apply stopped"
@@ -272,6 +274,9 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		if err := requireHooks(ctx, p, opts.Finder); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkHookWriters(ctx, p, opts.Finder); err != nil {
+		return nil, err
 	}
 	if err := checkHookArgs(ctx, p, opts.Finder, opts.Env); err != nil {
 		return nil, err
