@@ -40,6 +40,10 @@ type ApplyOptions struct {
 	// object's end (destroyed, failed or blocked) and when a group begins,
 	// one call at a time, from the goroutine that made the step.
 	Progress func(Progress)
+	// HookSHA256 holds, by hook path, the sha256 each hook must have when
+	// it runs (hook.Invocation.SHA256): the saved plan's, or what Run
+	// found when it planned. A hook not in it is not checked.
+	HookSHA256 map[string]string
 	// RunHook runs one hook; nil means hook.Run. Tests replace it to run
 	// the protocol without processes. A *hook.HookError is a failed hook
 	// (recorded, the run goes on); any other error stops the run.
@@ -199,6 +203,8 @@ type applier struct {
 	// ended holds, by object id, the end record of its last destroy hook
 	// in this run: durable before its next destroy hook starts.
 	ended map[string]int64
+	// sums remembers the hooks hashed (HookSHA256's check), by identity.
+	sums hook.Sums
 }
 
 // step updates the progress under the lock and reports it.
@@ -590,6 +596,7 @@ func (a *applier) invocation(f hook.Found, o *Planned, group int, doc hook.Docum
 	}
 	inv := hookInvocation(f, o, group, a.opts.DoomedFile)
 	inv.Stdin, inv.Env, inv.Timeout, inv.Grace = stdin, a.opts.Env, a.opts.HookTimeout, a.opts.Grace
+	inv.SHA256, inv.Sums = a.opts.HookSHA256[f.Path], &a.sums
 	if a.opts.Stderr != nil {
 		prefix := termsafe.String(o.ID) + " " + event + ": "
 		inv.Stderr = func(line string) { a.opts.Stderr(prefix + line) }

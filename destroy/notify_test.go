@@ -82,7 +82,7 @@ func readTrace(t *testing.T, dir string) string {
 	return string(b)
 }
 
-const traceArgv = `printf '%s|' "$(basename "$0")" "$@" >>"$TRACE"
+const traceArgv = `printf '%s|' "$(basename "$OBJGC_HOOK")" "$@" >>"$TRACE"
 printf '%s %s %s %s %s\n' "$OBJGC_EVENT" "$OBJGC_HANDLER" "$OBJGC_OBJECT_ID" "$OBJGC_SUBSCRIBER_ID" "$OBJGC_CLASS" >>"$TRACE"
 `
 

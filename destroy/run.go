@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/internal/atomicfile"
 	"github.com/objgc/objgc/snapshot"
@@ -328,6 +329,10 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 
 	ao := opts.ApplyOptions
 	ao.Journal, ao.Resume, ao.DoomedFile = journal, resume, doomedFile
+	ao.HookSHA256 = planHookSums(opts.Plan)
+	if opts.Plan == nil {
+		ao.HookSHA256 = foundHookSums(ctx, p, opts.Finder)
+	}
 	result, err := Apply(ctx, p, ao)
 	if opts.HooksDone != nil {
 		opts.HooksDone()
@@ -548,4 +553,60 @@ func planObjects(sp *PlanFile) int {
 // appliedReport is Run's report of a saved plan applied already.
 func appliedReport(in *Inputs, p *Plan) *Report {
 	return &Report{Inputs: in, Plan: p, Result: &ApplyResult{}, Unchanged: true, Applied: true, Warnings: []Warning{}}
+}
+
+// planHookSums returns the sha256 of every hook the saved plan sp lists,
+// by path: what each must still be when it runs.
+func planHookSums(sp *PlanFile) map[string]string {
+	if sp == nil {
+		return nil
+	}
+	sums := map[string]string{}
+	for _, g := range sp.Groups {
+		for _, o := range g.Objects {
+			for _, h := range o.Hooks {
+				sums[h.Path] = h.SHA256
+			}
+		}
+	}
+	for _, n := range sp.Notifications {
+		if n.Hook != nil {
+			sums[n.Hook.Path] = n.Hook.SHA256
+		}
+	}
+	return sums
+}
+
+// foundHookSums returns the sha256 of every hook p would run, by path,
+// hashed now (each file once): a run without a saved plan runs its hooks
+// as they were when it planned, and a hook changed while it ran an
+// earlier group fails rather than runs.
+func foundHookSums(ctx context.Context, p *Plan, finder *HookFinder) map[string]string {
+	sums := map[string]string{}
+	hs := NewHookSums()
+	add := func(f hook.Found) {
+		if _, ok := sums[f.Path]; !ok {
+			sums[f.Path] = hs.Hook(f).SHA256
+		}
+	}
+	snap := p.Diff.Snapshot
+	seen := map[snapshot.Type]bool{}
+	for i := range p.Objects {
+		t := snap.Type(p.Objects[i].Snapshot)
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		for _, f := range finder.DestroyHooks(ctx, t) {
+			add(f)
+		}
+	}
+	for _, n := range p.Notifications {
+		if t, ok := subscriberType(p, n); ok {
+			if f, ok := finder.HandlerHook(ctx, t, n.Handler); ok {
+				add(f)
+			}
+		}
+	}
+	return sums
 }

@@ -2,6 +2,11 @@ package hook
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,4 +57,73 @@ func outputPipe() (r, w *os.File, err error) {
 		return nil, nil, os.NewSyscallError("fcntl", err)
 	}
 	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
+}
+
+// openHook opens the hook file path for Run, following symbolic links
+// (a hook may be one), without blocking on a named pipe (O_NONBLOCK: the
+// caller refuses anything but a regular file), and returns it with its
+// status (only the status when it is not a regular file: then the file
+// is nil). The descriptor is close-on-exec; execOpen gives the hook its
+// own copy.
+func openHook(path string) (*os.File, os.FileInfo, error) {
+	// A device is not opened at all: opening one may do something.
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil, fi, err
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// realPath returns the path of the file f is open on, links resolved,
+// as the kernel has it (/proc/self/fd): the file that runs, whatever
+// the links on path point to now.
+func realPath(f *os.File, path string) (string, error) {
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil || !filepath.IsAbs(real) {
+		return filepath.EvalSymlinks(path)
+	}
+	return real, nil
+}
+
+// procFD reports whether /proc/self/fd is there to execute a descriptor
+// through (a container without /proc has none).
+var procFD = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/self/fd")
+	return err == nil
+})
+
+// execOpen makes cmd execute the open hook file f rather than its path:
+// the file checked is the file run, whatever replaces the path
+// meanwhile. f becomes the hook's descriptor 3 (cmd.ExtraFiles: not
+// close-on-exec, as the interpreter of a #! script opens it by
+// /proc/self/fd/3 after the kernel started it) and cmd.Path
+// /proc/self/fd/3; argv[0] stays the hook's path. A script's $0 is
+// therefore /proc/self/fd/3: OBJGC_HOOK holds the path (docs/hooks.md).
+// It reports false, leaving cmd to execute the path, when /proc is not
+// mounted.
+func execOpen(cmd *exec.Cmd, f *os.File) bool {
+	if !procFD() {
+		return false
+	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	cmd.Path = "/proc/self/fd/" + strconv.Itoa(2+len(cmd.ExtraFiles))
+	return true
+}
+
+// changeTime is fi's status change time (ctime) in nanoseconds, which
+// every write sets, whatever the writer does to the modification time.
+func changeTime(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ctim.Nano()
+	}
+	return 0
 }

@@ -239,6 +239,12 @@ var ErrOutsidePackage = errors.New("leads outside its package")
 // Source without PackageDir or a path outside it by name, and an error
 // wrapping ErrOutsidePackage, or the error of resolving the links.
 func outsidePackage(src Source, path string) error {
+	return outsidePackageFile(src, path, func() (string, error) { return filepath.EvalSymlinks(path) })
+}
+
+// outsidePackageFile is outsidePackage with the file path leads to given
+// by real (for Run: the file it opened, as the kernel names it).
+func outsidePackageFile(src Source, path string, real func() (string, error)) error {
 	if src.PackageDir == "" {
 		return nil
 	}
@@ -249,7 +255,7 @@ func outsidePackage(src Source, path string) error {
 	if rel, err := filepath.Rel(pkg, path); err != nil || !filepath.IsLocal(rel) {
 		return nil
 	}
-	real, err := filepath.EvalSymlinks(path)
+	file, err := real()
 	if err != nil {
 		return err
 	}
@@ -257,8 +263,8 @@ func outsidePackage(src Source, path string) error {
 	if err != nil {
 		return err
 	}
-	if rel, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(rel) {
-		return fmt.Errorf("%s: %w %s (it is %s)", path, ErrOutsidePackage, src.PackageDir, real)
+	if rel, err := filepath.Rel(root, file); err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s: %w %s (it is %s)", path, ErrOutsidePackage, src.PackageDir, file)
 	}
 	return nil
 }

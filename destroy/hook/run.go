@@ -90,6 +90,15 @@ type Invocation struct {
 	// as done a patch it cannot apply. objgc's check is
 	// destroy.CheckPatch, the rules of the write-back.
 	CheckPatch func(patch json.RawMessage) error
+	// SHA256, when set, is the sha256 (lower-case hex) the hook file
+	// must have: Run hashes the file it opened, compares, and runs that
+	// same open file (on Linux, see execOpen), so that a hook replaced or
+	// edited since it was planned fails with ErrChanged and does not run.
+	// Empty: not checked.
+	SHA256 string
+	// Sums, when set, remembers the sha256 of hook files between runs
+	// (see Sums); nil hashes the hook every run.
+	Sums *Sums
 	// Stderr, when set, receives each line the hook writes to stderr,
 	// without its line ending (a line longer than 64 KiB arrives in
 	// pieces), as termsafe.String shows it: Go-quoted when it holds a
@@ -124,6 +133,7 @@ func (inv *Invocation) env() []string {
 		"OBJGC_GROUP="+strconv.Itoa(inv.Group),
 		"OBJGC_PACKAGE_DIR="+inv.PackageDir,
 		"OBJGC_DOOMED="+inv.Doomed,
+		"OBJGC_HOOK="+inv.Hook,
 	)
 }
 
@@ -154,6 +164,12 @@ type Result struct {
 }
 
 // Run runs one hook the way DESIGN 4 says, and waits for it.
+//
+// The hook file is opened once; the open file is checked (a regular,
+// executable file, inside inv.PackageDir when it comes from a package,
+// of sha256 inv.SHA256 when set: else a *HookError wrapping ErrChanged)
+// and, on Linux, that open file is executed (/proc/self/fd/3, the hook's
+// descriptor 3; a script's $0 is then that path, OBJGC_HOOK the hook's).
 //
 // There is no shell: argv is [hook, "destroy", object-id] or
 // [hook, "notify", handler, publisher-id], the environment is
@@ -191,6 +207,7 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	// The hook runs in another directory: every path it is given must
 	// be absolute to mean the same there.
 	path := absPath(inv.Hook)
+	inv.Hook = path
 	inv.PackageDir, inv.Doomed, inv.Dir = absPath(inv.PackageDir), absPath(inv.Doomed), absPath(inv.Dir)
 	res := &Result{ExitCode: -1}
 	fail := func(he *HookError) (*Result, error) {
@@ -203,7 +220,14 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return fail(&HookError{Reason: "not started: " + err.Error(), Err: err})
 	}
-	fi, err := os.Stat(path)
+	// The hook is opened once: what is checked below (kind, mode, where
+	// its links lead, its sha256) is the open file, and on Linux that
+	// open file is what runs (execOpen), whatever replaces the path
+	// meanwhile.
+	hf, fi, err := openHook(path)
+	if hf != nil {
+		defer hf.Close()
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fail(&HookError{Reason: "not found", Err: err})
@@ -214,13 +238,23 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	case fi.Mode().Perm()&0o111 == 0:
 		return fail(&HookError{Reason: "not executable", Err: ErrNotExecutable})
 	}
-	if err := outsidePackage(Source{PackageDir: inv.PackageDir}, path); err != nil {
+	if err := outsidePackageFile(Source{PackageDir: inv.PackageDir}, path, func() (string, error) { return realPath(hf, path) }); err != nil {
 		return fail(&HookError{Reason: "leads outside its package", Err: err})
+	}
+	if inv.SHA256 != "" {
+		sum, err := inv.Sums.sum(path, hf, fi)
+		switch {
+		case err != nil:
+			return fail(&HookError{Reason: "cannot start: " + err.Error(), Err: err})
+		case sum != inv.SHA256:
+			return fail(&HookError{Reason: changed(inv.SHA256, sum), Err: ErrChanged})
+		}
 	}
 
 	runCtx, cancel := context.WithTimeout(ctx, inv.Timeout)
 	defer cancel()
 	cmd := exec.Command(path, inv.args()...)
+	execOpen(cmd, hf)
 	cmd.Dir = inv.Dir
 	if cmd.Dir == "" {
 		cmd.Dir = Found{Path: path, Source: Source{PackageDir: inv.PackageDir}}.WorkDir()

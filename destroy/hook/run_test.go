@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -140,7 +141,13 @@ cat >"$BASE_OUT/stdin"
 				kind = "notify"
 				argv = []string{"argc=3", "arg=notify", "arg=" + tc.handler, "arg=abc def"}
 			}
-			want := strings.Join(append(append([]string{"argv0=" + hook}, argv...),
+			// A script's $0 is the path the kernel executed: on Linux
+			// the descriptor Run opened and checked (execOpen).
+			argv0 := hook
+			if runtime.GOOS == "linux" {
+				argv0 = "/proc/self/fd/3"
+			}
+			want := strings.Join(append(append([]string{"argv0=" + argv0}, argv...),
 				"pwd="+wantDir,
 				"BASE_OUT="+out,
 				"BASE_X=kept",
@@ -149,6 +156,7 @@ cat >"$BASE_OUT/stdin"
 				"OBJGC_EVENT="+kind,
 				"OBJGC_GROUP=2",
 				"OBJGC_HANDLER="+tc.handler,
+				"OBJGC_HOOK="+hook,
 				"OBJGC_OBJECT_ID=abc def",
 				"OBJGC_OBJECT_TYPE=io.murano.Object/0.0.0@io.murano",
 				"OBJGC_PACKAGE_DIR="+pkg,
