@@ -125,6 +125,7 @@ func (c *ArgsCheck) measure(inv *Invocation) (int, error) {
 		{"OBJGC_GROUP", len("OBJGC_GROUP=") + len(strconv.Itoa(inv.Group)) + 1},
 		{envName("OBJGC_PACKAGE_DIR"), len("OBJGC_PACKAGE_DIR=") + len(absPath(inv.PackageDir)) + 1},
 		{"the doomed-ids file's path (OBJGC_DOOMED)", len("OBJGC_DOOMED=") + len(absPath(inv.Doomed)) + 1},
+		{"the hook's path (OBJGC_HOOK)", len("OBJGC_HOOK=") + len(path) + 1},
 	}
 	n := len(path) + 1 + c.baseBytes + 8*c.baseCount
 	for i, s := range strs {
