@@ -97,6 +97,9 @@ func (c *Cache) Reinstall(ctx context.Context, src string) (AddResult, error) {
 }
 
 func (c *Cache) add(ctx context.Context, src string, force bool) (AddResult, error) {
+	if c.ownerErr != nil {
+		return AddResult{}, c.ownerErr
+	}
 	arc, err := c.fetch(ctx, src)
 	if err != nil {
 		return AddResult{}, err

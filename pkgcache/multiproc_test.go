@@ -48,6 +48,13 @@ func runHelper(role string) error {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	sources := filepath.SplitList(os.Getenv("PKGCACHE_SOURCES"))
 	switch role {
+	case "openadd": // as a command does: Open, then Add
+		c, err := Open(os.Getenv("PKGCACHE_ROOT"))
+		if err != nil {
+			return err
+		}
+		_, err = c.Add(ctx, sources[0])
+		return err
 	case "add":
 		_, err := c.Add(ctx, sources[0])
 		return err
