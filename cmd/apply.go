@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/internal/inputfile"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -87,6 +88,10 @@ keeping failed and blocked objects for the next run, Attributes of destroyed
 objects dropped. It holds an exclusive lock on <target>.lock and journals every
 step in <target>.journal, so that a run that was killed resumes where it
 stopped.
+
+Inputs are regular files, or standard input given as -: a named pipe, a
+socket or a device is refused before the lock is taken. The first SIGINT or
+SIGTERM ends a read of standard input (exit 130, nothing done).
 
 MODEL is rewritten in place unless --write says otherwise; with --snapshot and
 --graph, --write is required. --write - writes the model to standard output
@@ -187,6 +192,9 @@ func readSavedPlan(path string) (*destroy.PlanFile, *snapshot.Document, error) {
 		return nil, nil, nil
 	}
 	doc, err := snapshot.ReadDocument(path, nil)
+	if errors.Is(err, inputfile.ErrNotRegular) {
+		return nil, nil, err // refused before the lock, not after
+	}
 	if err != nil {
 		return nil, nil, nil
 	}
@@ -368,6 +376,12 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	if err := checkJUnitOut(&opts, ai); err != nil {
 		return err
 	}
+	// A named pipe would hold the lock while the read waits for a writer.
+	for _, in := range []string{opts.Model, opts.Snapshot, opts.Graph} {
+		if err := snapshot.CheckInput(in); in != "" && err != nil {
+			return err
+		}
+	}
 	// After the outputs' checks, which name the flag at fault.
 	if err := destroy.CheckLinks(ai.named); err != nil {
 		return err
@@ -417,7 +431,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 			Drain: streams.Interrupt,
 		},
 		Model: opts.Model, Snapshot: opts.Snapshot, Graph: opts.Graph,
-		Stdin: streams.In, Read: ai.read,
+		Stdin: interruptible(streams.In, streams.Interrupt), Read: ai.read,
 		Plan: sp, PlanPath: ai.planFile,
 		File:           ai.file,
 		InPlace:        ai.inPlace,

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/internal/atomicfile"
+	"github.com/objgc/objgc/internal/inputfile"
 	"github.com/objgc/objgc/internal/lockfile"
 )
 
@@ -162,6 +163,13 @@ func (c *Cache) newTempFile() (*os.File, func(), error) {
 // fetch copies src (file, directory or URL) into a temp file under tmp/,
 // computing its sha256, and never more than MaxUnpackedSize bytes.
 func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err error) {
+	if !isURL(src) {
+		// A named pipe would be waited on, in open(2), where no
+		// signal reaches: refused before tmp/ is touched.
+		if _, err := inputfile.Check(src); errors.Is(err, inputfile.ErrNotRegular) {
+			return nil, &InvalidPackageError{Source: src, Reason: fmt.Sprintf("%s; give a zip archive, a package directory or a URL", unwrapNotRegular(err))}
+		}
+	}
 	f, unlock, err := c.newTempFile()
 	if err != nil {
 		return nil, fmt.Errorf("adding %s: %w", src, err)
@@ -177,7 +185,7 @@ func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err erro
 	w := io.MultiWriter(f, h)
 	limit := c.maxUnpacked()
 	switch {
-	case strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://"):
+	case isURL(src):
 		if err := c.download(ctx, src, w, limit); err != nil {
 			return nil, err
 		}
@@ -195,11 +203,14 @@ func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err erro
 				return nil, fmt.Errorf("adding %s: %w", src, err)
 			}
 		} else {
-			in, err := os.Open(src)
+			in, _, err := inputfile.Open(src)
+			if errors.Is(err, inputfile.ErrNotRegular) {
+				return nil, &InvalidPackageError{Source: src, Reason: unwrapNotRegular(err)}
+			}
 			if err != nil {
 				return nil, fmt.Errorf("adding %s: %w", src, err)
 			}
-			n, err := io.Copy(w, io.LimitReader(in, limit+1))
+			n, err := io.Copy(w, io.LimitReader(ctxReader{ctx, in}, limit+1))
 			in.Close()
 			if err != nil {
 				return nil, fmt.Errorf("adding %s: %w", src, err)
@@ -213,6 +224,34 @@ func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err erro
 		return nil, fmt.Errorf("adding %s: %w", src, err)
 	}
 	return &archiveFile{path: f.Name(), id: hex.EncodeToString(h.Sum(nil)), unlock: unlock}, nil
+}
+
+func isURL(src string) bool {
+	return strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://")
+}
+
+// unwrapNotRegular is what an *inputfile.NotRegularError says without the
+// path, which an InvalidPackageError names already.
+func unwrapNotRegular(err error) string {
+	var nr *inputfile.NotRegularError
+	if errors.As(err, &nr) {
+		return "is a " + nr.Kind + ", not a regular file"
+	}
+	return err.Error()
+}
+
+// ctxReader is r that fails with ctx's error once ctx ends: copying a
+// large local archive stops on the first interrupt.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // httpClient is c.Client, or a client with c's connect and header
@@ -340,12 +379,12 @@ func zipDir(ctx context.Context, dir string, w io.Writer, limit int64, maxEntrie
 			if err != nil {
 				return err
 			}
-			in, err := os.Open(p)
+			in, _, err := inputfile.Open(p) // swapped for a pipe: refused, not waited on
 			if err != nil {
 				return err
 			}
 			defer in.Close()
-			_, err = io.Copy(fw, in)
+			_, err = io.Copy(fw, ctxReader{ctx, in})
 			return err
 		default:
 			return &InvalidPackageError{Source: dir, Reason: fmt.Sprintf("%s is not a regular file, directory or link", name)}

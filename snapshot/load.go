@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/objgc/objgc/internal/inputfile"
 	"github.com/objgc/objgc/internal/jsonedit"
 )
 
@@ -327,7 +328,9 @@ func (d *Document) hashFile() {
 
 // ReadDocument reads the file name, or stdin when name is "-". Errors name
 // the file and say what was expected: a file that does not exist, a
-// directory, an unreadable file.
+// directory, an unreadable file, a named pipe, socket or device (refused
+// before it is opened, and opened without waiting for a writer: see
+// CheckInput).
 func ReadDocument(name string, stdin io.Reader) (*Document, error) {
 	if name == "-" {
 		if stdin == nil {
@@ -339,8 +342,10 @@ func ReadDocument(name string, stdin io.Reader) (*Document, error) {
 		}
 		return &Document{Name: "<stdin>", Data: data}, nil
 	}
-	st, err := os.Stat(name)
+	st, err := inputfile.Check(name)
 	switch {
+	case errors.Is(err, inputfile.ErrNotRegular):
+		return nil, notRegular(err)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: no such file; expected a Murano model (JSON)", name)
 	case err != nil:
@@ -351,6 +356,9 @@ func ReadDocument(name string, stdin io.Reader) (*Document, error) {
 		return nil, fmt.Errorf("%s: %d bytes; at most %d are supported", name, st.Size(), MaxSize)
 	}
 	d, err := readFile(name, st.Size())
+	if errors.Is(err, inputfile.ErrNotRegular) {
+		return nil, notRegular(err) // swapped for a pipe since the check
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -365,6 +373,27 @@ func ReadDocument(name string, stdin io.Reader) (*Document, error) {
 	return d, nil
 }
 
+// CheckInput refuses, without opening it, an input file that ReadDocument
+// would refuse for what it is: a named pipe, a socket or a device (the
+// error wraps inputfile.ErrNotRegular and says what to give instead).
+// "-" (standard input), a regular file and a directory pass; any other
+// problem (a missing file) is left to ReadDocument to report. apply calls
+// it before it takes the lock, which it would otherwise hold while the
+// read waited for a writer that may never come.
+func CheckInput(name string) error {
+	if name == "-" {
+		return nil
+	}
+	if _, err := inputfile.Check(name); errors.Is(err, inputfile.ErrNotRegular) {
+		return notRegular(err)
+	}
+	return nil
+}
+
+func notRegular(err error) error {
+	return fmt.Errorf("%w; objgc reads its inputs from regular files, or from standard input given as -", err)
+}
+
 // readFile is os.ReadFile into a buffer sized from the file's size and
 // advised to be backed by huge pages (adviseHuge): copying a large model
 // into fresh memory is mostly page faults otherwise. A regular file of
@@ -372,7 +401,7 @@ func ReadDocument(name string, stdin io.Reader) (*Document, error) {
 // file's status taken before the first byte was read (for
 // Document.Unchanged).
 func readFile(name string, size int64) (*Document, error) {
-	f, err := os.Open(name)
+	f, info, err := inputfile.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -382,10 +411,6 @@ func readFile(name string, size int64) (*Document, error) {
 			f.Close()
 		}
 	}()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if info.Mode().IsRegular() && info.Size() >= MapThreshold && info.Size() <= MaxSize {
 		if data, err := mapFile(f, info.Size()); err == nil {
 			// The hash reads the file (hashFile): it stays open.
