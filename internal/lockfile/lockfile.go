@@ -1,22 +1,63 @@
-// Package lockfile is objgc's one way to take advisory file locks, in the
-// spirit of cmd/go's internal/lockedfile: apply's lock on <target>.lock
-// (package destroy) and the package cache's usage, download and prune
-// locks (package pkgcache) go through it.
+// Package lockfile is objgc's one way to take the package cache's usage,
+// download and prune locks (package pkgcache), in the spirit of cmd/go's
+// internal/lockedfile. They are the locks murano-engine takes on the same
+// files, so that objgc and a running engine keep each other from deleting a
+// package in use.
 //
 // Vocabulary: a lock is Shared or Exclusive; TryLock takes it without
-// waiting (false when another open file description holds a conflicting
-// lock), Wait and Lock try again every PollInterval until the lock is
-// taken or a context ends. The one error for "someone else holds it" is
-// ErrLocked. Locks are flock(2) on Unix and LockFileEx on one byte far past
-// the start of the file on Windows (so that readers can still read the
-// head of the file); a process that dies releases its locks.
+// waiting (false when another holder has a conflicting lock), Wait and Lock
+// try again every PollInterval until the lock is taken or a context ends.
+// The one error for "someone else holds it" is ErrLocked. A process that
+// dies releases its locks.
+//
+// Which lock, per system:
+//
+//   - Linux: a POSIX record lock over the whole file (start 0, length 0,
+//     "to the end, however long") taken as an open-file-description lock
+//     (fcntl(2) F_OFD_SETLK, F_OFD_GETLK). Murano's engine takes its
+//     locks with Python's fcntl.lockf (oslo.concurrency and fasteners for
+//     the exclusive ones, murano.utils.SharedInterProcessLock for the
+//     shared usage lock), which are classic POSIX record locks over the
+//     whole file; OFD locks and classic ones conflict with each other.
+//     flock(2) locks would not: on Linux they are a separate kind that
+//     neither side sees. An OFD lock belongs to the open file, as a flock
+//     does, so two opens of one file in one process conflict, and closing
+//     another descriptor of the file releases nothing. POSIX record locks
+//     are also the kind NFS carries between hosts.
+//   - Other Unix systems: classic POSIX record locks (fcntl F_SETLK,
+//     F_GETLK), which is what fcntl.lockf takes there. Their limits:
+//     they belong to the process, not to the open file, so two locks of one
+//     process on one file never conflict, and closing any descriptor of
+//     the file releases every lock the process holds on it. This package
+//     makes up for both within what goes through it (it keeps a table of
+//     the files this process locked: a second lock on one of them is
+//     refused as another process's would be, Held answers for them without
+//     opening the file, and the descriptor of a released lock stays open
+//     while another lock of this process on the same file is held), but
+//     not for a descriptor some other code opens and closes on a lock
+//     file.
+//   - Windows: LockFileEx on one byte far past the start of the file (so
+//     that readers can still read the head of the file). Murano's engine on
+//     Windows locks one byte with msvcrt.locking at another offset: these
+//     locks keep objgc processes apart, not objgc and an engine.
 //
 // Lock files are opened with Open: never through a symbolic link, never
 // waiting for a FIFO's peer (O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC), and only when
 // a regular file is there (anything else is an error wrapping
-// ErrNotRegular). Lock files are never deleted by this package: a file at
-// the same path created after a deletion would be a second, independent
-// lock.
+// ErrNotRegular).
+//
+// Lock files are never deleted by this package, but Murano's engine deletes
+// them: after unpacking a package, its cleanup
+// (ApiPackageLoader.try_cleanup_cache) takes the usage lock of every other
+// id of the same FullName and version without waiting, deletes that
+// package, releases the lock and removes <id>_usage.lock and
+// <id>_download.lock. A process that opened the old file before the
+// removal and is granted its lock after it holds a lock on a file that no
+// path names any more, one nobody else will ever test: the next user of
+// the path creates a new file and locks that. So Lock and TryLockPath
+// check, once the lock is theirs, that the path still names the file they
+// locked (Current), and when it does not they let it go, open the path
+// again and start over.
 package lockfile
 
 import (
@@ -114,11 +155,33 @@ func notRegular(what, path string, fi fs.FileInfo) error {
 
 // TryLock takes a lock of mode on f without waiting: false, nil when
 // another holder has a conflicting lock. Taking a lock on f again converts
-// the lock f holds (flock semantics).
+// the lock f holds. A Shared lock needs f open for reading, an Exclusive
+// one f open for writing (fcntl(2)). TryLock does not check that f's path
+// still names f (see Current): the caller opened f and knows.
 func TryLock(f *os.File, mode Mode) (bool, error) { return tryLock(f, mode) }
 
 // Unlock releases f's lock; closing f does too.
 func Unlock(f *os.File) { unlockFile(f) }
+
+// Current reports whether path still names the file f has open: lstat(2)
+// of path gives the same device and inode as fstat(2) of f. A missing path
+// is false, nil. The lock functions call it after taking a lock, because
+// Murano's engine deletes lock files (see the package comment); other
+// errors are returned.
+func Current(f *os.File, path string) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	pi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fi, pi), nil
+}
 
 // Wait takes a lock of mode on f, trying again every PollInterval until ctx
 // ends. When ctx ends first the error wraps both ErrLocked and ctx's error;
@@ -150,36 +213,90 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// maxReopen bounds how often TryLockPath opens a lock file again because
+// the path stopped naming the file it locked: each time, some process
+// removed the file between our open and our lock, which a cleanup does
+// once per package.
+const maxReopen = 100
+
 // Lock opens the lock file at path with Open (created with mode 0644 when
-// missing) and takes a lock of mode on it, waiting until ctx ends. unlock
-// releases the lock and closes the file. Errors name the path; when ctx
-// ends first the error wraps ErrLocked and ctx's error.
+// missing) and takes a lock of mode on it, waiting until ctx ends. Once
+// the lock is taken it checks that path still names the file it locked
+// (Current) and, if not, releases it, opens path again and waits again:
+// Murano's engine removes lock files after its cleanup. A Shared lock is
+// taken on a descriptor opened for reading only, as the engine's shared
+// usage lock is (murano.utils.SharedInterProcessLock), so that a lock file
+// one can read but not write can still be locked shared; an Exclusive one
+// on a descriptor opened for reading and writing. unlock releases the lock
+// and closes the file. Errors name the path; when ctx ends first the error
+// wraps ErrLocked and ctx's error.
 func Lock(ctx context.Context, path string, mode Mode) (unlock func(), err error) {
-	f, err := Open("lock file", path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
+	for {
+		f, err := openLock(path, mode)
+		if err != nil {
+			return nil, err
+		}
+		if err := Wait(ctx, f, mode); err != nil {
+			closeFile(f)
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		ok, err := Current(f, path)
+		if err != nil {
+			release(f)
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if ok {
+			return func() { release(f) }, nil
+		}
+		release(f)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("locking %s: %w (%w)", path, ErrLocked, err)
+		}
 	}
-	if err := Wait(ctx, f, mode); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
 }
 
 // TryLockPath is Lock without waiting: nil, nil when another holder has a
-// conflicting lock.
+// conflicting lock. It too checks that path still names the file it locked
+// and starts over when not (at most maxReopen times, then an error).
 func TryLockPath(path string, mode Mode) (unlock func(), err error) {
-	f, err := Open("lock file", path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	ok, err := tryLock(f, mode)
-	if err != nil || !ok {
-		f.Close()
+	for range maxReopen {
+		f, err := openLock(path, mode)
 		if err != nil {
+			return nil, err
+		}
+		ok, err := tryLock(f, mode)
+		if err != nil || !ok {
+			closeFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("locking %s: %w", path, err)
+			}
+			return nil, nil
+		}
+		ok, err = Current(f, path)
+		if err != nil {
+			release(f)
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
-		return nil, nil
+		if ok {
+			return func() { release(f) }, nil
+		}
+		release(f)
 	}
-	return func() { f.Close() }, nil
+	return nil, fmt.Errorf("locking %s: the file was removed and created again %d times while we locked it", path, maxReopen)
+}
+
+// openLock opens the lock file at path for a lock of mode, creating it
+// (0644) when missing.
+func openLock(path string, mode Mode) (*os.File, error) {
+	flag := os.O_RDWR
+	if mode == Shared {
+		flag = os.O_RDONLY
+	}
+	return Open("lock file", path, flag|os.O_CREATE, 0o644)
+}
+
+// release gives up f's lock and closes f.
+func release(f *os.File) {
+	unlockFile(f)
+	closeFile(f)
 }

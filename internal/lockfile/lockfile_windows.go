@@ -63,3 +63,5 @@ func Held(path string) bool {
 	unlockFile(f)
 	return false
 }
+
+func closeFile(f *os.File) { f.Close() }

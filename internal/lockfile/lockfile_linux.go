@@ -1,0 +1,57 @@
+package lockfile
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// On Linux the locks are open-file-description locks (fcntl(2),
+// F_OFD_SETLK): POSIX record locks that conflict with the classic ones
+// Murano's engine takes with fcntl.lockf, but that belong to the open file
+// rather than to the process. Waiting is done by polling in Wait rather
+// than with F_OFD_SETLKW, so that a context (SIGINT) ends it: a blocked
+// fcntl cannot be cancelled without signalling its thread. fasteners,
+// which the engine uses, polls too.
+
+func tryLock(f *os.File, mode Mode) (bool, error) {
+	lk := wholeFile(lockType(mode))
+	return fcntlLock(f, unix.F_OFD_SETLK, &lk)
+}
+
+func unlockFile(f *os.File) {
+	lk := wholeFile(unix.F_UNLCK)
+	fcntlLock(f, unix.F_OFD_SETLK, &lk)
+}
+
+func closeFile(f *os.File) { f.Close() }
+
+// Held reports whether some process (or another open file of this one)
+// holds a lock on the lock file at path: a write lock over the whole file
+// would conflict (F_OFD_GETLK). A file that does not exist is held by
+// nobody and is not created. It costs three system calls (open, fcntl,
+// close; no fstat and no *os.File) because the package cache asks it of
+// every package it lists. The open is read-only (F_OFD_GETLK needs no
+// write access, so a lock file owned by another user can be probed), does
+// not follow a link and does not wait on a FIFO (O_NOFOLLOW|O_NONBLOCK).
+// Errors other than "does not exist" count as held, so that nobody acts on
+// a guess.
+func Held(path string) bool {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	defer unix.Close(fd)
+	lk := wholeFile(unix.F_WRLCK)
+	for {
+		err = unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	return err != nil || lk.Type != unix.F_UNLCK
+}
