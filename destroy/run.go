@@ -100,8 +100,10 @@ type RunOptions struct {
 	// Plan, when not nil, is the saved plan read from PlanPath: before
 	// the lock, what it recorded is compared with what is there now
 	// (PlanChanges, with Finder, which must look in the plan's hooks dirs
-	// and package cache), and once the lock is held each input's sha256
-	// again. Model, or Snapshot and Graph, are then the plan's inputs.
+	// and package cache; PlanMismatch; Applied), once the lock is held
+	// the inputs again if they changed meanwhile, and each hook's sha256
+	// as it runs. Model, or Snapshot and Graph, are then the plan's
+	// inputs.
 	Plan     *PlanFile
 	PlanPath string
 
@@ -153,14 +155,17 @@ type Report struct {
 // Run carries out one apply (docs/apply.md, docs/journal.md), in this
 // order:
 //
-//  0. for a saved plan (Plan), refuses it when an input, a hook or a
-//     package changed since it was planned (PlanChanges), before the
-//     lock;
+//  0. for a saved plan (Plan), before the lock: reads and plans its
+//     inputs, and refuses it (*StaleError) when an input, a hook or a
+//     package changed since it was planned (PlanChanges) or the plan
+//     lists other work than the inputs give (PlanMismatch); returns at
+//     once, nothing done (Report.Applied), when the inputs changed
+//     because it was applied already (Applied);
 //  1. takes the lock on File (LockTarget), waiting up to LockTimeout; the
 //     first interrupt (Drain) ends the wait; refuses a File with more
 //     than one hard link (CheckLinks: the lock is per name);
-//  2. reads the inputs (ReadInputs), and for a saved plan compares each
-//     one's sha256 with the plan's again (a change made during the wait);
+//  2. reads the inputs (ReadInputs); for a saved plan, only when they
+//     changed while it waited (Inputs.Unchanged), then checked as in 0;
 //  3. plans (NewPlan) and refuses dangling references unless
 //     OnDanglingKeep, objects without a destroy hook under
 //     RequireHooks, hooks that someone other than the user or root
@@ -187,7 +192,8 @@ type Report struct {
 // and an interrupt during the hooks are in Report.Result, not errors.
 // Errors: ErrLocked (*LockedError) when the lock is held; ErrInterrupted
 // when the lock wait was interrupted; ErrStalePlan (*StaleError) when an
-// input, a hook or a package differs from the saved plan;
+// input, a hook or a package differs from the saved plan, or the plan
+// lists other work than its inputs give;
 // *DanglingError; *MissingHooksError; *HardLinksError; *HookWritersError;
 // *HookArgsError;
 // reading errors of the inputs
