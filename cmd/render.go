@@ -209,16 +209,17 @@ func (h *planHooks) warnWriters(p *destroy.Plan) {
 // (destroy.HookArgs): apply would refuse to run. It counts them in
 // refusals.
 func (h *planHooks) warnArgs(p *destroy.Plan, args *destroy.HookArgs) {
+	snap := p.Diff.Snapshot
 	for i := range p.Objects {
-		var o *destroy.Planned
-		for _, f := range h.of(i).destroy {
-			if o == nil {
-				pl := p.Header(i)
-				o = &pl
-			}
-			if err := args.Destroy(f, o); err != nil {
-				pr := destroy.HookArgsProblem{ID: o.ID, Type: o.Type, Hook: f.Path, Err: err}
-				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: o.ID, Path: p.Path(i),
+		hs := h.of(i).destroy
+		if len(hs) == 0 {
+			continue
+		}
+		id, typ := p.ID(i), snap.TypeString(p.Objects[i].Snapshot)
+		for _, f := range hs {
+			if err := args.Destroy(f, id, typ, int(p.Objects[i].Group)); err != nil {
+				pr := destroy.HookArgsProblem{ID: id, Type: typ, Hook: f.Path, Err: err}
+				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: id, Path: p.Path(i),
 					Message: pr.Message() + ": apply refuses to run"})
 				h.refusals++
 			}
@@ -226,9 +227,9 @@ func (h *planHooks) warnArgs(p *destroy.Plan, args *destroy.HookArgs) {
 	}
 	for i, n := range p.Notifications {
 		if f := h.notify[i]; f != nil {
-			pub := p.Header(n.Publisher)
-			if err := args.Notify(*f, &pub, n); err != nil {
-				pr := destroy.HookArgsProblem{ID: pub.ID, Type: pub.Type, Hook: f.Path, Handler: n.Handler, Subscriber: n.Subscriber, Err: err}
+			id, typ := p.ID(int(n.Publisher)), snap.TypeString(p.Objects[n.Publisher].Snapshot)
+			if err := args.Notify(*f, id, typ, n); err != nil {
+				pr := destroy.HookArgsProblem{ID: id, Type: typ, Hook: f.Path, Handler: n.Handler, Subscriber: n.Subscriber, Err: err}
 				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: n.Subscriber,
 					Message: pr.Message() + ": apply refuses to run"})
 				h.refusals++

@@ -594,7 +594,7 @@ func (a *applier) invocation(f hook.Found, o *Planned, group int, doc hook.Docum
 	if doc.Event == hook.EventNotify {
 		event = hook.EventNotify + " " + termsafe.String(f.Handler)
 	}
-	inv := hookInvocation(f, o, group, a.opts.DoomedFile)
+	inv := hookInvocation(f, o.ID, o.Type, group, a.opts.DoomedFile)
 	inv.Stdin, inv.Env, inv.Timeout, inv.Grace = stdin, a.opts.Env, a.opts.HookTimeout, a.opts.Grace
 	inv.SHA256, inv.Sums = a.opts.HookSHA256[f.Path], &a.sums
 	if a.opts.Stderr != nil {

@@ -3,6 +3,7 @@ package destroy
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,41 +19,76 @@ import (
 // hook with "argument list too long", and no retry passes it. plan warns
 // about such a hook (WarnHookCannotRun) and apply refuses to start
 // (*HookArgsError). The invocations checked are the ones Apply makes.
+// Not safe for concurrent use.
 type HookArgs struct {
 	check *hook.ArgsCheck
 	// doomed stands for the doomed-ids file (OBJGC_DOOMED), which
 	// exists only once apply runs: the longest name writeDoomedFile
 	// gives it.
 	doomed string
+	// fits records, by hook path and event, whether the hook can be
+	// given strings of shortLen bytes each: then every object whose
+	// strings are no longer passes without building its invocation (a
+	// plan of a million objects checks each one).
+	fits map[hookEvent]bool
 }
+
+type hookEvent struct{ path, event string }
+
+// shortLen is the length of the strings HookArgs tries once a hook: ids
+// and types are far shorter, and the limits far longer.
+const shortLen = 4096
 
 // NewHookArgs returns the check of hooks run with env as objgc's own
 // environment (ApplyOptions.Env).
 func NewHookArgs(env []string) *HookArgs {
-	return &HookArgs{check: hook.NewArgsCheck(env), doomed: filepath.Join(os.TempDir(), "objgc-doomed-4294967295.txt")}
+	return &HookArgs{check: hook.NewArgsCheck(env), doomed: filepath.Join(os.TempDir(), "objgc-doomed-4294967295.txt"), fits: map[hookEvent]bool{}}
 }
 
 // Destroy returns nil, or the *hook.ArgsError of destroy hook f of the
-// doomed object o.
-func (h *HookArgs) Destroy(f hook.Found, o *Planned) error {
-	inv := hookInvocation(f, o, o.Group, h.doomed)
-	return h.check.Check(&inv)
+// doomed object id of type typ in group.
+func (h *HookArgs) Destroy(f hook.Found, id, typ string, group int) error {
+	inv := hookInvocation(f, id, typ, group, h.doomed)
+	return h.checkInv(&inv)
 }
 
 // Notify returns nil, or the *hook.ArgsError of handler hook f of
-// notification n, whose publisher is pub.
-func (h *HookArgs) Notify(f hook.Found, pub *Planned, n Notification) error {
-	inv := hookInvocation(f, pub, n.Group, h.doomed)
+// notification n, whose publisher is pubID of type pubType.
+func (h *HookArgs) Notify(f hook.Found, pubID, pubType string, n Notification) error {
+	inv := hookInvocation(f, pubID, pubType, n.Group, h.doomed)
 	inv.Handler, inv.SubscriberID = n.Handler, n.Subscriber
-	return h.check.Check(&inv)
+	return h.checkInv(&inv)
+}
+
+func (h *HookArgs) checkInv(inv *hook.Invocation) error {
+	short := len(inv.ObjectID) <= shortLen && len(inv.ObjectType) <= shortLen && len(inv.Handler) <= shortLen && len(inv.SubscriberID) <= shortLen
+	if !short {
+		return h.check.Check(inv)
+	}
+	k := hookEvent{inv.Hook, inv.Handler}
+	fits, ok := h.fits[k]
+	if !ok {
+		long := strings.Repeat("x", shortLen)
+		probe := *inv
+		probe.ObjectID, probe.ObjectType, probe.SubscriberID, probe.Group = long, long, long, math.MaxInt32
+		if probe.Handler != "" {
+			probe.Handler = long
+		}
+		fits = h.check.Check(&probe) == nil
+		h.fits[k] = fits
+	}
+	if fits {
+		return nil
+	}
+	return h.check.Check(inv)
 }
 
 // hookInvocation is the invocation of hook f for object o (for a
 // notification, its publisher) in group, as Apply runs it, without its
 // stdin, stderr, handler and subscriber.
-func hookInvocation(f hook.Found, o *Planned, group int, doomed string) hook.Invocation {
+func hookInvocation(f hook.Found, id, typ string, group int, doomed string) hook.Invocation {
 	return hook.Invocation{
-		Hook: f.Path, ObjectID: o.ID, ObjectType: o.Type, Class: f.Class,
+		Hook: f.Path, ObjectID: id, ObjectType: typ, Class: f.Class,
 		Group: group, PackageDir: f.Source.PackageDir, Doomed: doomed, Dir: f.WorkDir(),
 	}
 }
@@ -108,16 +144,17 @@ func (e *HookArgsError) Error() string {
 func checkHookArgs(ctx context.Context, p *Plan, finder *HookFinder, env []string) error {
 	h := NewHookArgs(env)
 	var problems []HookArgsProblem
+	snap := p.Diff.Snapshot
 	eachHook(ctx, p, finder, func(f hook.Found, i int, n *Notification) {
-		pub := p.Header(i)
+		id, typ := p.ID(i), snap.TypeString(p.Objects[i].Snapshot)
 		if n == nil {
-			if err := h.Destroy(f, &pub); err != nil {
-				problems = append(problems, HookArgsProblem{ID: pub.ID, Type: pub.Type, Path: p.Path(i), Hook: f.Path, Err: err})
+			if err := h.Destroy(f, id, typ, int(p.Objects[i].Group)); err != nil {
+				problems = append(problems, HookArgsProblem{ID: id, Type: typ, Path: p.Path(i), Hook: f.Path, Err: err})
 			}
 			return
 		}
-		if err := h.Notify(f, &pub, *n); err != nil {
-			problems = append(problems, HookArgsProblem{ID: pub.ID, Type: pub.Type, Hook: f.Path, Handler: n.Handler, Subscriber: n.Subscriber, Err: err})
+		if err := h.Notify(f, id, typ, *n); err != nil {
+			problems = append(problems, HookArgsProblem{ID: id, Type: typ, Hook: f.Path, Handler: n.Handler, Subscriber: n.Subscriber, Err: err})
 		}
 	})
 	if problems == nil {
