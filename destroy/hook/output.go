@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/internal/termsafe"
 )
 
@@ -124,6 +126,12 @@ func parseStdout(out []byte, notify bool) (obj, patch json.RawMessage, reason st
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &members); err != nil {
 		return nil, nil, "stdout is not a JSON object: " + err.Error(), err
+	}
+	// encoding/json kept the last of a key written twice, as Python does;
+	// the patch merge and a reader of the report might keep another.
+	if path, k, dup := jsonedit.DuplicateKey(trimmed); dup {
+		err = fmt.Errorf("duplicate key %s at %s: write each key of an object once", strconv.Quote(k), path)
+		return nil, nil, "stdout: " + err.Error(), err
 	}
 	p, ok := members["patch"]
 	if !ok || string(p) == "null" {
