@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/pkgcache"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -158,6 +160,12 @@ func ParsePlanFile(path string, data []byte) (*PlanFile, error) {
 	var sp PlanFile
 	if err := json.Unmarshal(data, &sp); err != nil {
 		return nil, fmt.Errorf("%s: not a valid objgc plan: %w", path, err)
+	}
+	// objgc writes each key once; encoding/json kept the last of a key
+	// written twice, the lookups above the first: which one the plan
+	// means is a guess.
+	if at, k, dup := jsonedit.DuplicateKey(data); dup {
+		return nil, fmt.Errorf("%s: %s: duplicate key %s: not a plan objgc wrote (it writes each key once); plan again", path, at, strconv.Quote(k))
 	}
 	return &sp, nil
 }
