@@ -44,9 +44,10 @@ var flagOnly = map[string]bool{
 	"graph":    true,
 }
 
-// notInFile are flags a configuration file cannot set (their variable
-// can): --config names the file itself; --help is no setting.
-var notInFile = map[string]bool{"config": true, "help": true}
+// notInFile are flags a configuration file cannot set: --config names the
+// file itself (its variable may); --help and the root's --version are no
+// settings (no variable either, see flagEnv).
+var notInFile = map[string]bool{"config": true, "help": true, "version": true}
 
 // sharedSettings are the settings that mean the same to every command
 // that has them, and that commands must agree on: where hooks are, where
@@ -578,10 +579,10 @@ func cacheDir(dir string) (string, error) {
 }
 
 // flagEnv returns the OBJGC_* environment variable that sets flag name
-// (DESIGN.md section 9), false for a flag with none: --help and the
+// (DESIGN.md section 9), false for a flag with none: --help, --version and the
 // flag-only ones (whose variable is an error, see flagOnly).
 func flagEnv(c *cobra.Command, name string) (string, bool) {
-	if name == "help" || flagOnly[name] {
+	if name == "help" || name == "version" || flagOnly[name] {
 		return "", false
 	}
 	_, env := settingOf(c, name)

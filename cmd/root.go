@@ -146,7 +146,15 @@ writes the model back.`,
 		Version:       fillBuildInfo(build).Version,
 	}
 	root.SetVersionTemplate(versionLine(fillBuildInfo(build)))
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	// --version without cobra's -v: -v is --verbose on every command that
+	// has one, and one letter should not mean two things (docs/decisions.md).
+	root.Flags().Bool("version", false, "print objgc's version, as objgc version does")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if c == root && strings.HasPrefix(err.Error(), "unknown shorthand flag: 'v' ") {
+			return usageErrorf("%v: -v is --verbose where a command has it; the version is objgc --version or objgc version", err)
+		}
+		return &usageError{err}
+	})
 	global := &globalOptions{}
 	global.addFlags(root.PersistentFlags())
 	root.AddCommand(
