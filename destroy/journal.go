@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/internal/atomicfile"
+	"github.com/objgc/objgc/internal/inputfile"
 )
 
 // JournalVersion is the "journal" value of the header line this code
@@ -699,8 +700,10 @@ func landed(outputs, inputs []JournalInput) bool {
 	return true
 }
 
+// fileSHA256 hashes the file at path, which the journal names; a named
+// pipe put there is refused, not waited on (inputfile.Open).
 func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path)
 	if err != nil {
 		return "", err
 	}
