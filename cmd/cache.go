@@ -23,9 +23,12 @@ func newCacheCmd(streams *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cache",
 		Short: "Manage the on-disk cache of Murano packages",
-		Long: `cache manages the packages objgc reads class hierarchies and hooks from:
-packages/<FullName>/<version>@<sha256 of the archive>/ under the cache
-directory. See docs/cache.md for the layout and the lock protocol.`,
+		Long: `cache manages the packages objgc reads class hierarchies and hooks from: the
+package cache of murano-engine, <FullName>/<version>/<id>/ under the cache
+directory, with the engine's <id>_usage.lock and <id>_download.lock beside
+and objgc's own records in .objgc/. Packages the engine unpacked and
+packages added with 'objgc cache add' are listed, verified and pruned
+alike; see docs/cache.md for the layout and the lock protocol.`,
 		Args: noArgs,
 	}
 	dir := new(string)
@@ -37,6 +40,7 @@ directory. See docs/cache.md for the layout and the lock protocol.`,
 		newCacheVerifyCmd(streams, dir),
 		newCachePathCmd(streams, dir),
 		newCacheMigrateCmd(streams, dir),
+		newCacheRmCmd(streams, dir),
 	)
 	return c
 }
@@ -77,7 +81,7 @@ func newCacheAddCmd(streams *IO, dir *string) *cobra.Command {
 root (as Murano ships packages), a package directory, or an http(s) URL of an
 archive. The id of a package is the sha256 of its archive (of a canonical zip
 for a directory). Adding a package removes the other ids of the same FullName
-and version, unless they are in use.
+and version (the engine's included), unless they are in use.
 
 Every SRC is tried: the good ones are added, each bad one is reported on
 stderr, and the exit status is 1 if any failed (4 if the only failures were
@@ -428,9 +432,13 @@ func newCachePruneCmd(streams *IO, dir *string) *cobra.Command {
   --unused-for D     packages not used for D (e.g. 720h, 30d)
   --max-size S       least recently used packages until the cache holds at
                      most S (e.g. 500MB, 2GiB)
-Packages in use (a plan or apply holds their usage lock) are skipped and
-reported. Only one prune runs at a time: a second one says so and exits 4.
-It prints nothing unless something was removed, for cron, or with --verbose.`,
+A package murano-engine alone uses was last used when the engine last read
+its manifest.yaml (its access time; see docs/cache.md for what atime
+options make of it). Packages in use (a plan, an apply or a deployment of
+the engine holds their usage lock) are skipped and reported, exit 3. A
+removed package leaves the engine's sight in one rename. Only one prune runs
+at a time: a second one says so and exits 4. It prints nothing unless
+something was removed, for cron, or with --verbose.`,
 		Example: `  objgc cache prune --outdated --keep 2
   objgc cache prune --unused-for 30d --max-size 2GiB --dry-run`,
 		Args: noArgs,
@@ -808,11 +816,12 @@ func newCacheMigrateCmd(streams *IO, dir *string) *cobra.Command {
 	o := &cacheMigrateOptions{}
 	c := &cobra.Command{
 		Use:   "migrate",
-		Short: "Move the packages of a cache made by an older objgc to the current layout",
-		Long: `migrate moves every package of the old layout,
-packages/<FullName>/<version>/<id>/, to packages/<FullName>/<version>@<id>/.
-Until it has run, the other cache commands, plan and apply refuse a cache
-that holds packages in the old layout. Packages in use (an older objgc's
+		Short: "Move the packages of a cache made by an earlier objgc to the engine's layout",
+		Long: `migrate moves every package of both earlier objgc layouts,
+packages/<FullName>/<version>@<id>/ and packages/<FullName>/<version>/<id>/
+(with locks/ beside), to murano-engine's layout, <FullName>/<version>/<id>/,
+and says what it moved. Until it has run, the other cache commands, plan and
+apply refuse a cache in an earlier layout. Packages in use (an older objgc's
 plan or apply holds their usage lock) are skipped and reported, exit 4: run
 it again when they are free. It can run again at any time; packages already
 moved are not touched. It runs under the prune lock: not beside a prune.`,
@@ -893,6 +902,111 @@ func runCacheMigrate(ctx context.Context, streams *IO, opts cacheMigrateOptions)
 		return fmt.Errorf("cache migrate: %d %s in packages/ of %s not packages; move or remove them by hand and migrate again", len(res.Left), plural(len(res.Left), "name", "names"), c.Root())
 	case len(res.InUse) > 0:
 		return &exitError{code: ExitLocked, err: fmt.Errorf("cache migrate: %d %s in use, not moved; migrate again when they are free", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
+	}
+	return nil
+}
+
+type cacheRmOptions struct {
+	Format string
+	Quiet  bool
+	Dir    string
+	Refs   []string
+}
+
+// addFlags declares cache rm's flags, each bound to its field of o.
+func (o *cacheRmOptions) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&o.Format, "format", "text", "output format: text or json")
+	cacheQuietFlag(f, &o.Quiet, "print only errors and the packages skipped in use, not what was removed")
+}
+
+func newCacheRmCmd(streams *IO, dir *string) *cobra.Command {
+	o := &cacheRmOptions{}
+	c := &cobra.Command{
+		Use:   "rm ID|FULLNAME[@VERSION]...",
+		Short: "Remove packages: one id, every id of a version, or every version of a FullName",
+		Long: `rm removes the packages each argument names: a package id (whole, or the
+first 12 characters or more that cache list shows), FULLNAME@VERSION (every id
+of that version) or FULLNAME (every version). A package in use (a plan, an
+apply or a deployment of murano-engine holds its usage lock) is not removed:
+it is listed and rm exits 3; run it again when it is free. A removed package
+leaves the engine's sight in one rename, then is deleted. An argument that
+names no cached package is an error (exit 1); the others are still removed.`,
+		Example: `  objgc cache rm com.example.WordPress@1.0.0
+  objgc cache rm 1f7bfcf81905`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			cache, err := cacheSettings(c, dir)
+			if err != nil {
+				return err
+			}
+			opts := *o
+			opts.Dir = cache
+			opts.Refs = args
+			return runCacheRm(c.Context(), streams, opts)
+		},
+	}
+	o.addFlags(c.Flags())
+	return c
+}
+
+func runCacheRm(ctx context.Context, streams *IO, opts cacheRmOptions) error {
+	if err := cacheCheckFormat(opts.Format); err != nil {
+		return err
+	}
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
+	c, err := pkgcache.OpenExisting(opts.Dir)
+	if err != nil {
+		return err
+	}
+	var all pkgcache.RemoveResult
+	type failure struct {
+		Ref   string `json:"ref"`
+		Error string `json:"error"`
+	}
+	failed := []failure{}
+	for _, ref := range opts.Refs {
+		res, err := c.Remove(ctx, ref)
+		all.Removed = append(all.Removed, res.Removed...)
+		all.InUse = append(all.InUse, res.InUse...)
+		all.Freed += res.Freed
+		if err != nil {
+			if ctx.Err() != nil {
+				return cacheInterrupted("cache rm", err)
+			}
+			if !errors.Is(err, pkgcache.ErrNotFound) {
+				return err
+			}
+			failed = append(failed, failure{ref, err.Error()})
+		}
+	}
+	if opts.Format == "json" {
+		if err := writeJSON(streams.Out, struct {
+			Removed []cachePackageJSON `json:"removed"`
+			InUse   []cachePackageJSON `json:"in_use"`
+			Failed  []failure          `json:"failed"`
+			Freed   int64              `json:"freed"`
+		}{packagesJSON(all.Removed), packagesJSON(all.InUse), failed, all.Freed}); err != nil {
+			return err
+		}
+	} else {
+		if !opts.Quiet {
+			for _, e := range all.Removed {
+				fmt.Fprintf(streams.Out, "removed %s %s %s (%s)\n", term(e.FullName), term(e.Version), term(shortID(e.ID)), formatCacheSize(e.Size))
+			}
+		}
+		for _, e := range all.InUse {
+			fmt.Fprintf(streams.Out, "skipped %s %s %s: in use\n", term(e.FullName), term(e.Version), term(shortID(e.ID)))
+		}
+		for _, f := range failed {
+			fmt.Fprintf(streams.Err, "objgc: cache rm: %s\n", term(f.Error))
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		return &exitError{code: ExitError, err: fmt.Errorf("cache rm: %d %s named no cached package", len(failed), plural(len(failed), "argument", "arguments"))}
+	case len(all.InUse) > 0:
+		return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache rm: %d %s in use, not removed; run it again when they are free", len(all.InUse), plural(len(all.InUse), "package", "packages"))}
 	}
 	return nil
 }

@@ -492,3 +492,57 @@ func (c *Cache) cleanTmp(now time.Time) int {
 	}
 	return n
 }
+
+// RemoveResult is what Remove did.
+type RemoveResult struct {
+	Removed []Entry `json:"removed"`
+	InUse   []Entry `json:"in_use"` // matched, but their usage lock is held: they stay
+	Freed   int64   `json:"freed"`  // bytes of Removed
+}
+
+// Remove removes the packages ref names: a package id (whole, or its
+// first 12 characters or more, as cache list shows it), a
+// FullName (every version and id of it), or FullName@version (every id of
+// that version). Each goes as in a prune: its usage lock taken
+// exclusively without waiting, one rename out of the engine's sight, then
+// the deletion; a package in use (by objgc or the engine) stays and is
+// returned in InUse. The error wraps ErrNotFound when ref names no cached
+// package.
+func (c *Cache) Remove(ctx context.Context, ref string) (RemoveResult, error) {
+	res := RemoveResult{}
+	if c.ownerErr != nil {
+		return res, c.ownerErr
+	}
+	fullName, version, byVersion := strings.Cut(ref, "@")
+	entries, err := c.list(ctx, false, false)
+	if err != nil {
+		return res, err
+	}
+	var matched []Entry
+	for _, e := range entries {
+		if e.ID == ref || len(ref) >= 12 && strings.HasPrefix(e.ID, ref) || e.FullName == fullName && (!byVersion || e.Version == version) {
+			matched = append(matched, e)
+		}
+	}
+	if len(matched) == 0 {
+		return res, fmt.Errorf("%s: %w", ref, ErrNotFound)
+	}
+	for _, e := range matched {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID)
+		switch {
+		case err != nil:
+			return res, fmt.Errorf("removing %s: %w", e.Dir, err)
+		case ok:
+			os.RemoveAll(trash)
+			res.Removed = append(res.Removed, e)
+			res.Freed += e.Size
+		case isDir(e.Dir):
+			e.InUse = true
+			res.InUse = append(res.InUse, e)
+		}
+	}
+	return res, nil
+}
