@@ -160,7 +160,8 @@ type Report struct {
 //     package changed since it was planned (PlanChanges) or the plan
 //     lists other work than the inputs give (PlanMismatch); returns at
 //     once, nothing done (Report.Applied), when the inputs changed
-//     because it was applied already (Applied);
+//     because it was applied already (Applied); and refuses the hooks
+//     step 3 refuses (checkHooks), so that no lock file is made;
 //  1. takes the lock on File (LockTarget), waiting up to LockTimeout; the
 //     first interrupt (Drain) ends the wait; refuses a File with more
 //     than one hard link (CheckLinks: the lock is per name);
@@ -226,6 +227,11 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		if applied {
 			return appliedReport(in, p), nil
 		}
+		// Hooks that could not run are refused before the lock file is
+		// made too; checked again below, on what the lock holds.
+		if err := checkHooks(ctx, p, opts); err != nil {
+			return nil, err
+		}
 	}
 	lockCtx, cancelLock := context.WithCancel(ctx)
 	if opts.Drain != nil {
@@ -282,10 +288,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 			return nil, err
 		}
 	}
-	if err := checkHookWriters(ctx, p, opts.Finder); err != nil {
-		return nil, err
-	}
-	if err := checkHookArgs(ctx, p, opts.Finder, opts.Env); err != nil {
+	if err := checkHooks(ctx, p, opts); err != nil {
 		return nil, err
 	}
 
@@ -383,6 +386,16 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// checkHooks refuses a run in which a hook that would run could be
+// changed by someone other than the user or root (*HookWritersError) or
+// cannot be given its arguments (*HookArgsError).
+func checkHooks(ctx context.Context, p *Plan, opts RunOptions) error {
+	if err := checkHookWriters(ctx, p, opts.Finder); err != nil {
+		return err
+	}
+	return checkHookArgs(ctx, p, opts.Finder, opts.Env)
 }
 
 // requireHooks returns a *MissingHooksError naming the doomed objects of
