@@ -3,6 +3,7 @@ module github.com/objgc/objgc
 go 1.26.8
 
 require (
+	github.com/cpuguy83/go-md2man/v2 v2.0.6
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/fatih/color v1.19.0
 	github.com/gofrs/flock v0.13.1
@@ -14,10 +15,10 @@ require (
 	github.com/tidwall/gjson v1.20.1
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.47.0
+	gopkg.in/ini.v1 v1.68.0
 )
 
 require (
-	github.com/cpuguy83/go-md2man/v2 v2.0.6 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect

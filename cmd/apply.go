@@ -42,6 +42,8 @@ type applyOptions struct {
 	CacheDir     string
 	// TrustEnginePackages: see planOptions.
 	TrustEnginePackages bool
+	// MuranoConfig: see planOptions.
+	MuranoConfig string
 	// hooksDirsFrom, cacheDirFrom and onDanglingFrom name where these
 	// settings came from ("" for the default): a saved plan fixes them,
 	// and a setting that contradicts it is a usage error.
@@ -69,6 +71,7 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (refuse to run) or keep (destroy them and keep them flagged destroyed)")
 	f.StringVar(&o.Format, "format", "text", "report format: text or json")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
+	f.StringVar(&o.MuranoConfig, "murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
 	f.BoolVar(&o.TrustEnginePackages, "trust-engine-packages", false, "run the hooks shipped in packages murano-engine unpacked (they come from the catalog, which tenants upload to)")
 	f.BoolVar(&o.RequireHooks, "require-hooks", false, "refuse to run when a doomed object has no destroy hook")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors and warnings: no progress, no hook output as it comes, no report when all went well")
@@ -136,11 +139,10 @@ refuses to run when a doomed object has none.`,
 			}
 			opts.started = time.Now()
 			opts.HooksDirs = splitList(opts.HooksDirs)
-			if opts.CacheDir, err = cacheDir(opts.CacheDir); err != nil {
+			if opts.CacheDir, opts.cacheDirFrom, err = resolveCacheDir(c, v, streams.Getenv, opts.CacheDir, opts.MuranoConfig); err != nil {
 				return err
 			}
 			opts.hooksDirsFrom = settingFrom(c, v, streams.Getenv, "hooks-dir")
-			opts.cacheDirFrom = settingFrom(c, v, streams.Getenv, "cache-dir")
 			opts.onDanglingFrom = settingFrom(c, v, streams.Getenv, "on-dangling")
 			return runApply(c.Context(), streams, opts)
 		},

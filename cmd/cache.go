@@ -33,6 +33,7 @@ alike; see docs/cache.md for the layout and the lock protocol.`,
 	}
 	dir := new(string)
 	c.PersistentFlags().StringVar(dir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
+	c.PersistentFlags().String("murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
 	c.AddCommand(
 		newCacheAddCmd(streams, dir),
 		newCacheListCmd(streams, dir),
@@ -292,13 +293,15 @@ func cacheInterrupted(what string, err error) error {
 // cacheSettings sets the flags of cache subcommand c that the command
 // line left unchanged from OBJGC_* variables and the configuration file
 // (newConfig), and so the option fields bound to them, and returns the
-// package cache directory: *dir, the --cache-dir setting, or the default
-// (cacheDir). The caller copies its options after it.
+// package cache directory: *dir, the --cache-dir setting, the cache of
+// --murano-config, or the default (resolveCacheDir). The caller copies its
+// options after it.
 func cacheSettings(c *cobra.Command, dir *string) (string, error) {
-	if _, err := newConfig(c); err != nil {
+	v, err := newConfig(c)
+	if err != nil {
 		return "", err
 	}
-	return cacheDir(*dir)
+	return cacheCmdDir(c, v, *dir)
 }
 
 type cacheListOptions struct {

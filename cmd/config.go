@@ -26,6 +26,7 @@ import (
 var configKeys = map[string]struct{ key, env string }{
 	"hooks-dir":             {"hooks.dirs", "OBJGC_HOOKS_DIR"},
 	"cache-dir":             {"cache.dir", "OBJGC_CACHE_DIR"},
+	"murano-config":         {"cache.murano-config", "OBJGC_MURANO_CONFIG"},
 	"trust-engine-packages": {"hooks.trust-engine-packages", "OBJGC_TRUST_ENGINE_PACKAGES"},
 }
 
@@ -62,6 +63,7 @@ var notInFile = map[string]bool{"config": true, "help": true, "version": true}
 var sharedSettings = map[string]bool{
 	"hooks-dir":             true,
 	"cache-dir":             true,
+	"murano-config":         true,
 	"trust-engine-packages": true,
 	"no-color":              true,
 	"on-dangling":           true,

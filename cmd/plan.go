@@ -31,6 +31,9 @@ type planOptions struct {
 	// TrustEnginePackages lets the hooks of packages the engine unpacked
 	// run (--trust-engine-packages).
 	TrustEnginePackages bool
+	// MuranoConfig is murano-engine's configuration file, whose
+	// package cache is used when set (--murano-config).
+	MuranoConfig string
 	// hooksDirsFrom names where HooksDirs were set (settingFrom).
 	hooksDirsFrom string
 	// cacheDirFrom names where CacheDir was set (settingFrom).
@@ -46,6 +49,7 @@ func (o *planOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
 	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
+	f.StringVar(&o.MuranoConfig, "murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
 	f.BoolVar(&o.TrustEnginePackages, "trust-engine-packages", false, "run the hooks shipped in packages murano-engine unpacked (they come from the catalog, which tenants upload to)")
 }
 
@@ -82,10 +86,9 @@ last one, objgc does not guess.`,
 			}
 			opts.HooksDirs = splitList(opts.HooksDirs)
 			opts.hooksDirsFrom = settingFrom(c, v, streams.Getenv, "hooks-dir")
-			if opts.CacheDir, err = cacheDir(opts.CacheDir); err != nil {
+			if opts.CacheDir, opts.cacheDirFrom, err = resolveCacheDir(c, v, streams.Getenv, opts.CacheDir, opts.MuranoConfig); err != nil {
 				return err
 			}
-			opts.cacheDirFrom = settingFrom(c, v, streams.Getenv, "cache-dir")
 			return runPlan(c.Context(), streams, opts)
 		},
 	}
