@@ -122,7 +122,11 @@ that differ from the plan's are usage errors.
 
 A hooks dir that does not exist or is not a directory is an error. Objects
 destroyed without a destroy hook are counted in the report; --require-hooks
-refuses to run when a doomed object has none.`,
+refuses to run when a doomed object has none. Before any hook runs, apply
+refuses a hook that someone other than you or root could change (the hook,
+its hooks dir or a directory between them is theirs, or writable by group
+or others without the sticky bit), and a hook whose id, type or subscriber
+id is too long for its argv or environment (Linux: 128 KiB a string).`,
 		Example: `  objgc apply env.json --hooks-dir ./hooks
   objgc apply --snapshot before.json --graph after.json --write after.json
   objgc plan env.json --out plan.json && objgc apply plan.json`,
