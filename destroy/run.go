@@ -233,6 +233,16 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 			return nil, err
 		}
 	}
+	// An interrupt already there (a signal while the command line was
+	// parsed) ends the run before the lock: nothing to drain, no file
+	// to touch.
+	if opts.Drain != nil {
+		select {
+		case <-opts.Drain:
+			return nil, fmt.Errorf("%w before the lock was taken; nothing was done", ErrInterrupted)
+		default:
+		}
+	}
 	lockCtx, cancelLock := context.WithCancel(ctx)
 	if opts.Drain != nil {
 		go func() {

@@ -383,3 +383,31 @@ func TestRunReadsTheModelOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestRunInterruptedBeforeTheLock: an interrupt that came before Run (a
+// signal while the command line was parsed) ends it before the lock:
+// ErrInterrupted, no lock file, no hook, the model as it was.
+func TestRunInterruptedBeforeTheLock(t *testing.T) {
+	model, hooks := runFixture(t)
+	before, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeHooks{}
+	opts := runOptions(model, hooks, f)
+	drain := make(chan struct{})
+	close(drain)
+	opts.Drain = drain
+	if _, err := Run(context.Background(), opts); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("Run: %v, want ErrInterrupted", err)
+	}
+	if len(f.ran) > 0 {
+		t.Errorf("hooks ran: %q", f.ran)
+	}
+	if _, err := os.Lstat(LockPath(model)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock file: %v, want none", err)
+	}
+	if after, _ := os.ReadFile(model); string(after) != string(before) {
+		t.Error("the model was written")
+	}
+}
