@@ -38,8 +38,11 @@ type applyOptions struct {
 	NoColor     bool
 	// RequireHooks refuses to run when a doomed object has no destroy hook.
 	RequireHooks bool
-	HooksDirs    []string
-	CacheDir     string
+	// NoHooks: run no hook at all and drop the doomed objects from the
+	// model; without it, a run with no hook source is refused.
+	NoHooks   bool
+	HooksDirs []string
+	CacheDir  string
 	// TrustEnginePackages: see planOptions.
 	TrustEnginePackages bool
 	// MuranoConfig: see planOptions.
@@ -74,6 +77,7 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.MuranoConfig, "murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
 	f.BoolVar(&o.TrustEnginePackages, "trust-engine-packages", false, "run the hooks shipped in packages murano-engine unpacked (they come from the catalog, which tenants upload to)")
 	f.BoolVar(&o.RequireHooks, "require-hooks", false, "refuse to run when a doomed object has no destroy hook")
+	f.BoolVar(&o.NoHooks, "no-hooks", false, "run no hook: drop the doomed objects from the model without destroying anything (without it, apply with no hooks dir and no cached package for any doomed class refuses)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors and warnings: no progress, no hook output as it comes, no report when all went well")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "also report every hook run, with its exit status and duration, and every notification")
 	f.StringVar(&o.JUnit, "junit", "", "also write the report as JUnit XML to `FILE` (one test case a doomed object)")
@@ -126,7 +130,16 @@ refuses to run when a doomed object has none. Before any hook runs, apply
 refuses a hook that someone other than you or root could change (the hook,
 its hooks dir or a directory between them is theirs, or writable by group
 or others without the sticky bit), and a hook whose id, type or subscriber
-id is too long for its argv or environment (Linux: 128 KiB a string).`,
+id is too long for its argv or environment (Linux: 128 KiB a string).
+
+With no hook source at all (no hooks dir, and no cached package whose
+hooks run defining any doomed object's class), apply refuses before it
+takes the lock: a forgotten hooks dir would drop every object from the
+model and leave its resources in the cloud. Configure a hooks dir, or say
+--no-hooks to drop the doomed objects from the model without running any
+hook (destroy or notify). --no-hooks with a hooks dir is a usage error;
+with a saved plan it is allowed only when the plan lists no hooks dir and
+no hook.`,
 		Example: `  objgc apply env.json --hooks-dir ./hooks
   objgc apply --snapshot before.json --graph after.json --write after.json
   objgc plan env.json --out plan.json && objgc apply plan.json`,
@@ -395,6 +408,9 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	if err := checkOnDangling(ai.onDangling); err != nil {
 		return err
 	}
+	if err := checkNoHooks(&opts, ai.planFile, sp); err != nil {
+		return err
+	}
 	// A hooks dir that is not there is refused before anything is
 	// touched; a saved plan runs with its own (destroy.Run checks them).
 	dirs, cache, cacheFrom := opts.HooksDirs, opts.CacheDir, opts.cacheDirFrom
@@ -403,8 +419,12 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
-	finder, err := newFinder(streams, dirs, cache, cacheFrom, opts.TrustEnginePackages)
-	if err != nil {
+	var finder *destroy.HookFinder
+	if opts.NoHooks && sp == nil {
+		// No hooks dir, no package cache: nothing is looked up, so
+		// nothing runs.
+		finder = &destroy.HookFinder{}
+	} else if finder, err = newFinder(streams, dirs, cache, cacheFrom, opts.TrustEnginePackages); err != nil {
 		return err
 	}
 	if finder.Packages != nil {
@@ -444,6 +464,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		LockTimeout:    opts.LockTimeout,
 		OnDanglingKeep: ai.onDangling == "keep",
 		RequireHooks:   opts.RequireHooks,
+		NoHooks:        opts.NoHooks,
 		Resumed: func(resume *destroy.Resume) {
 			for _, note := range resume.Notes {
 				fmt.Fprintf(streams.Err, "objgc: %s\n", term(note))
@@ -486,6 +507,49 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	return nil
 }
 
+// checkNoHooks refuses --no-hooks where it contradicts what apply was
+// told: hooks dirs (from wherever they were set), or a saved plan that
+// lists hooks dirs or hooks (the plan is the whole instruction; plan
+// again without them).
+func checkNoHooks(opts *applyOptions, planFile string, sp *destroy.PlanFile) error {
+	if !opts.NoHooks {
+		return nil
+	}
+	if sp != nil {
+		if len(sp.HooksDirs) > 0 {
+			return usageErrorf("--no-hooks runs no hook, and plan %s looks for hooks in %s: apply it without --no-hooks, or plan again without hooks dirs",
+				planFile, strings.Join(sp.HooksDirs, ", "))
+		}
+		if h := planHook(sp); h != "" {
+			return usageErrorf("--no-hooks runs no hook, and plan %s lists hook %s: apply it without --no-hooks", planFile, h)
+		}
+		return nil
+	}
+	if len(opts.HooksDirs) > 0 {
+		return usageErrorf("--no-hooks runs no hook, and %s gives hooks dirs (%s): give one or the other",
+			opts.hooksDirsFrom, strings.Join(opts.HooksDirs, ", "))
+	}
+	return nil
+}
+
+// planHook returns the path of the first hook a saved plan lists (destroy
+// or notify), "" when it lists none.
+func planHook(sp *destroy.PlanFile) string {
+	for _, g := range sp.Groups {
+		for _, o := range g.Objects {
+			if len(o.Hooks) > 0 {
+				return o.Hooks[0].Path
+			}
+		}
+	}
+	for _, n := range sp.Notifications {
+		if n.Hook != nil {
+			return n.Hook.Path
+		}
+	}
+	return ""
+}
+
 // newFinder returns the hook finder of dirs and of the package cache
 // dir (openPackages; from says where cache was set); the caller closes
 // its Packages. The error is openPackages'.
@@ -507,7 +571,19 @@ func newFinder(streams *IO, dirs []string, cache, from string, trust bool) (*des
 func applyError(err error) error {
 	var de *destroy.DanglingError
 	var me *destroy.MissingHooksError
+	var ne *destroy.NoHookSourceError
 	switch {
+	case errors.As(err, &ne):
+		which, them := fmt.Sprintf("any of the %d doomed objects", ne.Doomed), "them"
+		if ne.Doomed == 1 {
+			which, them = "the doomed object", "it"
+		}
+		if ne.Plan != "" {
+			return fmt.Errorf("plan %s has no hook source: no hooks dir, and no cached package whose hooks run defines the class of %s; apply would drop %s from the model without destroying anything in the cloud; plan again with --hooks-dir DIR, or apply the plan with --no-hooks if dropping %s without hooks is meant",
+				term(ne.Plan), which, them, them)
+		}
+		return fmt.Errorf("no hook source: no hooks dir is configured, and no cached package whose hooks run defines the class of %s; apply would drop %s from the model without destroying anything in the cloud; configure a hooks dir (--hooks-dir DIR, hooks.dirs in the configuration, or OBJGC_HOOKS_DIR), add the classes' packages to the cache (objgc cache add; --trust-engine-packages runs the hooks of packages murano-engine unpacked), or say --no-hooks if dropping %s from the model without hooks is meant",
+			which, them, them)
 	case errors.As(err, &de):
 		n := len(de.Refs)
 		lines := make([]string, 0, n+2)

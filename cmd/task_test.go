@@ -12,7 +12,9 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// applyFile runs objgc apply on a copy of data and returns what it wrote.
+// applyFile runs objgc apply --no-hooks (these tests are about the
+// write-back, and have no hooks) on a copy of data and returns what it
+// wrote.
 func applyFile(t *testing.T, data []byte) []byte {
 	t.Helper()
 	model := filepath.Join(t.TempDir(), "m.json")
@@ -21,7 +23,7 @@ func applyFile(t *testing.T, data []byte) []byte {
 	}
 	var out, errb bytes.Buffer
 	streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
-	if code := run(context.Background(), BuildInfo{}, []string{"apply", model}, streams); code != ExitOK {
+	if code := run(context.Background(), BuildInfo{}, []string{"apply", "--no-hooks", model}, streams); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	written, err := os.ReadFile(model)

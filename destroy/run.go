@@ -85,6 +85,18 @@ func (e *MissingHooksError) Error() string {
 	return fmt.Sprintf("%d doomed objects have no destroy hook", len(e.Objects))
 }
 
+// NoHookSourceError refuses a run (RunOptions.NoHooks unset) with doomed
+// objects and no hook source: no hooks dir, and no doomed object's class
+// in a cached package.
+type NoHookSourceError struct {
+	Doomed int    // how many objects are doomed
+	Plan   string // the saved plan's file, "" without one
+}
+
+func (e *NoHookSourceError) Error() string {
+	return fmt.Sprintf("no hook source: %d doomed objects and no hooks dir or cached package for any of their classes", e.Doomed)
+}
+
 // RunOptions configure Run. The embedded ApplyOptions are passed to Apply;
 // Run sets their Journal, Resume and DoomedFile.
 type RunOptions struct {
@@ -126,6 +138,14 @@ type RunOptions struct {
 	// RequireHooks refuses a run in which a doomed object has no destroy
 	// hook (*MissingHooksError).
 	RequireHooks bool
+	// NoHooks says that dropping doomed objects from the model without
+	// running hooks is meant. Unset, a run with doomed objects and no
+	// hook source at all (Finder has no hooks dir, and no doomed object's
+	// class is in a cached package) is refused with a *NoHookSourceError:
+	// a forgotten hooks dir would otherwise drop every object from the
+	// model and leave its resources in the cloud. The caller gives a
+	// Finder that finds no hook with it.
+	NoHooks bool
 
 	// Resumed, when not nil, is called once the journal is open, with
 	// what it held from an earlier run.
@@ -168,7 +188,9 @@ type Report struct {
 //  2. reads the inputs (ReadInputs); for a saved plan, only when they
 //     changed while it waited (Inputs.Unchanged), then checked as in 0;
 //  3. plans (NewPlan) and refuses dangling references unless
-//     OnDanglingKeep, objects without a destroy hook under
+//     OnDanglingKeep, doomed objects without any hook source unless
+//     NoHooks (checked before step 1 too, on the inputs as they are
+//     then: see NoHooks), objects without a destroy hook under
 //     RequireHooks, hooks that someone other than the user or root
 //     could change (hook.CheckWriters), and hooks that cannot be given
 //     their arguments and environment (HookArgs: an id, type or handler
@@ -195,8 +217,8 @@ type Report struct {
 // when the lock wait was interrupted; ErrStalePlan (*StaleError) when an
 // input, a hook or a package differs from the saved plan, or the plan
 // lists other work than its inputs give;
-// *DanglingError; *MissingHooksError; *HardLinksError; *HookWritersError;
-// *HookArgsError;
+// *DanglingError; *NoHookSourceError; *MissingHooksError;
+// *HardLinksError; *HookWritersError; *HookArgsError;
 // reading errors of the inputs
 // (*snapshot.SyntaxError, *snapshot.ModelError, ...); journal errors
 // (*ReplayError, ErrJournalInputs, ErrNotRegular); an "apply stopped"
@@ -216,7 +238,14 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 			in.Close()
 		}
 	}()
-	if opts.Plan != nil {
+	// Without a hooks dir, whether any hook source is left depends on
+	// the doomed classes: the inputs are read and planned before the
+	// lock file is made, as for a saved plan, so that a refusal touches
+	// nothing (an input on standard input can be read only once, after
+	// the lock).
+	needSource := !opts.NoHooks && (opts.Finder == nil || len(opts.Finder.Dirs) == 0)
+	switch {
+	case opts.Plan != nil:
 		// A stale plan is refused before the lock file is made: the
 		// inputs are read and planned now, and again once the lock is
 		// held only if they changed while apply waited for it.
@@ -230,6 +259,16 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		// Hooks that could not run are refused before the lock file is
 		// made too; checked again below, on what the lock holds.
 		if err := checkHooks(ctx, p, opts); err != nil {
+			return nil, err
+		}
+	case needSource && opts.Model != "-" && opts.Snapshot != "-" && opts.Graph != "-":
+		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
+			return nil, err
+		}
+		p = NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+	}
+	if needSource && p != nil {
+		if err := hookSource(ctx, p, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -269,12 +308,21 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	}
 
 	switch {
-	case opts.Plan == nil:
+	case in == nil:
 		if in, err = ReadInputs(opts.Stdin, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
 			return nil, err
 		}
 		p = NewPlan(diff.Compare(in.Snapshot, in.Incoming))
-	case !in.Unchanged():
+	case opts.Plan == nil && !in.Unchanged():
+		// Changed while apply waited for the lock: what runs is what is
+		// there now.
+		in.Close()
+		in = nil
+		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, nil, true); err != nil {
+			return nil, err
+		}
+		p = NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+	case opts.Plan != nil && !in.Unchanged():
 		// Changed while apply waited for the lock: by another apply of
 		// this plan (it was applied), or by anything else (stale). The
 		// hooks were compared before the lock; each is checked again as
@@ -292,6 +340,12 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	rep.Warnings = append(rep.Warnings, PackageWarnings(ctx, p, opts.Finder)...)
 	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
 		return nil, &DanglingError{Refs: p.Diff.Dangling}
+	}
+	if needSource {
+		// Again on what runs: the model may have changed during the wait.
+		if err := hookSource(ctx, p, opts); err != nil {
+			return nil, err
+		}
 	}
 	if opts.RequireHooks {
 		if err := requireHooks(ctx, p, opts.Finder); err != nil {
@@ -406,6 +460,33 @@ func checkHooks(ctx context.Context, p *Plan, opts RunOptions) error {
 		return err
 	}
 	return checkHookArgs(ctx, p, opts.Finder, opts.Env)
+}
+
+// hookSource returns a *NoHookSourceError when p has doomed objects and
+// opts.Finder, which has no hooks dir, finds no cached package whose
+// hooks run defining the class of any of them (or an ancestor of it);
+// nil otherwise.
+func hookSource(ctx context.Context, p *Plan, opts RunOptions) error {
+	if len(p.Objects) == 0 {
+		return nil
+	}
+	if opts.Finder != nil && opts.Finder.Packages != nil {
+		snap := p.Diff.Snapshot
+		seen := map[snapshot.Type]bool{}
+		for i := range p.Objects {
+			t := snap.Type(p.Objects[i].Snapshot)
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			// A package whose hooks do not run (the engine unpacked it,
+			// and engine packages are not trusted) is no source.
+			if c := opts.Finder.Hierarchy(ctx, t); len(c.PackageDirs) > 0 {
+				return nil
+			}
+		}
+	}
+	return &NoHookSourceError{Doomed: len(p.Objects), Plan: opts.PlanPath}
 }
 
 // requireHooks returns a *MissingHooksError naming the doomed objects of
