@@ -103,8 +103,9 @@ func (c *ArgsCheck) Check(inv *Invocation) error {
 }
 
 // measure returns what execve would copy for inv: the file name, each
-// string with its NUL and a pointer for each string (fs/exec.c); or the
-// first string longer than c.strMax.
+// string with its NUL and a pointer for each string (fs/exec.c), and
+// what a #! script adds (scriptExtra); or the first string longer than
+// c.strMax.
 func (c *ArgsCheck) measure(inv *Invocation) (int, error) {
 	path := absPath(inv.Hook)
 	event := inv.event()
@@ -127,7 +128,7 @@ func (c *ArgsCheck) measure(inv *Invocation) (int, error) {
 		{"the doomed-ids file's path (OBJGC_DOOMED)", len("OBJGC_DOOMED=") + len(absPath(inv.Doomed)) + 1},
 		{"the hook's path (OBJGC_HOOK)", len("OBJGC_HOOK=") + len(path) + 1},
 	}
-	n := len(path) + 1 + c.baseBytes + 8*c.baseCount
+	n := len(path) + 1 + scriptExtra(path) + c.baseBytes + 8*c.baseCount
 	for i, s := range strs {
 		if i == 2 && inv.Handler == "" {
 			continue
@@ -139,6 +140,13 @@ func (c *ArgsCheck) measure(inv *Invocation) (int, error) {
 	}
 	return n, nil
 }
+
+// scriptExtra is what the kernel adds to the strings it copies when the
+// hook is a #! script (binfmt_script): the interpreter and its argument,
+// from the #! line of at most 256 bytes (BINPRM_BUF_SIZE), and the
+// script's path again as an argument. Counted for every hook: it may be
+// a script.
+func scriptExtra(path string) int { return 256 + len(path) + 1 }
 
 func envName(name string) string {
 	switch name {

@@ -5,6 +5,7 @@ package hook
 import (
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,7 +23,7 @@ func TestArgsCheckCountsWhatRunPasses(t *testing.T) {
 	} {
 		argv := append([]string{inv.Hook}, inv.args()...)
 		strs := append(argv, dedupEnv(inv.env())...)
-		want := len(inv.Hook) + 1
+		want := len(inv.Hook) + 1 + scriptExtra(inv.Hook)
 		for _, s := range strs {
 			want += len(s) + 1 + 8
 		}
@@ -80,5 +81,47 @@ func TestArgsCheckTotal(t *testing.T) {
 	}
 	if _, err := Run(t.Context(), inv); !errors.Is(err, syscall.E2BIG) {
 		t.Fatalf("run %v; want E2BIG, as the check said", err)
+	}
+}
+
+// TestArgsCheckTotalAtItsLimit: an environment that brings the count to
+// the check's total exactly still starts a #! script: the check never
+// refuses what execve would take... short of its margin for scripts.
+func TestArgsCheckTotalAtItsLimit(t *testing.T) {
+	strMax, total := argLimits()
+	hookPath := writeHook(t, t.TempDir(), "t.App/destroy", "exit 0\n")
+	inv := Invocation{Hook: hookPath, ObjectID: "app1", Env: os.Environ()}
+	c := NewArgsCheck(inv.Env)
+	n, err := c.measure(&inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each pad variable PADk=ppp... adds its length, a NUL and a pointer.
+	for k := 0; n < total; k++ {
+		name := "PAD" + strconv.Itoa(k) + "="
+		size := min(strMax/2, total-n-len(name)-1-8)
+		if size < 0 {
+			// Too little room left for another variable: grow the last.
+			t.Skipf("cannot land on the total exactly (%d of %d)", n, total)
+		}
+		inv.Env = append(inv.Env, name+strings.Repeat("p", size))
+		c = NewArgsCheck(inv.Env)
+		if n, err = c.measure(&inv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n != total {
+		t.Fatalf("count %d, want it at the total %d", n, total)
+	}
+	if err := inv.CheckArgs(); err != nil {
+		t.Fatalf("at the total: check %v; want nil", err)
+	}
+	if _, err := Run(t.Context(), inv); err != nil {
+		t.Fatalf("at the check's total, run %v; want the hook to start", err)
+	}
+	inv.Env[len(inv.Env)-1] += "p"
+	var ae *ArgsError
+	if err := inv.CheckArgs(); !errors.As(err, &ae) || ae.Name != "ARG_MAX" || ae.Len != total+1 {
+		t.Fatalf("one byte past the total: check %v; want ARG_MAX, %d bytes", err, total+1)
 	}
 }
