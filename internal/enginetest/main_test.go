@@ -1,0 +1,256 @@
+// Package enginetest runs murano-engine's own package-cache code next to
+// objgc on one cache directory: Murano 14's ApiPackageLoader (Debian's
+// python3-murano) in a real Python process (testdata/engine.py), with
+// only its API client replaced by a stand-in that serves zip files, and
+// the real objgc binary. The tests skip when /usr/bin/python3 cannot
+// import murano, printing the command that installs it, except under
+// CI=true, where they fail. It has no non-test code.
+package enginetest
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// objgcBin is the objgc binary TestMain built.
+var objgcBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	dir, err := os.MkdirTemp("", "objgc-enginetest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	objgcBin = filepath.Join(dir, "objgc")
+	build := exec.Command("go", "build", "-o", objgcBin, ".")
+	build.Dir = root
+	build.Env = withoutRace(os.Environ())
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building objgc: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// withoutRace drops -race from GOFLAGS: the tests drive the binary, they
+// do not measure the race detector.
+func withoutRace(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "GOFLAGS="); ok {
+			e = "GOFLAGS=" + strings.Join(slices.DeleteFunc(strings.Fields(v), func(f string) bool {
+				return f == "-race" || f == "--race" || f == "-race=true"
+			}), " ")
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+const python3 = "/usr/bin/python3"
+
+// requireMurano skips the test when /usr/bin/python3 cannot import
+// Murano's engine, saying how to install it; under CI=true it fails.
+func requireMurano(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command(python3, "-c", "import murano.common.config, murano.engine.package_loader").CombinedOutput()
+	if err == nil {
+		return
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	msg := "murano-engine's code is not installed (" + python3 + " cannot import murano: " + lines[len(lines)-1] +
+		"); install it with: apt-get install -y python3-murano"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// waitLimit bounds every wait for the engine or a file: past it the test
+// has hung. No assertion depends on how long anything took.
+const waitLimit = 2 * time.Minute
+
+// engine is a running testdata/engine.py.
+type engine struct {
+	t     *testing.T
+	stdin io.WriteCloser
+	out   *bufio.Scanner
+}
+
+// startEngine starts the engine on cache ("-": the engine's default
+// directory) with extra environment variables env.
+func startEngine(t *testing.T, cache string, env ...string) *engine {
+	t.Helper()
+	requireMurano(t)
+	cmd := exec.Command(python3, filepath.Join("testdata", "engine.py"), cache)
+	cmd.Env = append(os.Environ(), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		kill := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
+		cmd.Wait()
+		kill.Stop()
+		if t.Failed() {
+			t.Logf("engine's stderr:\n%s", tail(stderr.String(), 30))
+		}
+	})
+	return &engine{t: t, stdin: stdin, out: bufio.NewScanner(stdout)}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// do sends one command and returns the engine's answer.
+func (e *engine) do(command string) string {
+	e.t.Helper()
+	if _, err := io.WriteString(e.stdin, command+"\n"); err != nil {
+		e.t.Fatalf("engine %s: %v", command, err)
+	}
+	answer := make(chan string, 1)
+	go func() {
+		if e.out.Scan() {
+			answer <- e.out.Text()
+		} else {
+			answer <- "EOF"
+		}
+	}()
+	select {
+	case a := <-answer:
+		return a
+	case <-time.After(waitLimit):
+		e.t.Fatalf("engine %s: no answer", command)
+		return ""
+	}
+}
+
+// load has deployment load package id of fullName and version, served as
+// archive ("-": the catalog must not be asked), and returns its
+// directory.
+func (e *engine) load(deployment, fullName, version, id, archive string) string {
+	e.t.Helper()
+	a := e.do(strings.Join([]string{"load", deployment, fullName, version, id, archive}, " "))
+	dir, ok := strings.CutPrefix(a, "loaded ")
+	if !ok {
+		e.t.Fatalf("engine: %s loading %s %s %s: %s", deployment, fullName, version, id, a)
+	}
+	return dir
+}
+
+// end ends deployment, releasing its usage locks.
+func (e *engine) end(deployment string) {
+	e.t.Helper()
+	if a := e.do("end " + deployment); a != "ended" {
+		e.t.Fatalf("engine: end %s: %s", deployment, a)
+	}
+}
+
+// pkg is a Murano package: its files by path.
+type pkg map[string]string
+
+// thingsPackage is com.example.things at version: com.example.Thing,
+// which extends com.example.Base.
+func thingsPackage(version string) pkg {
+	return pkg{
+		"manifest.yaml": "Format: 1.4\nType: Application\nFullName: com.example.things\nVersion: " + version + "\n" +
+			"Classes:\n  com.example.Thing: Thing.yaml\n  com.example.Base: Base.yaml\n",
+		"Classes/Thing.yaml": "Namespaces:\n  =: com.example\nName: Thing\nExtends: Base\n",
+		"Classes/Base.yaml":  "Namespaces:\n  =: com.example\nName: Base\n",
+	}
+}
+
+// zipPackage writes p as a zip archive in dir, as the catalog serves
+// packages (manifest.yaml at the root), and returns its path.
+func zipPackage(t *testing.T, dir, name string, p pkg) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	names := make([]string, 0, len(p))
+	for n := range p {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		w, err := zw.Create(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, p[n])
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// objgc runs the objgc binary with args and extra environment variables
+// env, and returns its exit status and output.
+func objgc(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(objgcBin, args...)
+	cmd.Env = append(os.Environ(), append([]string{"NO_COLOR=1"}, env...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("objgc %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// waitFile waits until path exists.
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !exists(path) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
