@@ -515,6 +515,9 @@ func checkNoHooks(opts *applyOptions, planFile string, sp *destroy.PlanFile) err
 	if !opts.NoHooks {
 		return nil
 	}
+	if opts.RequireHooks {
+		return usageErrorf("--no-hooks runs no hook, and --require-hooks refuses a doomed object without a destroy hook: give one or the other")
+	}
 	if sp != nil {
 		if len(sp.HooksDirs) > 0 {
 			return usageErrorf("--no-hooks runs no hook, and plan %s looks for hooks in %s: apply it without --no-hooks, or plan again without hooks dirs",
