@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,11 +17,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/tidwall/gjson"
 
 	"github.com/objgc/objgc/internal/hooktest"
-	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // The commands of this file drive objgc apply end to end in scripts: real
@@ -584,8 +583,8 @@ func processRuns(pid string) bool {
 }
 
 // holdlockMain is the holdlock program of the scripts: holdlock FILE
-// takes an exclusive lock on FILE (internal/lockfile: flock(2)), as
-// another objgc apply would, prints "locked", and holds it until SIGINT
+// takes an exclusive flock(2) on FILE with gofrs/flock, as another objgc
+// apply does on <target>.lock, prints "locked", and holds it until SIGINT
 // or SIGTERM, then exits 0. Start it with bg and wait for "locked" with
 // waitfor .bg/NAME.stdout.
 func holdlockMain() int {
@@ -595,13 +594,13 @@ func holdlockMain() int {
 	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
-	unlock, err := lockfile.Lock(context.Background(), os.Args[1], lockfile.Exclusive)
-	if err != nil {
+	fl := flock.New(os.Args[1], flock.SetFlag(os.O_RDWR|os.O_CREATE), flock.SetPermissions(0o644))
+	if err := fl.Lock(); err != nil {
 		fmt.Fprintln(os.Stderr, "holdlock:", err)
 		return 1
 	}
 	fmt.Println("locked")
 	<-stop
-	unlock()
+	fl.Unlock()
 	return 0
 }

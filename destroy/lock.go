@@ -50,15 +50,27 @@ type lockHolder struct {
 func LockPath(target string) string { return target + ".lock" }
 
 // LockTarget takes the exclusive flock(2) on LockPath(target) that apply
-// holds for its whole run (DESIGN.md section 5). The lock is on that
-// sidecar file, never on target, because the write-back renames over
-// target, which would drop a lock held on it.
+// holds for its whole run (DESIGN.md section 5), through
+// github.com/gofrs/flock. The lock is on that sidecar file, never on
+// target, because the write-back renames over target, which would drop a
+// lock held on it. The lock is objgc's alone (no other program takes it),
+// so it is flock(2), not the POSIX record locks of the package cache
+// (package internal/lockfile): a record lock would be dropped by any close
+// of another descriptor of the file in the process (outside Linux), and
+// flock is what earlier objgc releases took, so that an older apply and a
+// newer one still exclude each other. On Windows the lock is
+// internal/lockfile's LockFileEx far past the start of the file, because
+// gofrs/flock locks the first byte there, where the holder record is.
 //
 // The lock file is opened once, created when missing (mode 0644), without
 // following a symbolic link and without waiting on a FIFO
 // (O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC), and must be a regular file: a link, a
 // FIFO, a directory or a device there is an error wrapping ErrNotRegular
-// that names the path, and nothing is written anywhere.
+// that names the path, and nothing is written anywhere. gofrs/flock opens
+// the path again with the same flags to lock it (SetFlag); once the lock
+// is taken, its descriptor must name the file objgc opened (fstat through
+// Flock.Stat against the first open's), else the path was replaced in
+// between, which is an error.
 //
 // timeout 0 fails at once when the lock is held; a positive timeout tries
 // again every lockfile.PollInterval until it ends; a negative one waits until ctx ends.
@@ -94,16 +106,7 @@ func LockTarget(ctx context.Context, target string, timeout time.Duration) (unlo
 		wctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	var lerr error
-	if timeout == 0 {
-		ok, err := lockfile.TryLock(f, lockfile.Exclusive)
-		if err == nil && !ok {
-			err = lockfile.ErrLocked
-		}
-		lerr = err
-	} else {
-		lerr = lockfile.Wait(wctx, f, lockfile.Exclusive)
-	}
+	release, lerr := lockTargetFile(wctx, f, path, timeout != 0)
 	if lerr != nil {
 		if !errors.Is(lerr, lockfile.ErrLocked) {
 			return nil, fmt.Errorf("locking %s: %w", path, lerr)
@@ -118,7 +121,7 @@ func LockTarget(ctx context.Context, target string, timeout time.Duration) (unlo
 		return nil, &LockedError{Path: path, Holder: readHolder(ctx, f, path), Waited: waited}
 	}
 	if err := writeHolder(f, start); err != nil {
-		lockfile.Unlock(f)
+		release()
 		return nil, fmt.Errorf("writing holder into lock file %s: %w", path, err)
 	}
 	var once sync.Once
@@ -127,7 +130,7 @@ func LockTarget(ctx context.Context, target string, timeout time.Duration) (unlo
 			// Emptied while still held, so that nobody reads our details
 			// after we are gone.
 			f.Truncate(0)
-			lockfile.Unlock(f)
+			release()
 			f.Close()
 		})
 	}, nil

@@ -10,11 +10,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 // helperEnv makes the test binary a helper process instead of running the
@@ -379,4 +384,38 @@ func TestLockTargetWaitEndsWithContext(t *testing.T) {
 	if want := fmt.Sprintf(`{"pid":%d,`, h.cmd.Process.Pid); !strings.HasPrefix(string(b), want) {
 		t.Errorf("lock file holds %q, want the helper's record", b)
 	}
+}
+
+// TestLockTargetIsFlock: apply's lock is a flock(2), taken with
+// gofrs/flock: another holder's flock (here through gofrs/flock on
+// another open file description, as another objgc apply or flock(1)
+// holds it) keeps LockTarget out, while a POSIX record lock on the same
+// file, the package cache's kind, does not (on Linux and the BSDs the two
+// kinds never see each other).
+func TestLockTargetIsFlock(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("on Windows the target lock is internal/lockfile's LockFileEx")
+	}
+	target := filepath.Join(t.TempDir(), "m.json")
+	fl := flock.New(LockPath(target), flock.SetFlag(os.O_RDWR|os.O_CREATE), flock.SetPermissions(0o644))
+	if ok, err := fl.TryLock(); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if _, err := LockTarget(context.Background(), target, 0); !errors.Is(err, ErrLocked) {
+		t.Fatalf("under another flock: %v, want ErrLocked", err)
+	}
+	fl.Unlock()
+	if runtime.GOOS != "linux" && !strings.HasSuffix(runtime.GOOS, "bsd") {
+		return
+	}
+	unlockRecord, err := lockfile.TryLockPath(LockPath(target), lockfile.Exclusive)
+	if unlockRecord == nil || err != nil {
+		t.Fatal(err)
+	}
+	defer unlockRecord()
+	unlock, err := LockTarget(context.Background(), target, 0)
+	if err != nil {
+		t.Fatalf("under a record lock: %v, want the flock taken", err)
+	}
+	unlock()
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/objgc/objgc/internal/lockfile"
+	"github.com/gofrs/flock"
 )
 
 // TestInterruptReadingStdin: objgc apply reading a model (or a
@@ -30,7 +30,7 @@ func TestInterruptReadingStdin(t *testing.T) {
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 30*time.Second, "the lock of out.json", func() bool { return lockfile.Held(e.path("out.json.lock")) })
+			waitFor(t, 30*time.Second, "the lock of out.json", func() bool { return flockHeld(e.path("out.json.lock")) })
 			signal(t, c, sig)
 			r := e.wait(c, stdout, stderr, 30*time.Second) // a hang fails, no measurement
 			what := sig.String() + " " + strings.Join(args, " ")
@@ -47,4 +47,19 @@ func TestInterruptReadingStdin(t *testing.T) {
 			}
 		}
 	}
+}
+
+// flockHeld reports whether some process holds the flock(2) on the lock
+// file at path, as apply does on <target>.lock: an exclusive lock cannot
+// be taken without waiting. A missing file is held by nobody.
+func flockHeld(path string) bool {
+	fl := flock.New(path, flock.SetFlag(os.O_RDONLY))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return false
+	}
+	if ok {
+		fl.Unlock()
+	}
+	return !ok
 }
