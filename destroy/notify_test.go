@@ -261,43 +261,51 @@ func TestApplyNotifyPatchResumedChecked(t *testing.T) {
 	}
 }
 
-// TestApplyNotifyPatchResumedInvalidUTF8: a patch with invalid UTF-8
-// that an earlier objgc journalled as done (the write-back then failed on
-// every run) is a failed notification on resume; the hook does not run
-// again and the model is written without the patch.
+// TestApplyNotifyPatchResumedInvalidUTF8: a patch that an earlier objgc
+// journalled as done although the write-back refuses it (invalid UTF-8;
+// a key written twice, which the reader refuses) made the write-back fail
+// on every run. On resume it is a failed notification: the hook does not
+// run again and the model is written without the patch.
 func TestApplyNotifyPatchResumedInvalidUTF8(t *testing.T) {
-	dir := t.TempDir()
-	hooks := filepath.Join(dir, "hooks")
-	hook := writeScript(t, hooks, "S/notify/onPubRemoved", "echo ran >>\"$TRACE\"\n")
-	p := notifyPlan(t, "onPubRemoved", false)
-	j, _, err := OpenJournal(JournalPath(filepath.Join(dir, "model.json")), testInputs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := HookKey{Hook: hook, Event: "onPubRemoved", ID: "pub", Subscriber: "sub"}
-	if err := j.HookStarted(k); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.HookEnded(k, HookResult{OK: true, Patch: json.RawMessage("{\"name\": \"\xff\"}")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := j.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r := applyNotify(t, p, dir, hooks)
-	n := r.Notifications[0]
-	if n.Err == nil || n.Patch != nil || !strings.Contains(n.Err.Error(), "records from an earlier run is rejected, and not applied: the string at $.name holds invalid UTF-8 (byte 0xff)") {
-		t.Errorf("notification err %v, patch %q; want the journalled patch rejected", n.Err, n.Patch)
-	}
-	if got := readTrace(t, dir); got != "" {
-		t.Errorf("trace %q: a hook the journal holds as done ran again", got)
-	}
-	var b strings.Builder
-	if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
-		t.Fatalf("write-back: %v", err)
-	}
-	if !strings.Contains(b.String(), `"name": "s"`) {
-		t.Errorf("written model lacks the unpatched name:\n%s", b.String())
+	for _, tc := range []struct{ name, patch, reason string }{
+		{"invalid UTF-8", "{\"name\": \"\xff\"}", "the string at $.name holds invalid UTF-8 (byte 0xff)"},
+		{"duplicate key", `{"new": {"a": 1, "a": 2}}`, `the patched subscriber would not load back ($.Objects is the subscriber): the patched subscriber: $.Objects.new.a: duplicate key "a"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			hooks := filepath.Join(dir, "hooks")
+			hook := writeScript(t, hooks, "S/notify/onPubRemoved", "echo ran >>\"$TRACE\"\n")
+			p := notifyPlan(t, "onPubRemoved", false)
+			j, _, err := OpenJournal(JournalPath(filepath.Join(dir, "model.json")), testInputs())
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := HookKey{Hook: hook, Event: "onPubRemoved", ID: "pub", Subscriber: "sub"}
+			if err := j.HookStarted(k); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.HookEnded(k, HookResult{OK: true, Patch: json.RawMessage(tc.patch)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r := applyNotify(t, p, dir, hooks)
+			n := r.Notifications[0]
+			if n.Err == nil || n.Patch != nil || !strings.Contains(n.Err.Error(), "records from an earlier run is rejected, and not applied: "+tc.reason) {
+				t.Errorf("notification err %v, patch %q; want the journalled patch rejected: %s", n.Err, n.Patch, tc.reason)
+			}
+			if got := readTrace(t, dir); got != "" {
+				t.Errorf("trace %q: a hook the journal holds as done ran again", got)
+			}
+			var b strings.Builder
+			if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
+				t.Fatalf("write-back: %v", err)
+			}
+			if !strings.Contains(b.String(), `"name": "s"`) || !strings.Contains(b.String(), `"cfg": {"a": 1}`) {
+				t.Errorf("written model is not the unpatched subscriber:\n%s", b.String())
+			}
+		})
 	}
 }
 
