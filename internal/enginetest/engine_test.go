@@ -205,3 +205,53 @@ func TestCacheListMuranoConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestEngineUnpackDropsHookModes: the engine unpacks with Python's
+// zipfile extractall (murano.packages.load_utils.load_from_file), which
+// keeps no file modes: a hook that is executable in the archive is not in
+// the engine's cache, so even trusted (--trust-engine-packages) it cannot
+// run, and plan says so. The same archive added with objgc cache add
+// keeps its hook executable, and plan finds it ready to run.
+func TestEngineUnpackDropsHookModes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := thingsPackage("1.0.0")
+	p["hooks/com.example.Base/destroy"] = "#!/bin/sh\nexit 0\n"
+	archive := zipPackage(t, dir, "things.zip", p)
+	engineCache := filepath.Join(dir, "engine")
+	e := startEngine(t, engineCache)
+	pkgDir := e.load("d1", "com.example.things", "1.0.0", id1, archive)
+	e.end("d1")
+	hook := filepath.Join(pkgDir, "hooks", "com.example.Base", "destroy")
+	fi, err := os.Stat(hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm()&0o111 != 0 {
+		t.Fatalf("the engine unpacked %s with mode %v: executable after all", hook, fi.Mode())
+	}
+	model := filepath.Join(dir, "m.json")
+	if err := os.WriteFile(model, []byte(`{
+  "Objects": {"?": {"id": "env", "type": "io.murano.Environment"}, "apps": []},
+  "ObjectsCopy": {"?": {"id": "env", "type": "io.murano.Environment"}, "apps": [
+    {"?": {"id": "t1", "type": "com.example.Thing/1.0.0@com.example.things"}}
+  ]},
+  "Attributes": []
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := objgc(t, nil, "plan", "--cache-dir", engineCache, "--trust-engine-packages", model)
+	if code != 0 || !strings.Contains(out, "hook destroy: "+hook) || !strings.Contains(out, "hook_cannot_run") {
+		t.Fatalf("plan on the engine's package, trusted: exit %d\n%s%s", code, out, errOut)
+	}
+
+	added := filepath.Join(dir, "added")
+	if code, out, errOut := objgc(t, nil, "cache", "add", "--cache-dir", added, archive); code != 0 {
+		t.Fatalf("cache add: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = objgc(t, nil, "plan", "--cache-dir", added, model)
+	if code != 0 || !strings.Contains(out, "hook destroy: "+added) || strings.Contains(out, "hook_cannot_run") {
+		t.Fatalf("plan on the package objgc added: exit %d\n%s%s", code, out, errOut)
+	}
+}

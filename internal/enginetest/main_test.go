@@ -194,7 +194,8 @@ func thingsPackage(version string) pkg {
 }
 
 // zipPackage writes p as a zip archive in dir, as the catalog serves
-// packages (manifest.yaml at the root), and returns its path.
+// packages (manifest.yaml at the root), files under hooks/ executable
+// (mode 0755 in the archive), and returns its path.
 func zipPackage(t *testing.T, dir, name string, p pkg) string {
 	t.Helper()
 	var buf bytes.Buffer
@@ -205,7 +206,12 @@ func zipPackage(t *testing.T, dir, name string, p pkg) string {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		w, err := zw.Create(n)
+		h := &zip.FileHeader{Name: n, Method: zip.Deflate}
+		h.SetMode(0o644)
+		if strings.HasPrefix(n, "hooks/") {
+			h.SetMode(0o755)
+		}
+		w, err := zw.CreateHeader(h)
 		if err != nil {
 			t.Fatal(err)
 		}
