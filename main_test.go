@@ -157,8 +157,9 @@ func cmdBigstring(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdUsePackage takes the usage lock of a cached package, as a running
 // plan or apply does, and holds it until the script ends: usepkg CACHE
-// FULLNAME. The lock is a real flock held by the test process; objgc runs
-// in other processes.
+// FULLNAME. The lock is a real POSIX record lock (internal/lockfile,
+// murano-engine's kind) held by the test process; objgc runs in other
+// processes.
 func cmdUsePackage(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: usepkg CACHE FULLNAME")
