@@ -175,18 +175,20 @@ type Report struct {
 // Run carries out one apply (docs/apply.md, docs/journal.md), in this
 // order:
 //
-//  0. for a saved plan (Plan), before the lock: reads and plans its
-//     inputs, and refuses it (*StaleError) when an input, a hook or a
-//     package changed since it was planned (PlanChanges) or the plan
-//     lists other work than the inputs give (PlanMismatch); returns at
-//     once, nothing done (Report.Applied), when the inputs changed
-//     because it was applied already (Applied); and refuses the hooks
-//     step 3 refuses (checkHooks), so that no lock file is made;
+//  0. before the lock, unless an input is standard input: reads and
+//     plans the inputs and refuses what step 3 refuses (refusePlan), so
+//     that a refusal makes no lock file; for a saved plan (Plan), also
+//     refuses it (*StaleError) when an input, a hook or a package
+//     changed since it was planned (PlanChanges) or the plan lists other
+//     work than the inputs give (PlanMismatch), and returns at once,
+//     nothing done (Report.Applied), when the inputs changed because it
+//     was applied already (Applied);
 //  1. takes the lock on File (LockTarget), waiting up to LockTimeout; the
 //     first interrupt (Drain) ends the wait; refuses a File with more
 //     than one hard link (CheckLinks: the lock is per name);
-//  2. reads the inputs (ReadInputs); for a saved plan, only when they
-//     changed while it waited (Inputs.Unchanged), then checked as in 0;
+//  2. reads the inputs (ReadInputs): when read in 0, only when they
+//     changed while it waited (Inputs.Unchanged), a saved plan's then
+//     checked as in 0;
 //  3. plans (NewPlan) and refuses dangling references unless
 //     OnDanglingKeep, doomed objects without any hook source unless
 //     NoHooks (checked before step 1 too, on the inputs as they are
@@ -238,17 +240,15 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 			in.Close()
 		}
 	}()
-	// Without a hooks dir, whether any hook source is left depends on
-	// the doomed classes: the inputs are read and planned before the
-	// lock file is made, as for a saved plan, so that a refusal touches
-	// nothing (an input on standard input can be read only once, after
-	// the lock).
+	// The inputs are read and planned before the lock file is made, so
+	// that a refusal (a stale plan, dangling references, no hook source,
+	// hooks that cannot run) touches nothing; once the lock is held they
+	// are read and planned again only if they changed while apply waited
+	// for it. An input on standard input can be read only once: after the
+	// lock.
 	needSource := !opts.NoHooks && (opts.Finder == nil || len(opts.Finder.Dirs) == 0)
 	switch {
 	case opts.Plan != nil:
-		// A stale plan is refused before the lock file is made: the
-		// inputs are read and planned now, and again once the lock is
-		// held only if they changed while apply waited for it.
 		in, p, applied, err = readSavedPlan(opts, hookChanges(ctx, opts.Plan, opts.Finder))
 		if err != nil {
 			return nil, err
@@ -256,19 +256,14 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		if applied {
 			return appliedReport(in, p), nil
 		}
-		// Hooks that could not run are refused before the lock file is
-		// made too; checked again below, on what the lock holds.
-		if err := checkHooks(ctx, p, opts); err != nil {
-			return nil, err
-		}
-	case needSource && opts.Model != "-" && opts.Snapshot != "-" && opts.Graph != "-":
+	case opts.Model != "-" && opts.Snapshot != "-" && opts.Graph != "-":
 		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
 			return nil, err
 		}
 		p = NewPlan(diff.Compare(in.Snapshot, in.Incoming))
 	}
-	if needSource && p != nil {
-		if err := hookSource(ctx, p, opts); err != nil {
+	if p != nil {
+		if err := refusePlan(ctx, p, opts, needSource); err != nil {
 			return nil, err
 		}
 	}
@@ -338,21 +333,8 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	}
 	rep := &Report{Inputs: in, Plan: p, Warnings: []Warning{}}
 	rep.Warnings = append(rep.Warnings, PackageWarnings(ctx, p, opts.Finder)...)
-	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
-		return nil, &DanglingError{Refs: p.Diff.Dangling}
-	}
-	if needSource {
-		// Again on what runs: the model may have changed during the wait.
-		if err := hookSource(ctx, p, opts); err != nil {
-			return nil, err
-		}
-	}
-	if opts.RequireHooks {
-		if err := requireHooks(ctx, p, opts.Finder); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkHooks(ctx, p, opts); err != nil {
+	// Again on what runs: the inputs may have changed during the wait.
+	if err := refusePlan(ctx, p, opts, needSource); err != nil {
 		return nil, err
 	}
 
@@ -450,6 +432,27 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// refusePlan refuses a plan apply does not run: dangling references
+// (unless OnDanglingKeep), no hook source when needSource, doomed objects
+// without a destroy hook under RequireHooks, hooks that cannot run
+// (checkHooks).
+func refusePlan(ctx context.Context, p *Plan, opts RunOptions, needSource bool) error {
+	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
+		return &DanglingError{Refs: p.Diff.Dangling}
+	}
+	if needSource {
+		if err := hookSource(ctx, p, opts); err != nil {
+			return err
+		}
+	}
+	if opts.RequireHooks {
+		if err := requireHooks(ctx, p, opts.Finder); err != nil {
+			return err
+		}
+	}
+	return checkHooks(ctx, p, opts)
 }
 
 // checkHooks refuses a run in which a hook that would run could be
