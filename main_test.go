@@ -86,6 +86,7 @@ func TestScripts(t *testing.T) {
 			"unwritable": cmdUnwritable,
 			"usepkg":     cmdUsePackage,
 			"zipdir":     cmdZipDir,
+			"unitexec":   cmdUnitexec,
 		}),
 		Condition: func(cond string) (bool, error) {
 			if cond == "unwritable" {
