@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/objgc/objgc/internal/jsonedit"
 )
 
 // header holds what the reader takes from an object's "?" value.
@@ -47,7 +49,7 @@ func (s *scanner) headerString(what string) (v string, ok bool, err error) {
 	}
 	if esc {
 		raw := s.data[start:s.pos]
-		if e, ok := loneSurrogate(raw); ok {
+		if e, ok := jsonedit.LoneSurrogate(raw); ok {
 			return "", false, s.modelErr(fmt.Sprintf("%s holds %s, a lone UTF-16 surrogate: it has no UTF-8 form, so objgc could not compare it, write it back or hand it to a hook exactly; ids, types and handler names must be Unicode text", what, e))
 		}
 		v = unescape(raw)
@@ -78,55 +80,6 @@ func controlChar(v string) (rune, bool) {
 		}
 	}
 	return 0, false
-}
-
-// loneSurrogate returns the first \u escape of a high surrogate not
-// followed by a low one, or of a low surrogate not preceded by a high one,
-// in the JSON string literal quoted (with its quotes). RFC 8259 section 8.2
-// leaves such strings' meaning to the reader: encoding/json reads every
-// one as U+FFFD, Python's json keeps each as itself.
-func loneSurrogate(quoted []byte) (string, bool) {
-	for i := 1; i < len(quoted)-1; i++ {
-		if quoted[i] != '\\' {
-			continue
-		}
-		i++
-		if quoted[i] != 'u' {
-			continue
-		}
-		u := hex4(quoted[i+1 : i+5])
-		switch {
-		case u >= 0xd800 && u <= 0xdbff:
-			if i+10 < len(quoted) && quoted[i+5] == '\\' && quoted[i+6] == 'u' {
-				if l := hex4(quoted[i+7 : i+11]); l >= 0xdc00 && l <= 0xdfff {
-					i += 10
-					continue
-				}
-			}
-			return string(quoted[i-1 : i+5]), true
-		case u >= 0xdc00 && u <= 0xdfff:
-			return string(quoted[i-1 : i+5]), true
-		}
-		i += 4
-	}
-	return "", false
-}
-
-// hex4 decodes four hex digits (validated by the scanner).
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
 }
 
 // header reads the "?" value at s.pos into h. Values objgc does not read

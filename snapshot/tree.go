@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"unsafe"
+
+	"github.com/objgc/objgc/internal/jsonedit"
 )
 
 // Dependency is one onDestruction record of a publisher's header: the
@@ -343,7 +345,7 @@ func (t *Tree) StringsOfLengthPart(part, parts int, keep func(n int) bool, yield
 				// unescape reads a lone surrogate escape as U+FFFD; such
 				// a string equals no id (ids holding one are refused),
 				// not even one that holds U+FFFD itself.
-				if _, lone := loneSurrogate(data[off : off+n+2]); lone {
+				if _, lone := jsonedit.LoneSurrogate(data[off : off+n+2]); lone {
 					continue
 				}
 			}
