@@ -159,20 +159,5 @@ func Held(path string) bool {
 	if mine {
 		return true
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return false
-	}
-	if err != nil {
-		return true
-	}
-	defer unix.Close(fd)
-	lk := wholeFile(unix.F_WRLCK)
-	for {
-		err = unix.FcntlFlock(uintptr(fd), unix.F_GETLK, &lk)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	return err != nil || lk.Type != unix.F_UNLCK
+	return conflicts(path, unix.F_GETLK)
 }

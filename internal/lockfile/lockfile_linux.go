@@ -1,7 +1,6 @@
 package lockfile
 
 import (
-	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -38,20 +37,5 @@ func closeFile(f *os.File) { f.Close() }
 // Errors other than "does not exist" count as held, so that nobody acts on
 // a guess.
 func Held(path string) bool {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return false
-	}
-	if err != nil {
-		return true
-	}
-	defer unix.Close(fd)
-	lk := wholeFile(unix.F_WRLCK)
-	for {
-		err = unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	return err != nil || lk.Type != unix.F_UNLCK
+	return conflicts(path, unix.F_OFD_GETLK)
 }

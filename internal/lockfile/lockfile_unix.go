@@ -80,3 +80,29 @@ func fcntlLock(f *os.File, cmd int, lk *unix.Flock_t) (bool, error) {
 	}
 	return true, nil
 }
+
+// conflicts opens the lock file at path without creating it, following no
+// link and waiting on no FIFO, and asks with getlk (F_GETLK or
+// F_OFD_GETLK) whether a write lock over the whole file would conflict
+// with a lock someone holds. A file that does not exist conflicts with
+// nothing; any other error counts as a conflict, so that nobody acts on a
+// guess. The open is read-only: a lock file owned by another user can be
+// probed.
+func conflicts(path string, getlk int) bool {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	defer unix.Close(fd)
+	lk := wholeFile(unix.F_WRLCK)
+	for {
+		err = unix.FcntlFlock(uintptr(fd), getlk, &lk)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	return err != nil || lk.Type != unix.F_UNLCK
+}
