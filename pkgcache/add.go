@@ -799,7 +799,7 @@ func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept
 // removeEntry removes <fullName>/<version>/<id> if nobody uses it (see
 // claimEntry) and deletes it. false, nil: in use, or already gone.
 func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
-	trash, ok, err := c.claimEntry(fullName, version, id)
+	trash, ok, err := c.claimEntry(fullName, version, id, "")
 	if err != nil || !ok {
 		return false, err
 	}
@@ -822,7 +822,10 @@ func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
 // it, that the path names another file or none, and locks again (lockAt);
 // deleted after the release, a waiter could take the lock and check the
 // path just before the deletion, and hold a lock nobody else sees.
-func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool, err error) {
+//
+// installedBy is the package's Entry.InstalledBy when the caller read it
+// (its record need not be read again), "" when it did not.
+func (c *Cache) claimEntry(fullName, version, id, installedBy string) (trash string, ok bool, err error) {
 	unlock, err := c.tryLockAt(c.usageLockPath(id), lockfile.Exclusive)
 	if err != nil {
 		return "", false, err
@@ -842,17 +845,23 @@ func (c *Cache) claimEntry(fullName, version, id string) (trash string, ok bool,
 		}
 		return "", false, fmt.Errorf("removing %s: %w", dir, err)
 	}
-	c.forget(fullName, version, id)
+	c.forget(fullName, version, id, installedBy)
 	os.Remove(c.downloadLockPath(id))
 	os.Remove(c.usageLockPath(id))
 	return trash, true, nil
 }
 
 // forget removes objgc's record of id (when it is the record of this
-// package) and its last-use marker.
-func (c *Cache) forget(fullName, version, id string) {
-	if rec, err := c.readRecordHeader(id); err == nil && rec.FullName == fullName && rec.Version == version {
+// package: installedBy says, or the record is read to find out) and its
+// last-use marker.
+func (c *Cache) forget(fullName, version, id, installedBy string) {
+	switch installedBy {
+	case InstalledByObjgc:
 		os.Remove(c.recordPath(id))
+	case "":
+		if rec, err := c.readRecordHeader(id); err == nil && rec.FullName == fullName && rec.Version == version {
+			os.Remove(c.recordPath(id))
+		}
 	}
 	os.Remove(c.lastUsePath(id))
 }

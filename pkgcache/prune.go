@@ -136,7 +136,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	if err != nil {
 		return res, err
 	}
-	res.Leftovers = c.cleanTmp(now) + c.removeTrash() + c.removeOrphanRecords()
+	res.Leftovers = c.cleanTmp(now) + c.removeTrash() + c.removeOrphanRecords(entries)
 	return res, nil
 }
 
@@ -345,7 +345,7 @@ func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress
 						e = full
 					}
 				}
-				trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID)
+				trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID, e.InstalledBy)
 				results <- claimed{k, claimOutcome{entry: e, removed: ok, inUse: err == nil && !ok && isDir(e.Dir), err: err}}
 				if ok {
 					os.RemoveAll(trash)
@@ -413,11 +413,13 @@ func (c *Cache) removeTrash() int {
 // record and renaming the package into place. A record is removed only
 // holding its id's usage lock exclusively (taken without waiting): an
 // add writes the record and renames the package holding it shared. The
-// id's lock files go too, as after any removal (claimEntry).
-func (c *Cache) removeOrphanRecords() int {
-	ids := map[string]bool{}
-	for _, k := range c.scanQuiet() {
-		ids[k.id] = true
+// id's lock files go too, as after any removal (claimEntry). listed are
+// the packages the prune listed: only the records of other ids are looked
+// at (a package added since is found by its directory, and kept).
+func (c *Cache) removeOrphanRecords(listed []Entry) int {
+	ids := make(map[string]bool, len(listed))
+	for _, e := range listed {
+		ids[e.ID] = true
 	}
 	n := 0
 	names, _ := readDirNames(c.recordsDir())
@@ -441,12 +443,6 @@ func (c *Cache) removeOrphanRecords() int {
 		unlock()
 	}
 	return n
-}
-
-// scanQuiet is scan, without an error.
-func (c *Cache) scanQuiet() []entryKey {
-	keys, _ := c.scan()
-	return keys
 }
 
 // cleanTmp removes what killed processes left in .objgc/tmp/: a staging
@@ -531,7 +527,7 @@ func (c *Cache) Remove(ctx context.Context, ref string) (RemoveResult, error) {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID)
+		trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID, e.InstalledBy)
 		switch {
 		case err != nil:
 			return res, fmt.Errorf("removing %s: %w", e.Dir, err)
