@@ -9,14 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/objgc/objgc/internal/hooktest"
+	"github.com/objgc/objgc/internal/testbin"
 )
 
 // objgcBin is the objgc binary TestMain built.
@@ -30,39 +29,16 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
-	_, file, _, _ := runtime.Caller(0)
-	repoRoot = filepath.Join(filepath.Dir(file), "..", "..")
-	dir, err := os.MkdirTemp("", "objgc-applytest-")
+	repoRoot = testbin.Root()
+	var remove func()
+	var err error
+	objgcBin, remove, err = testbin.Build("objgc-applytest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	objgcBin = filepath.Join(dir, "objgc")
-	// No -race here: the hooks' timing tests and the benchmark measure
-	// objgc, not the race detector.
-	build := exec.Command("go", "build", "-o", objgcBin, ".")
-	build.Dir = repoRoot
-	build.Env = withoutRace(os.Environ())
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building objgc: %v\n%s", err, out)
-		return 1
-	}
+	defer remove()
 	return m.Run()
-}
-
-// withoutRace drops -race from GOFLAGS.
-func withoutRace(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, "GOFLAGS="); ok {
-			e = "GOFLAGS=" + strings.Join(slices.DeleteFunc(strings.Fields(v), func(f string) bool {
-				return f == "-race" || f == "--race" || f == "-race=true"
-			}), " ")
-		}
-		out = append(out, e)
-	}
-	return out
 }
 
 // env is a test's world: a work directory holding the model, the hooks,

@@ -16,11 +16,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/objgc/objgc/internal/testbin"
 )
 
 // objgcBin is the objgc binary TestMain built.
@@ -31,38 +32,15 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	dir, err := os.MkdirTemp("", "objgc-enginetest-")
+	var remove func()
+	var err error
+	objgcBin, remove, err = testbin.Build("objgc-enginetest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	objgcBin = filepath.Join(dir, "objgc")
-	build := exec.Command("go", "build", "-o", objgcBin, ".")
-	build.Dir = root
-	build.Env = withoutRace(os.Environ())
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building objgc: %v\n%s", err, out)
-		return 1
-	}
+	defer remove()
 	return m.Run()
-}
-
-// withoutRace drops -race from GOFLAGS: the tests drive the binary, they
-// do not measure the race detector.
-func withoutRace(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, "GOFLAGS="); ok {
-			e = "GOFLAGS=" + strings.Join(slices.DeleteFunc(strings.Fields(v), func(f string) bool {
-				return f == "-race" || f == "--race" || f == "-race=true"
-			}), " ")
-		}
-		out = append(out, e)
-	}
-	return out
 }
 
 const python3 = "/usr/bin/python3"
