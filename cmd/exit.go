@@ -15,7 +15,7 @@ import (
 // are listed under EXIT STATUS in every command's help.
 const (
 	ExitOK          = 0   // success, or nothing to do
-	ExitError       = 1   // bad input, usage error, internal error
+	ExitError       = 1   // bad input, usage error, internal error; plan --detailed-exitcode on a plan apply would refuse
 	ExitWorkFound   = 2   // plan --detailed-exitcode found objects to destroy
 	ExitIncomplete  = 3   // apply finished with failed or blocked objects or failed notifications (output written); cache prune left selected packages in use
 	ExitLocked      = 4   // a lock could not be taken in time
@@ -30,8 +30,8 @@ var exitStatuses = []struct {
 	meaning string
 }{
 	{ExitOK, "success, or nothing to do"},
-	{ExitError, "error: bad input, usage, internal"},
-	{ExitWorkFound, "plan --detailed-exitcode found objects to destroy"},
+	{ExitError, "error: bad input, usage, internal; plan --detailed-exitcode: apply would refuse the plan"},
+	{ExitWorkFound, "plan --detailed-exitcode found objects to destroy, and apply would run"},
 	{ExitIncomplete, "apply finished with failed or blocked objects or failed notifications (output written); cache prune could not meet its policy: selected packages are in use"},
 	{ExitLocked, "a lock could not be taken in time"},
 	{ExitStalePlan, "a saved plan is stale: one of its inputs changed"},

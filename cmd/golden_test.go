@@ -30,7 +30,7 @@ var goldenCases = []struct {
 }{
 	{"app-removed", []string{"../testdata/pairs/app-removed.json"}, ExitWorkFound},
 	{"app-moved", []string{"../testdata/pairs/app-moved.json"}, ExitOK},
-	{"dangling-reference", []string{"../testdata/pairs/dangling-reference.json"}, ExitWorkFound},
+	{"dangling-reference", []string{"../testdata/pairs/dangling-reference.json"}, ExitError}, // apply would refuse it
 	{"dangling-reference-keep", []string{"../testdata/pairs/dangling-reference.json", "--on-dangling", "keep"}, ExitWorkFound},
 	{"environment-deleted", []string{"../testdata/pairs/environment-deleted.json"}, ExitWorkFound},
 	{"region-removed", []string{"../testdata/pairs/region-removed.json"}, ExitWorkFound},
@@ -39,7 +39,7 @@ var goldenCases = []struct {
 	{"wordpress-app-removed", []string{"../testdata/pairs/wordpress-app-removed.json"}, ExitWorkFound},
 	{"renamed-properties", []string{"--snapshot", "../testdata/models/model.json", "--graph", "../testdata/models/model_renamed.json"}, ExitOK},
 	{"template-app-removed", []string{"--snapshot", "../testdata/models/murano_db-fixture_AppEnvTemplateFixture.json",
-		"--graph", "../testdata/models/murano_db-fixture_ApplicationMysqlFixture.json"}, ExitWorkFound},
+		"--graph", "../testdata/models/murano_db-fixture_ApplicationMysqlFixture.json"}, ExitError}, // a dangling reference
 }
 
 func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {

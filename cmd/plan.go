@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -45,7 +46,7 @@ func (o *planOptions) addFlags(f *pflag.FlagSet) {
 	addInputFlags(f, &o.Snapshot, &o.Graph)
 	f.StringVar(&o.Format, "format", "text", "output format: text, json, dot or markdown (for a merge-request comment or CI job summary)")
 	f.StringVar(&o.Out, "out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
-	f.BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not")
+	f.BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not, 1 when apply would refuse the plan")
 	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
 	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
@@ -68,7 +69,12 @@ MODEL is a Murano envelope {"Objects", "ObjectsCopy", "Attributes"} or an
 engine task {"model": ...}; or give two files with --snapshot and --graph,
 each a bare object tree or an envelope. "-" reads standard input. A key
 written twice in one JSON object of an input is an error: Murano reads the
-last one, objgc does not guess.`,
+last one, objgc does not guess.
+
+With --detailed-exitcode, plan exits 0 when there is nothing to destroy, 2
+when there is, and 1 when apply would refuse the plan (a dangling reference
+with --on-dangling=error, a hook that cannot run): the plan is still
+printed, and stderr says why apply would refuse.`,
 		Example: `  objgc plan env.json --hooks-dir ./hooks
   objgc plan --snapshot before.json --graph after.json --format json
   objgc plan model.json --out plan.json --detailed-exitcode
@@ -373,10 +379,33 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if traceStages {
 		fmt.Fprintf(streams.Err, "objgc: stage done VmHWM %s\n", peakRSS())
 	}
-	if opts.DetailedExitcode && len(p.Objects) > 0 {
+	if !opts.DetailedExitcode {
+		return nil
+	}
+	// A plan that apply would refuse is no work to do: a pipeline that
+	// applies on 2 would only meet apply's refusal (exit 1) there, so
+	// plan says it here, with the same code and the reason.
+	if reasons := applyRefusals(p, opts.OnDangling, hooks); len(reasons) > 0 {
+		return &exitError{code: ExitError, err: fmt.Errorf("apply would refuse this plan: %s", strings.Join(reasons, "; "))}
+	}
+	if len(p.Objects) > 0 {
 		return &exitError{code: ExitWorkFound}
 	}
 	return nil
+}
+
+// applyRefusals lists why apply would refuse plan p (what the summary's
+// apply_refuses says): hooks that cannot run, and dangling references
+// when onDangling is "error". Empty when apply would run.
+func applyRefusals(p *destroy.Plan, onDangling string, hooks *planHooks) []string {
+	var reasons []string
+	if n := hooks.refusals; n > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d %s cannot run (see the hook_cannot_run %s)", n, plural(n, "hook", "hooks"), plural(n, "warning", "warnings")))
+	}
+	if n := len(p.Diff.Dangling); n > 0 && onDangling == "error" {
+		reasons = append(reasons, fmt.Sprintf("%d dangling %s to doomed objects (use --on-dangling=keep to destroy them and keep them flagged destroyed)", n, plural(n, "reference", "references")))
+	}
+	return reasons
 }
 
 // checkPlanOut refuses, before any input is read, a --out that
