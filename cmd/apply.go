@@ -452,7 +452,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 					progress.Update("objgc apply: notifications %d/%d", pr.NotificationsDone, pr.Notifications)
 					return
 				}
-				progress.Update("objgc apply: group %d/%d, %d/%d objects done, %d failed", pr.Group, pr.Groups, pr.ObjectsDone, pr.Objects, pr.Failed)
+				progress.Update("objgc apply: group %d (%d of %d), %d/%d objects done, %d failed", pr.Group, pr.Step, pr.Groups, pr.ObjectsDone, pr.Objects, pr.Failed)
 			},
 			Drain: streams.Interrupt,
 		},

@@ -14,7 +14,8 @@ import (
 // TestApplyProgressLine: on a terminal, apply draws its progress line on
 // stderr with carriage returns, prints hook log lines above it (erasing it
 // first), and erases it at the end; on a pipe, stderr holds the log lines
-// and no progress at all.
+// and no progress at all. Groups are named by their index, as the report,
+// the plan and JUnit name them, with their place in destruction order.
 func TestApplyProgressLine(t *testing.T) {
 	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
 	for _, tty := range []bool{true, false} {
@@ -36,7 +37,7 @@ func TestApplyProgressLine(t *testing.T) {
 				}
 				return
 			}
-			for _, want := range []string{"\robjgc apply: group 1/2, 0/3 objects done", "\robjgc apply: group 2/2, 3/3 objects done", "objects done, 0 failed\x1b[K"} {
+			for _, want := range []string{"\robjgc apply: group 2 (1 of 2), 0/3 objects done", "\robjgc apply: group 1 (2 of 2), 3/3 objects done", "objects done, 0 failed\x1b[K"} {
 				if !strings.Contains(stderr, want) {
 					t.Errorf("stderr lacks %q:\n%q", want, stderr)
 				}

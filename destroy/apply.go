@@ -62,9 +62,11 @@ type Progress struct {
 	// ObjectsDone counts objects destroyed, failed or blocked; Failed
 	// those failed.
 	Objects, ObjectsDone, Failed int
-	// Group is the group being destroyed, counted from 1 in destruction
-	// order; 0 while the notifications run.
-	Group, Groups int
+	// Group is the index of the group being destroyed (Group.Index, the
+	// number the plan, the report and OBJGC_GROUP give it); 0 while the
+	// notifications run. Step is its place in destruction order, from 1
+	// to Groups: indexes run down, so Step alone would name another group.
+	Group, Step, Groups int
 }
 
 // Outcome is what became of a doomed object in an apply run. The codes
@@ -252,7 +254,7 @@ func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error
 		return a.res, err
 	}
 	for k, g := range p.Groups {
-		a.step(func(pr *Progress) { pr.Group = k + 1 })
+		a.step(func(pr *Progress) { pr.Group, pr.Step = g.Index, k+1 })
 		if err := a.destroyGroup(g); err != nil {
 			return a.res, err
 		}

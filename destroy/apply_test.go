@@ -61,7 +61,7 @@ echo "end $OBJGC_OBJECT_ID" >> "$TRACE"
 	}
 	out, _ := os.ReadFile(trace)
 	// Every object ends destroyed, failed or blocked; a failed.
-	if want := (Progress{Objects: 2, ObjectsDone: 2, Failed: 1, Group: 1, Groups: 1}); last != want {
+	if want := (Progress{Objects: 2, ObjectsDone: 2, Failed: 1, Group: 1, Step: 1, Groups: 1}); last != want {
 		t.Errorf("last progress %+v, want %+v", last, want)
 	}
 	return p, r, out
