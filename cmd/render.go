@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -701,17 +700,12 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 	if len(p.Notifications) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
 		for i, n := range p.Notifications {
-			fmt.Fprintf(bw, "  %d. %s handler %s: %s will be destroyed (group %d)\n", i+1, pal.id(term(n.Subscriber)), term(n.Handler),
-				pal.id(term(p.ID(n.Publisher))), n.Group)
-			if h := hooks.notify[i]; h != nil {
-				fmt.Fprintf(bw, "      hook notify %s: %s%s\n", term(n.Handler), term(h.Path), hookProblem(*h))
-			} else {
-				fmt.Fprintf(bw, "      %s\n", pal.dim("no "+term(n.Handler)+" hook"))
+			path, problem := "", ""
+			h := hooks.notify[i]
+			if h != nil {
+				path, problem = h.Path, foundProblem(*h)
 			}
-			for _, old := range hooks.oldNotify[i] {
-				fmt.Fprintf(bw, "      %s %s does not run: notify hooks are <class>/notify/<handler>; move it to %s\n",
-					pal.warn("warning:"), term(old), term(filepath.Join(filepath.Dir(old), hook.NotifyDir, n.Handler)))
-			}
+			writeNotificationLines(bw, pal, i, n.Subscriber, n.Handler, p.ID(n.Publisher), n.Group, h != nil, path, problem, hooks.oldNotify[i])
 		}
 	}
 	if len(p.Diff.Dropped) > 0 {
@@ -728,26 +722,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 			fmt.Fprintf(bw, "  %s %s\n", pal.warn(wn.Code+":"), term(wn.Message))
 		}
 	}
-	fmt.Fprintf(bw, "\n%d to destroy in %d %s, %d %s, %d %s, %d dropped",
-		len(p.Objects), len(p.Groups), plural(len(p.Groups), "group", "groups"),
-		len(p.Notifications), plural(len(p.Notifications), "notification", "notifications"),
-		p.WarningCount(), plural(p.WarningCount(), "warning", "warnings"), len(p.Diff.Dropped))
-	if n := hooks.withoutDestroyHook(); n > 0 {
-		fmt.Fprintf(bw, ", %d without a destroy hook", n)
-	}
-	fmt.Fprintln(bw, ".")
-	if n := hooks.refusals; n > 0 {
-		fmt.Fprintf(bw, "%s %d %s cannot run (see the hook_cannot_run %s); apply refuses to run.\n",
-			pal.bad("Apply would refuse:"), n, plural(n, "hook", "hooks"), plural(n, "warning", "warnings"))
-	}
-	if n := len(p.Diff.Dangling); n > 0 {
-		if onDangling == "error" {
-			fmt.Fprintf(bw, "%s %d dangling %s to doomed objects; apply refuses to run (use --on-dangling=keep to destroy them and keep them flagged destroyed).\n",
-				pal.bad("Apply would refuse:"), n, plural(n, "reference", "references"))
-		} else {
-			fmt.Fprintf(bw, "%d dangling %s: the referenced objects are destroyed and kept in the output flagged destroyed.\n", n, plural(n, "reference", "references"))
-		}
-	}
+	writeTextSummary(bw, pal, newPlanJSON(in, p, onDangling, hooks).summary(), hooks.refusals, onDangling)
 	return bw.Flush()
 }
 
@@ -755,32 +730,15 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 // id and path, reasons, class hierarchy, destroy hooks.
 func writeObjectText(b *bytes.Buffer, pal *palette, p *destroy.Plan, hooks *planHooks, i int) {
 	o := p.Object(i)
-	for _, s := range []string{"  ", term(orDash(o.Type)), " ", pal.id(term(o.ID)), "  ", pal.dim(term(o.Path)), "\n      "} {
-		b.WriteString(s)
-	}
-	for k, r := range o.Reasons {
-		if k > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(term(r.Text()))
-	}
-	b.WriteByte('\n')
-	if cs := hooks.of(i).classes; len(cs) > 1 {
-		fmt.Fprintf(b, "      classes: %s (package %s)\n", term(strings.Join(cs, " < ")), term(hooks.of(i).pkg))
-	}
-	switch hs := hooks.of(i).destroy; {
-	case len(hs) > 0:
-		for _, h := range hs {
-			fmt.Fprintf(b, "      hook destroy: %s%s\n", term(h.Path), hookProblem(h))
-		}
-	default:
-		fmt.Fprintf(b, "      %s\n", pal.dim("no destroy hook"))
-	}
+	k := hooks.of(i)
+	writeObjectHead(b, pal, o.Type, o.ID, o.Path, o.Reasons, k.classes, k.pkg)
+	writeDestroyHooks(b, pal, len(k.destroy), func(j int) (string, string) { return k.destroy[j].Path, foundProblem(k.destroy[j]) })
 }
 
-func hookProblem(f hook.Found) string {
+// foundProblem is why f cannot run, "" when it can.
+func foundProblem(f hook.Found) string {
 	if f.Err != nil {
-		return " (" + term(f.Err.Error()) + ")"
+		return f.Err.Error()
 	}
 	return ""
 }
@@ -804,33 +762,56 @@ func plural(n int, one, many string) string {
 // (publisher -> subscriber), edges ignored in a cycle in red.
 func writeDot(w io.Writer, p *destroy.Plan) error {
 	bw := bufio.NewWriter(w)
-	q := dotID
-	fmt.Fprintln(bw, "digraph objgc_plan {")
-	fmt.Fprintln(bw, "  rankdir=LR;")
-	fmt.Fprintln(bw, "  node [shape=box, fontname=\"Helvetica\"];")
+	writeDotHead(bw)
 	for _, g := range p.Groups {
-		fmt.Fprintf(bw, "  subgraph cluster_group_%d {\n    label=%s;\n", g.Index, q(fmt.Sprintf("group %d", g.Index)))
-		for _, i := range g.Objects {
-			o := p.Object(int(i))
-			fmt.Fprintf(bw, "    %s [label=\"%s\\n%s\"];\n", q(o.ID), dotLabel(orDash(o.Class)), dotLabel(o.ID))
-		}
-		fmt.Fprintln(bw, "  }")
+		writeDotGroup(bw, g.Index, len(g.Objects), func(k int) (class, id string) {
+			o := p.Header(int(g.Objects[k]))
+			return o.Class, o.ID
+		})
 	}
-	for i := range p.Objects {
-		id := p.ID(i)
-		for _, r := range p.Reasons(i) {
-			switch r.Code {
-			case destroy.ReasonOwnedBy:
-				fmt.Fprintf(bw, "  %s -> %s [style=solid];\n", q(id), q(r.ID))
-			case destroy.ReasonSubscriber:
-				fmt.Fprintf(bw, "  %s -> %s [style=dashed];\n", q(id), q(r.ID))
-			case destroy.ReasonCycle:
-				fmt.Fprintf(bw, "  %s -> %s [style=dashed, color=red, label=\"ignored: cycle\"];\n", q(id), q(r.ID))
-			}
+	// Edges in destruction order, as the groups list the objects, so that
+	// a saved plan, which keeps that order, draws the same graph.
+	for _, g := range p.Groups {
+		for _, i := range g.Objects {
+			writeDotEdges(bw, p.ID(int(i)), p.Reasons(int(i)))
 		}
 	}
 	fmt.Fprintln(bw, "}")
 	return bw.Flush()
+}
+
+func writeDotHead(w io.Writer) {
+	fmt.Fprintln(w, "digraph objgc_plan {")
+	fmt.Fprintln(w, "  rankdir=LR;")
+	fmt.Fprintln(w, "  node [shape=box, fontname=\"Helvetica\"];")
+}
+
+// writeDotGroup writes group index's cluster of n objects, object(k)
+// giving the class and id of the k-th.
+func writeDotGroup(w io.Writer, index, n int, object func(k int) (class, id string)) {
+	fmt.Fprintf(w, "  subgraph cluster_group_%d {\n    label=%s;\n", index, dotID(fmt.Sprintf("group %d", index)))
+	for k := range n {
+		class, id := object(k)
+		fmt.Fprintf(w, "    %s [label=\"%s\\n%s\"];\n", dotID(id), dotLabel(orDash(class)), dotLabel(id))
+	}
+	fmt.Fprintln(w, "  }")
+}
+
+// writeDotEdges writes the edges of the object id: ownership solid
+// (owned -> owner), destruction dependencies dashed (publisher ->
+// subscriber), an edge ignored in a cycle red.
+func writeDotEdges(w io.Writer, id string, reasons []destroy.Reason) {
+	q := dotID
+	for _, r := range reasons {
+		switch r.Code {
+		case destroy.ReasonOwnedBy:
+			fmt.Fprintf(w, "  %s -> %s [style=solid];\n", q(id), q(r.ID))
+		case destroy.ReasonSubscriber:
+			fmt.Fprintf(w, "  %s -> %s [style=dashed];\n", q(id), q(r.ID))
+		case destroy.ReasonCycle:
+			fmt.Fprintf(w, "  %s -> %s [style=dashed, color=red, label=\"ignored: cycle\"];\n", q(id), q(r.ID))
+		}
+	}
 }
 
 // dotID quotes s as a Graphviz ID: in a quoted ID only \" is an escape

@@ -160,6 +160,7 @@ writes the model back.`,
 	root.AddCommand(
 		newPlanCmd(streams, global),
 		newApplyCmd(streams, global),
+		newShowCmd(streams, global),
 		newCacheCmd(streams),
 		newVersionCmd(build, streams),
 	)

@@ -687,7 +687,7 @@ func LoadModel(doc *Document) (snap, incoming *Tree, err error) {
 			return err
 		}
 		if p.form == formBare && isSavedPlan(p.idx.rootKeys) {
-			return &ModelError{File: doc.Name, Path: "$", Msg: "this is a plan saved by objgc plan --out, not a model: to carry it out, run objgc apply " + doc.Name}
+			return &ModelError{File: doc.Name, Path: "$", Msg: "this is a plan saved by objgc plan --out, not a model: to see it, run objgc show " + doc.Name + "; to carry it out, run objgc apply " + doc.Name}
 		}
 		if p.form == formBare {
 			return &ModelError{File: doc.Name, Path: "$", Msg: `expected a Murano envelope {"Objects": ..., "ObjectsCopy": ...} or an engine task {"model": ...}; for two bare object trees use --snapshot and --graph`}
