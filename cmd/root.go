@@ -54,7 +54,7 @@ func Main(build BuildInfo, sigs <-chan os.Signal) int {
 		<-sigs
 		cancel()
 	}()
-	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv,
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv, Environ: os.Environ,
 		IsTTYOut: isTerminal(os.Stdout), IsTTYErr: isTerminal(os.Stderr), Interrupt: interrupt}
 	return run(ctx, build, os.Args[1:], streams)
 }
@@ -62,10 +62,13 @@ func Main(build BuildInfo, sigs <-chan os.Signal) int {
 // IO is the set of streams a command reads and writes. Nothing below Run
 // uses the os package's streams directly.
 type IO struct {
-	In       io.Reader
-	Out      io.Writer
-	Err      io.Writer
-	Getenv   func(string) string
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	Getenv func(string) string
+	// Environ lists the environment, for the warning about OBJGC_*
+	// variables that set nothing; nil: no warning.
+	Environ  func() []string
 	IsTTYOut bool // stdout is a terminal: colour may be used
 	IsTTYErr bool // stderr is a terminal: progress lines may be shown
 	// Interrupt is closed on the first SIGINT or SIGTERM; the context
@@ -95,7 +98,7 @@ func (s *IO) interrupted(ctx context.Context) (context.Context, context.CancelFu
 // Run executes objgc with args (without the program name) and returns the
 // exit status (see the Exit* constants). It prints errors to stderr.
 func Run(ctx context.Context, build BuildInfo, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return run(ctx, build, args, &IO{In: stdin, Out: stdout, Err: stderr, Getenv: os.Getenv, IsTTYOut: isTerminal(stdout)})
+	return run(ctx, build, args, &IO{In: stdin, Out: stdout, Err: stderr, Getenv: os.Getenv, Environ: os.Environ, IsTTYOut: isTerminal(stdout)})
 }
 
 // run is Run with the streams given: tests set IsTTYOut.
@@ -144,6 +147,14 @@ writes the model back.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       fillBuildInfo(build).Version,
+		// A misspelled OBJGC_* variable is warned about before any
+		// command runs; not while a shell asks for completions, whose
+		// stderr would land on the user's command line.
+		PersistentPreRun: func(c *cobra.Command, args []string) {
+			if streams.Environ != nil && !strings.HasPrefix(c.Name(), cobra.ShellCompRequestCmd) {
+				warnUnknownVariables(streams.Err, c, streams.Environ())
+			}
+		},
 	}
 	root.SetVersionTemplate(versionLine(fillBuildInfo(build)))
 	// --version without cobra's -v: -v is --verbose on every command that

@@ -33,6 +33,16 @@ const (
 	EventNotify  = "notify"
 )
 
+// Variables are the names of the variables Run adds to a hook's
+// environment. They describe the call, not a setting: objgc run by a hook
+// finds them in its environment and does not take them for misspelled
+// settings.
+var Variables = []string{
+	"OBJGC_EVENT", "OBJGC_OBJECT_ID", "OBJGC_OBJECT_TYPE", "OBJGC_CLASS",
+	"OBJGC_HANDLER", "OBJGC_SUBSCRIBER_ID", "OBJGC_GROUP",
+	"OBJGC_PACKAGE_DIR", "OBJGC_DOOMED", "OBJGC_HOOK",
+}
+
 // An Invocation is one run of one hook (DESIGN 4).
 type Invocation struct {
 	// Hook is the hook's path (Found.Path). A relative path is made

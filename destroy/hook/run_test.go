@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -564,5 +565,19 @@ func TestHookErrorQuotes(t *testing.T) {
 	err = &HookError{Hook: "/h/S/notify/on gone", Event: "notify", Handler: "on gone", ObjectID: "x", Reason: "exit status 1"}
 	if want := `hook "/h/S/notify/on gone" notify "on gone" of x: exit status 1`; err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err.Error(), want)
+	}
+}
+
+// TestVariablesAreWhatRunSets keeps Variables, which objgc run by a hook
+// does not warn about, the list of what a hook's environment gets.
+func TestVariablesAreWhatRunSets(t *testing.T) {
+	inv := &Invocation{Hook: "/h", ObjectID: "x"}
+	var got []string
+	for _, kv := range inv.env() {
+		name, _, _ := strings.Cut(kv, "=")
+		got = append(got, name)
+	}
+	if !slices.Equal(got, Variables) {
+		t.Errorf("env() sets %v, Variables is %v", got, Variables)
 	}
 }
