@@ -179,11 +179,13 @@ func TestObjgcLockBlocksPeer(t *testing.T) {
 }
 
 // TestLockFileRemovedWhileWaiting: objgc waits for a shared lock on a file
-// the engine holds exclusively; the engine's cleanup releases it and
-// removes the file (ApiPackageLoader.try_cleanup_cache). The lock objgc is
-// then granted on the removed file is worth nothing: nobody else will ever
-// test it. Lock must instead lock the file the path names, so that the
-// engine, trying the path again, finds it held.
+// the engine holds exclusively; the file is removed, then released. The
+// lock objgc is then granted on the removed file is worth nothing: nobody
+// else will ever test it. Lock must instead lock the file the path names,
+// so that the engine, trying the path again, finds it held. (The engine's
+// own cleanup, ApiPackageLoader.try_cleanup_cache, releases first and
+// removes after; a waiter granted the lock in between passes any check,
+// which docs/cache.md describes. Removing first makes the outcome certain.)
 func TestLockFileRemovedWhileWaiting(t *testing.T) {
 	for _, kind := range []string{"lockf", "fasteners"} {
 		t.Run(kind, func(t *testing.T) {
@@ -196,8 +198,8 @@ func TestLockFileRemovedWhileWaiting(t *testing.T) {
 			}
 			done := lockInBackground(t, path)
 			waitOpen(t, old)
-			engine.must("unlock", "unlocked")
 			engine.must("remove", "removed")
+			engine.must("unlock", "unlocked")
 			unlock := <-done
 			defer unlock()
 			engine.must("try ex", "busy")
