@@ -598,7 +598,7 @@ func flagEnv(c *cobra.Command, name string) (string, bool) {
 func choices(c *cobra.Command, name string) []string {
 	switch name {
 	case "format":
-		if commandScope(c) == "plan" {
+		if s := commandScope(c); s == "plan" || s == "show" {
 			return []string{"text", "json", "dot", "markdown"}
 		}
 		return []string{"text", "json"}

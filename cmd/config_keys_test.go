@@ -16,7 +16,7 @@ import (
 func TestSuggestKey(t *testing.T) {
 	streams := &IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Getenv: func(string) string { return "" }}
 	known := knownKeys(newRootCmd(BuildInfo{}, streams))
-	formats := []string{"apply.format", "cache.add.format", "cache.list.format", "cache.migrate.format", "cache.path.format", "cache.prune.format", "cache.rm.format", "cache.verify.format", "plan.format", "version.format"}
+	formats := []string{"apply.format", "cache.add.format", "cache.list.format", "cache.migrate.format", "cache.path.format", "cache.prune.format", "cache.rm.format", "cache.verify.format", "plan.format", "show.format", "version.format"}
 	for key, want := range map[string][]string{
 		"format":        formats,
 		"fromat":        formats,

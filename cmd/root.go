@@ -176,6 +176,7 @@ writes the model back.`,
 		newVersionCmd(build, streams),
 	)
 	strictCompletion(root)
+	addCompletions(root)
 	addExitStatus(root)
 	return root
 }
