@@ -471,9 +471,9 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		return err
 	}
 	if opts.UnusedFor != "" {
-		d, err := parseCacheDuration(opts.UnusedFor)
-		if err != nil || d <= 0 {
-			return usageErrorf("--unused-for: %q is not a duration such as 720h or 30d", opts.UnusedFor)
+		d, err := parseUnusedFor(opts.UnusedFor)
+		if err != nil {
+			return &usageError{err}
 		}
 		popts.UnusedFor = d
 	}

@@ -499,8 +499,8 @@ func checkSetting(where string, c *cobra.Command, f *pflag.Flag, val any) error 
 	}
 	switch f.Name {
 	case "unused-for":
-		if _, err := parseCacheDuration(s); err != nil {
-			return fmt.Errorf("%s: %q is not a duration such as 720h or 30d", where, s)
+		if _, err := parseUnusedFor(s); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
 	case "max-size", "max-unpacked-size":
 		if _, err := parseCacheSize(s); err != nil {
@@ -614,4 +614,23 @@ func orList(s []string) string {
 		return s[0]
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// parseUnusedFor reads cache prune's --unused-for: a duration such as
+// 720h or 30d, above zero. Zero (0, 0s, 0d) is refused rather than read
+// as "every package not in use": a template or a script that computes
+// the value and gets 0 would otherwise empty the cache, and the engine
+// would download every package again. Emptying the cache of what is not
+// in use is --max-size 0, which says so (docs/cache.md).
+func parseUnusedFor(s string) (time.Duration, error) {
+	d, err := parseCacheDuration(s)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("--unused-for: %q is not a duration such as 720h or 30d", s)
+	case d == 0:
+		return 0, fmt.Errorf("--unused-for: %q would remove every package not in use; give a duration above zero such as 720h or 30d, or --max-size 0 to remove every package not in use", s)
+	case d < 0:
+		return 0, fmt.Errorf("--unused-for: %q is negative; give a duration above zero such as 720h or 30d", s)
+	}
+	return d, nil
 }
