@@ -78,7 +78,7 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.TrustEnginePackages, "trust-engine-packages", false, "run the hooks shipped in packages murano-engine unpacked (they come from the catalog, which tenants upload to)")
 	f.BoolVar(&o.RequireHooks, "require-hooks", false, "refuse to run when a doomed object has no destroy hook")
 	f.BoolVar(&o.NoHooks, "no-hooks", false, "run no hook: drop the doomed objects from the model without destroying anything (without it, apply with no hooks dir and no cached package for any doomed class refuses)")
-	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors and warnings: no progress, no hook output as it comes, no report when all went well")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors, failures, warnings and the summary: no progress, no hook output as it comes, long lists as one line a type with a count, nothing when all went well")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "also report every hook run, with its exit status and duration, and every notification")
 	f.StringVar(&o.JUnit, "junit", "", "also write the report as JUnit XML to `FILE` (one test case a doomed object)")
 }
@@ -755,7 +755,14 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	// written piece by piece.
 	b.Grow(100 * len(rep.Objects))
 	noHook := pal.warn("no destroy hook")
+	var long *quietCounts
+	if opts.Quiet {
+		long = newQuietCounts(rep.Summary)
+	}
 	for _, o := range rep.Objects {
+		if long.add(o) {
+			continue
+		}
 		switch o.State {
 		case destroy.OutcomeDestroyed:
 			if opts.Quiet && !o.Forced && len(o.Hooks) > 0 {
@@ -794,6 +801,7 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 			fmt.Fprintf(&b, "not reached %s %s\n", term(orDash(o.Type)), pal.id(term(o.ID)))
 		}
 	}
+	long.write(&b, pal)
 	for _, n := range rep.Notifications {
 		if opts.Verbose && n.Error == "" {
 			writeNotified(&b, n)
