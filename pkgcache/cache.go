@@ -407,43 +407,22 @@ func (c *Cache) tryLockAt(path string, mode lockfile.Mode) (unlock func(), err e
 }
 
 func (c *Cache) lockFile(ctx context.Context, path string, mode lockfile.Mode, wait bool) (unlock func(), err error) {
-	for {
-		f, err := lockfile.Open("lock file", path, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		if err := c.chownFile(f); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("lock file %s: %w", path, err)
-		}
-		if !wait {
-			ok, err := lockfile.TryLock(f, mode)
-			if err != nil || !ok {
-				f.Close()
-				if err != nil {
-					return nil, fmt.Errorf("locking %s: %w", path, err)
-				}
-				return nil, nil
-			}
-		} else if err := lockfile.Wait(ctx, f, mode); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
-		}
-		if sameFile(f, path) {
-			return func() { f.Close() }, nil
-		}
-		f.Close()
+	// lockfile re-checks after each lock that path still names the file
+	// it locked, and locks again if not (lockfile.Current).
+	if wait {
+		unlock, err = lockfile.Lock(ctx, path, mode)
+	} else {
+		unlock, err = lockfile.TryLockPath(path, mode)
 	}
-}
-
-// sameFile reports whether path names the file f has open.
-func sameFile(f *os.File, path string) bool {
-	a, err := f.Stat()
-	if err != nil {
-		return false
+	if err != nil || unlock == nil {
+		return unlock, err
 	}
-	b, err := os.Lstat(path)
-	return err == nil && os.SameFile(a, b)
+	// The path names the locked file now: give it to the root's owner.
+	if err := c.chown(path); err != nil {
+		unlock()
+		return nil, fmt.Errorf("lock file %s: %w", path, err)
+	}
+	return unlock, nil
 }
 
 // AcquireUsage takes the usage lock of id (shared, waiting until ctx
