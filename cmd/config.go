@@ -67,6 +67,7 @@ var sharedSettings = map[string]bool{
 	"trust-engine-packages": true,
 	"no-color":              true,
 	"on-dangling":           true,
+	"markdown-max-chars":    true,
 	"config":                true,
 	"help":                  true,
 }

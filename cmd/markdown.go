@@ -17,6 +17,32 @@ import (
 // large diagrams anyway (Mermaid's default maxEdges is 500).
 const MermaidMaxObjects = 50
 
+// MarkdownMaxChars is the default bound, in characters (Unicode code
+// points), of the Markdown summary (--markdown-max-chars): under a pull
+// request comment's 65,536 and far under a GitHub job summary's 1 MiB,
+// with room for what a pipeline adds around it.
+const MarkdownMaxChars = 60000
+
+// markdownMinChars is the smallest bound --markdown-max-chars takes
+// (besides 0, no bound): below it the counts and the notes of what was
+// cut would not fit.
+const markdownMinChars = 1000
+
+// MarkdownFoldRows is the longest table the Markdown summary shows open;
+// a longer one is folded in a <details> element, so that the counts and
+// the warnings stay in sight.
+const MarkdownFoldRows = MermaidMaxObjects
+
+// mdSection is one table of the Markdown summary: its heading, its head
+// (the header row and the delimiter row), and n rows that row renders.
+type mdSection struct {
+	heading string // "### Warnings\n\n", with the blank line before it when one is due
+	head    string
+	n       int
+	row     func(i int) string
+	noun    string // what a row is, plural: "objects", "notifications", "warnings"
+}
+
 // writePlanMarkdown prints the plan as GitHub/GitLab-flavoured Markdown
 // for a merge-request comment or a CI job summary: the counts, the groups
 // in destruction order as a table, the notifications, the warnings, and a
@@ -24,81 +50,277 @@ const MermaidMaxObjects = 50
 // MermaidMaxObjects objects. Every string from the model goes through
 // mdText or mermaidText: no id can break a table, open a code span or
 // inject HTML.
-func writePlanMarkdown(w io.Writer, doc *destroy.PlanFile, names []string) error {
+//
+// A table of more than MarkdownFoldRows rows is folded in <details>. The
+// whole is at most maxChars characters (0: no bound): when it would be
+// more, the tables keep the rows that fit (the space shared out so that a
+// long table does not crowd out a short one), each cut table says how
+// many rows it shows, and the diagram is left out if it does not fit. The
+// heading, the counts and why apply would refuse are always there.
+func writePlanMarkdown(w io.Writer, doc *destroy.PlanFile, names []string, maxChars int) error {
 	bw := bufio.NewWriter(w)
-	s := doc.Summary
-	fmt.Fprintf(bw, "## objgc plan\n\n")
-	for i, n := range names {
-		names[i] = mdCode(n)
+	head := markdownHead(doc, names)
+	sections := markdownSections(doc)
+	tail := markdownTail(doc)
+	out := []string{head}
+	used := runes(head) + runes(tail)
+	for _, sec := range sections {
+		used += runes(sec.heading) + runes(sec.head) + runes(foldOpen(sec)) + runes(foldClose(sec))
 	}
-	fmt.Fprintf(bw, "Plan for %s.\n\n", strings.Join(names, " → "))
-	fmt.Fprintln(bw, "| to destroy | groups | notifications | warnings | dropped | dangling references | without a destroy hook |")
-	fmt.Fprintln(bw, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	fmt.Fprintf(bw, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Destroy, s.Groups, s.Notifications, s.Warnings, s.Dropped, s.DanglingReferences, s.WithoutDestroyHook)
+	// need[k] is how many characters the rows of sections[k] take, counted
+	// only as far as they could be shown.
+	budget := -1
+	if maxChars > 0 {
+		budget = maxChars - used
+	}
+	need := make([]int, len(sections))
+	fits := true
+	for k, sec := range sections {
+		for i := 0; budget >= 0 && i < sec.n; i++ {
+			need[k] += runes(sec.row(i))
+			if budget >= 0 && need[k] > budget {
+				fits = false
+				break
+			}
+		}
+	}
+	total := 0
+	for _, n := range need {
+		total += n
+	}
+	if budget >= 0 && total > budget {
+		fits = false
+	}
+	if fits {
+		for _, sec := range sections {
+			out = append(out, sec.heading, foldOpen(sec), sec.head)
+			for i := 0; i < sec.n; i++ {
+				out = append(out, sec.row(i))
+			}
+			out = append(out, foldClose(sec))
+		}
+		out = append(out, tail)
+		for _, s := range out {
+			bw.WriteString(s)
+		}
+		return bw.Flush()
+	}
+	// Over the bound: leave the diagram out if it is one, and reserve room
+	// for a note under each table, then share what is left.
+	if doc.Summary.Destroy > 0 && doc.Summary.Destroy <= MermaidMaxObjects {
+		used -= runes(tail)
+		tail = fmt.Sprintf("\nNo diagram: it does not fit in the summary's %d characters.\n", maxChars)
+		used += runes(tail)
+	}
+	for _, sec := range sections {
+		used += runes(cutNote(sec, sec.n, sec.n, maxChars))
+	}
+	budget = max(maxChars-used, 0)
+	share := shareOut(need, budget)
+	for k, sec := range sections {
+		out = append(out, sec.heading, foldOpen(sec), sec.head)
+		shown, size := 0, 0
+		for ; shown < sec.n; shown++ {
+			r := sec.row(shown)
+			if size+runes(r) > share[k] {
+				break
+			}
+			size += runes(r)
+			out = append(out, r)
+		}
+		out = append(out, foldClose(sec))
+		if shown < sec.n {
+			out = append(out, cutNote(sec, shown, sec.n, maxChars))
+		}
+	}
+	out = append(out, tail)
+	for _, s := range out {
+		bw.WriteString(s)
+	}
+	return bw.Flush()
+}
+
+// shareOut divides budget among needs: each gets what it needs when that
+// is at most an equal share of what is left, the others split the rest.
+func shareOut(need []int, budget int) []int {
+	got := make([]int, len(need))
+	pending := []int{}
+	for k, n := range need {
+		if n > 0 {
+			pending = append(pending, k)
+		}
+	}
+	for len(pending) > 0 {
+		share := budget / len(pending)
+		var next []int
+		for _, k := range pending {
+			if need[k] <= share {
+				got[k] = need[k]
+				budget -= need[k]
+			} else {
+				next = append(next, k)
+			}
+		}
+		if len(next) == len(pending) {
+			for _, k := range next {
+				got[k] = share
+			}
+			break
+		}
+		pending = next
+	}
+	return got
+}
+
+// checkMarkdownMaxChars refuses a bound on the Markdown summary that
+// is negative, or too small to hold its counts and notes.
+func checkMarkdownMaxChars(n int) error {
+	if n < 0 || n > 0 && n < markdownMinChars {
+		return usageErrorf("--markdown-max-chars must be 0 (no limit) or at least %d, not %d", markdownMinChars, n)
+	}
+	return nil
+}
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
+// foldOpen and foldClose wrap a table of more than MarkdownFoldRows rows
+// in a <details> element (GitHub and GitLab read Markdown inside it after
+// a blank line).
+func foldOpen(sec mdSection) string {
+	if sec.n <= MarkdownFoldRows {
+		return ""
+	}
+	return fmt.Sprintf("<details><summary>%d %s</summary>\n\n", sec.n, sec.noun)
+}
+
+func foldClose(sec mdSection) string {
+	if sec.n <= MarkdownFoldRows {
+		return ""
+	}
+	return "\n</details>\n"
+}
+
+// cutNote says that a table shows shown of its n rows, and where to find
+// them all.
+func cutNote(sec mdSection, shown, n, maxChars int) string {
+	return fmt.Sprintf("\n**Cut:** %d of %d %s shown: the summary is limited to %d characters (`--markdown-max-chars`). `objgc show PLANFILE` or `--format json` lists them all.\n",
+		shown, n, sec.noun, maxChars)
+}
+
+// markdownHead is the summary's heading, the counts and why apply would
+// refuse: always shown, whatever the bound.
+func markdownHead(doc *destroy.PlanFile, names []string) string {
+	var b strings.Builder
+	s := doc.Summary
+	fmt.Fprintf(&b, "## objgc plan\n\n")
+	shown := make([]string, len(names))
+	for i, n := range names {
+		shown[i] = mdCode(n)
+	}
+	fmt.Fprintf(&b, "Plan for %s.\n\n", strings.Join(shown, " → "))
+	fmt.Fprintln(&b, "| to destroy | groups | notifications | warnings | dropped | dangling references | without a destroy hook |")
+	fmt.Fprintln(&b, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Destroy, s.Groups, s.Notifications, s.Warnings, s.Dropped, s.DanglingReferences, s.WithoutDestroyHook)
 	dangling := doc.OnDangling == "error" && s.DanglingReferences > 0
 	if s.ApplyRefuses && !dangling {
-		fmt.Fprintf(bw, "**Apply would refuse:** a hook cannot run (see the `hook_cannot_run` warnings).\n\n")
+		fmt.Fprintf(&b, "**Apply would refuse:** a hook cannot run (see the `hook_cannot_run` warnings).\n\n")
 	}
 	if dangling {
-		fmt.Fprintf(bw, "**Apply would refuse:** %d dangling %s to doomed objects (use `--on-dangling=keep` to destroy them and keep them flagged destroyed).\n\n",
+		fmt.Fprintf(&b, "**Apply would refuse:** %d dangling %s to doomed objects (use `--on-dangling=keep` to destroy them and keep them flagged destroyed).\n\n",
 			s.DanglingReferences, plural(s.DanglingReferences, "reference", "references"))
 	}
 	if s.Destroy == 0 {
-		fmt.Fprintln(bw, "Nothing to destroy.")
-	} else {
-		fmt.Fprintf(bw, "### Destruction order (deepest group first)\n\n")
-		fmt.Fprintln(bw, "| group | type | id | why | destroy hooks |")
-		fmt.Fprintln(bw, "| ---: | --- | --- | --- | --- |")
-		for _, g := range doc.Groups {
-			for _, o := range g.Objects {
-				reasons := make([]string, len(o.Reasons))
-				for k, r := range o.Reasons {
-					reasons[k] = mdReason(r)
-				}
-				hooks := "none"
-				if len(o.Hooks) > 0 {
-					hs := make([]string, len(o.Hooks))
-					for k, h := range o.Hooks {
-						hs[k] = mdCode(h.Path)
-						if h.Error != "" {
-							hs[k] += " (" + mdText(h.Error) + ")"
-						}
-					}
-					hooks = strings.Join(hs, "<br>")
-				}
-				fmt.Fprintf(bw, "| %d | %s | %s | %s | %s |\n", g.Index, mdCode(orDash(o.Type)), mdCode(o.ID), strings.Join(reasons, "; "), hooks)
+		fmt.Fprintln(&b, "Nothing to destroy.")
+	}
+	return b.String()
+}
+
+// markdownSections are the summary's tables: the destruction order, the
+// notifications, the warnings (those that are not empty).
+func markdownSections(doc *destroy.PlanFile) []mdSection {
+	var secs []mdSection
+	if doc.Summary.Destroy > 0 {
+		type at struct{ g, o int }
+		var rows []at
+		for g := range doc.Groups {
+			for o := range doc.Groups[g].Objects {
+				rows = append(rows, at{g, o})
 			}
 		}
+		secs = append(secs, mdSection{
+			heading: "### Destruction order (deepest group first)\n\n",
+			head:    "| group | type | id | why | destroy hooks |\n| ---: | --- | --- | --- | --- |\n",
+			n:       len(rows),
+			noun:    "objects",
+			row: func(i int) string {
+				g := doc.Groups[rows[i].g]
+				return mdObjectRow(g.Index, g.Objects[rows[i].o])
+			},
+		})
 	}
 	if len(doc.Notifications) > 0 {
-		fmt.Fprintf(bw, "\n### Notifications, before any destroy\n\n")
-		fmt.Fprintln(bw, "| # | subscriber | handler | publisher | group | hook |")
-		fmt.Fprintln(bw, "| ---: | --- | --- | --- | ---: | --- |")
-		for i, n := range doc.Notifications {
-			hook := "none"
-			if n.Hook != nil {
-				hook = mdCode(n.Hook.Path)
-			}
-			fmt.Fprintf(bw, "| %d | %s | %s | %s | %d | %s |\n", i+1, mdCode(n.Subscriber), mdCode(n.Handler), mdCode(n.Publisher), n.Group, hook)
-		}
+		secs = append(secs, mdSection{
+			heading: "\n### Notifications, before any destroy\n\n",
+			head:    "| # | subscriber | handler | publisher | group | hook |\n| ---: | --- | --- | --- | ---: | --- |\n",
+			n:       len(doc.Notifications),
+			noun:    "notifications",
+			row: func(i int) string {
+				n := doc.Notifications[i]
+				hook := "none"
+				if n.Hook != nil {
+					hook = mdCode(n.Hook.Path)
+				}
+				return fmt.Sprintf("| %d | %s | %s | %s | %d | %s |\n", i+1, mdCode(n.Subscriber), mdCode(n.Handler), mdCode(n.Publisher), n.Group, hook)
+			},
+		})
 	}
 	if len(doc.Warnings) > 0 {
-		fmt.Fprintf(bw, "\n### Warnings\n\n")
-		fmt.Fprintln(bw, "| code | message |")
-		fmt.Fprintln(bw, "| --- | --- |")
-		for _, wn := range doc.Warnings {
-			fmt.Fprintf(bw, "| %s | %s |\n", mdCode(string(wn.Code)), mdText(wn.Message))
-		}
+		secs = append(secs, mdSection{
+			heading: "\n### Warnings\n\n",
+			head:    "| code | message |\n| --- | --- |\n",
+			n:       len(doc.Warnings),
+			noun:    "warnings",
+			row: func(i int) string {
+				wn := doc.Warnings[i]
+				return fmt.Sprintf("| %s | %s |\n", mdCode(string(wn.Code)), mdText(wn.Message))
+			},
+		})
 	}
-	switch {
+	return secs
+}
+
+// mdObjectRow is a doomed object's row of the destruction order.
+func mdObjectRow(group int, o destroy.PlanObject) string {
+	reasons := make([]string, len(o.Reasons))
+	for k, r := range o.Reasons {
+		reasons[k] = mdReason(r)
+	}
+	hooks := "none"
+	if len(o.Hooks) > 0 {
+		hs := make([]string, len(o.Hooks))
+		for k, h := range o.Hooks {
+			hs[k] = mdCode(h.Path)
+			if h.Error != "" {
+				hs[k] += " (" + mdText(h.Error) + ")"
+			}
+		}
+		hooks = strings.Join(hs, "<br>")
+	}
+	return fmt.Sprintf("| %d | %s | %s | %s | %s |\n", group, mdCode(orDash(o.Type)), mdCode(o.ID), strings.Join(reasons, "; "), hooks)
+}
+
+// markdownTail is the diagram, or why there is none.
+func markdownTail(doc *destroy.PlanFile) string {
+	var b strings.Builder
+	switch s := doc.Summary; {
 	case s.Destroy == 0:
 	case s.Destroy > MermaidMaxObjects:
-		fmt.Fprintf(bw, "\nNo diagram: %d objects are more than %d.\n", s.Destroy, MermaidMaxObjects)
+		fmt.Fprintf(&b, "\nNo diagram: %d objects are more than %d.\n", s.Destroy, MermaidMaxObjects)
 	default:
-		fmt.Fprintf(bw, "\n### Diagram\n\nAn arrow goes from an object to one destroyed after it: solid to its owner, dotted to a subscriber.\n\n")
-		writeMermaid(bw, doc)
+		fmt.Fprintf(&b, "\n### Diagram\n\nAn arrow goes from an object to one destroyed after it: solid to its owner, dotted to a subscriber.\n\n")
+		writeMermaid(&b, doc)
 	}
-	return bw.Flush()
+	return b.String()
 }
 
 // writeMermaid draws the groups as subgraphs, deepest first, and the

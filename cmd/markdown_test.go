@@ -7,8 +7,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/objgc/objgc/cmd"
+	"github.com/objgc/objgc/internal/modelgen"
 )
 
 // gfmCells counts the cells of a GFM table row as GitHub's and GitLab's
@@ -135,6 +137,137 @@ func TestMarkdownMermaidCutOff(t *testing.T) {
 		}
 		if !has && !strings.Contains(out, fmt.Sprintf("No diagram: %d objects are more than %d.", n, cmd.MermaidMaxObjects)) {
 			t.Errorf("%d objects: no sentence saying why there is no diagram:\n%s", n, out)
+		}
+	}
+}
+
+// mdRows returns the rows of the Markdown table that follows the header
+// line starting with header.
+func mdRows(md, header string) []string {
+	var rows []string
+	in := false
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(line, header):
+			in = true
+		case in && strings.HasPrefix(line, "| ---"):
+		case in && strings.HasPrefix(line, "| "):
+			rows = append(rows, line)
+		case in:
+			return rows
+		}
+	}
+	return rows
+}
+
+// TestMarkdownMaxChars: a generated plan of thousands of doomed objects,
+// whose whole summary is far past the bound, gives a summary of at most
+// cmd.MarkdownMaxChars characters by default (or the bound set by flag or
+// variable) that keeps the counts, shows the first rows of each table
+// folded in <details>, and says what it cut; with no bound, every row.
+func TestMarkdownMaxChars(t *testing.T) {
+	isolate(t)
+	snap, inc, st, err := modelgen.WriteFiles(t.TempDir(), modelgen.Config{Objects: 30000, RemoveApps: 0.1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(args ...string) string {
+		t.Helper()
+		code, out, stderr := run(t, "", append([]string{"plan", "--snapshot", snap, "--graph", inc, "--format", "markdown"}, args...)...)
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		return out
+	}
+	const objHeader, notHeader = "| group | type |", "| # | subscriber |"
+	full := plan("--markdown-max-chars", "0")
+	allObjects, allNotes := mdRows(full, objHeader), mdRows(full, notHeader)
+	if len(allObjects) != st.DoomedObjects {
+		t.Fatalf("no bound: %d rows of objects, want %d", len(allObjects), st.DoomedObjects)
+	}
+	if utf8.RuneCountInString(full) <= cmd.MarkdownMaxChars || strings.Contains(full, "**Cut:**") {
+		t.Fatalf("no bound: %d characters, a cut note %v: the model is too small for this test", utf8.RuneCountInString(full), strings.Contains(full, "**Cut:**"))
+	}
+	if want := fmt.Sprintf("<details><summary>%d objects</summary>\n\n%s", st.DoomedObjects, objHeader); !strings.Contains(full, want) {
+		t.Errorf("no bound: the destruction order is not folded (%q)", want)
+	}
+	for _, c := range []struct {
+		name  string
+		args  []string
+		env   string
+		limit int
+	}{
+		{"default", nil, "", cmd.MarkdownMaxChars},
+		{"flag", []string{"--markdown-max-chars", "20000"}, "", 20000},
+		{"variable", nil, "5000", 5000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("OBJGC_MARKDOWN_MAX_CHARS", c.env)
+			out := plan(c.args...)
+			if n := utf8.RuneCountInString(out); n > c.limit {
+				t.Errorf("%d characters, more than %d", n, c.limit)
+			}
+			// The counts are the whole plan's.
+			if want := fmt.Sprintf("| %d | ", st.DoomedObjects); !strings.Contains(out, want) {
+				t.Errorf("no counts row starting %q", want)
+			}
+			if head, _, _ := strings.Cut(full, "### Destruction order"); !strings.HasPrefix(out, head) {
+				t.Errorf("the heading and the counts differ from the unbounded summary's")
+			}
+			for _, tab := range []struct {
+				header, noun string
+				all          []string
+			}{{objHeader, "objects", allObjects}, {notHeader, "notifications", allNotes}} {
+				rows := mdRows(out, tab.header)
+				if len(rows) == 0 || len(rows) >= len(tab.all) {
+					t.Errorf("%s: %d of %d rows shown", tab.noun, len(rows), len(tab.all))
+					continue
+				}
+				for i, r := range rows {
+					if r != tab.all[i] {
+						t.Fatalf("%s row %d: %q, the unbounded summary has %q", tab.noun, i, r, tab.all[i])
+					}
+				}
+				note := fmt.Sprintf("**Cut:** %d of %d %s shown: the summary is limited to %d characters (`--markdown-max-chars`).", len(rows), len(tab.all), tab.noun, c.limit)
+				if !strings.Contains(out, note) {
+					t.Errorf("no note %q", note)
+				}
+			}
+		})
+	}
+	code, _, stderr := run(t, "", "plan", "--snapshot", snap, "--graph", inc, "--format", "markdown", "--markdown-max-chars", "999")
+	if code != cmd.ExitError || !strings.Contains(stderr, "--markdown-max-chars must be 0 (no limit) or at least 1000, not 999") {
+		t.Errorf("--markdown-max-chars 999: exit %d, %s", code, stderr)
+	}
+}
+
+// TestMarkdownFoldsLongTable: a summary under the bound keeps every row;
+// a table longer than cmd.MarkdownFoldRows rows is folded, a shorter one
+// is not (the bytes of small plans are the goldens').
+func TestMarkdownFoldsLongTable(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	for _, n := range []int{cmd.MarkdownFoldRows, cmd.MarkdownFoldRows + 1} {
+		var apps []string
+		for i := 0; i < n; i++ {
+			apps = append(apps, fmt.Sprintf(`{"?": {"id": "app%d", "type": "t.App"}}`, i))
+		}
+		path := filepath.Join(dir, fmt.Sprintf("m%d.json", n))
+		model := fmt.Sprintf(`{"Objects": {"?": {"id": "env", "type": "t.Env"}, "apps": []},
+"ObjectsCopy": {"?": {"id": "env", "type": "t.Env"}, "apps": [%s]}}`, strings.Join(apps, ","))
+		if err := os.WriteFile(path, []byte(model), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := run(t, "", "plan", "--format", "markdown", path)
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if rows := mdRows(out, "| group |"); len(rows) != n {
+			t.Errorf("%d objects: %d rows", n, len(rows))
+		}
+		folded := strings.Contains(out, fmt.Sprintf("<details><summary>%d objects</summary>\n\n| group |", n)) && strings.Contains(out, "\n</details>\n")
+		if folded != (n > cmd.MarkdownFoldRows) || strings.Contains(out, "**Cut:**") {
+			t.Errorf("%d objects: folded %v, cut %v:\n%s", n, folded, strings.Contains(out, "**Cut:**"), out)
 		}
 	}
 }

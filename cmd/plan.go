@@ -25,6 +25,8 @@ type planOptions struct {
 	Format           string
 	Out              string // flag only
 	DetailedExitcode bool
+	// MarkdownMaxChars bounds the Markdown summary (--markdown-max-chars).
+	MarkdownMaxChars int
 	OnDangling       string
 	NoColor          bool
 	HooksDirs        []string
@@ -45,6 +47,7 @@ type planOptions struct {
 func (o *planOptions) addFlags(f *pflag.FlagSet) {
 	addInputFlags(f, &o.Snapshot, &o.Graph)
 	f.StringVar(&o.Format, "format", "text", "output format: text, json, dot or markdown (for a merge-request comment or CI job summary)")
+	f.IntVar(&o.MarkdownMaxChars, "markdown-max-chars", MarkdownMaxChars, "bound the markdown format to `N` characters, 0 for no bound: long tables are cut, saying so (counts are always shown)")
 	f.StringVar(&o.Out, "out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
 	f.BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not, 1 when apply would refuse the plan")
 	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
@@ -257,6 +260,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err := checkOnDangling(opts.OnDangling); err != nil {
 		return err
 	}
+	if err := checkMarkdownMaxChars(opts.MarkdownMaxChars); err != nil {
+		return err
+	}
 	if opts.Out != "" && (opts.Model == "-" || opts.Snapshot == "-" || opts.Graph == "-") {
 		return usageErrorf("--out: a plan of standard input cannot be applied; save the model to a file and plan that")
 	}
@@ -366,7 +372,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 			for _, d := range in.Docs() {
 				names = append(names, d.Name)
 			}
-			return writePlanMarkdown(streams.Out, doc.document(), names)
+			return writePlanMarkdown(streams.Out, doc.document(), names, opts.MarkdownMaxChars)
 		default:
 			return writePlanText(streams.Out, newPalette(streams, opts.NoColor), in, p, opts.OnDangling, hooks)
 		}

@@ -26,6 +26,7 @@ type showOptions struct {
 
 func (o *showOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Format, "format", "text", "output format: text, json, dot or markdown (as objgc plan prints them)")
+	f.IntVar(&o.MarkdownMaxChars, "markdown-max-chars", MarkdownMaxChars, "bound the markdown format to `N` characters, 0 for no bound: long tables are cut, saying so (counts are always shown)")
 }
 
 func newShowCmd(streams *IO, global *globalOptions) *cobra.Command {
@@ -83,6 +84,9 @@ func runShow(streams *IO, opts showOptions) error {
 	default:
 		return usageErrorf("--format must be text, json, dot or markdown, not %q", opts.Format)
 	}
+	if err := checkMarkdownMaxChars(opts.MarkdownMaxChars); err != nil {
+		return err
+	}
 	sp, err := loadShownPlan(streams, opts.PlanFile)
 	if err != nil {
 		return err
@@ -99,7 +103,7 @@ func runShow(streams *IO, opts showOptions) error {
 	case "dot":
 		return writeSavedPlanDot(streams.Out, sp)
 	case "markdown":
-		return writePlanMarkdown(streams.Out, sp, savedPlanNames(sp))
+		return writePlanMarkdown(streams.Out, sp, savedPlanNames(sp), opts.MarkdownMaxChars)
 	default:
 		return writeSavedPlanText(streams.Out, newPalette(streams, opts.NoColor), sp)
 	}
