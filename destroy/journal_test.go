@@ -51,8 +51,6 @@ func mustAppend(t *testing.T, j *Journal, recs ...Record) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func readLines(t *testing.T, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)

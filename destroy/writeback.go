@@ -398,8 +398,7 @@ func (wb *writeBack) objects(patches map[string][]json.RawMessage) (func(jsonedi
 			rp.At(int(objs[c].Start)).Remove = true
 		}
 	}
-	var patch func(c int32) (*patchedSub, error)
-	patch = func(c int32) (*patchedSub, error) {
+	patch := func(c int32) (*patchedSub, error) {
 		if pc := patched[c]; pc != nil {
 			return pc, nil
 		}

@@ -62,10 +62,9 @@ func zipPackage(t testing.TB, dir string, extra map[string]string) []byte {
 
 // zipEntries builds an archive from raw entries, for hostile archives.
 type zipEntry struct {
-	name    string
-	body    string
-	mode    fs.FileMode // 0: regular 0644
-	declare uint64      // if set, the declared uncompressed size
+	name string
+	body string
+	mode fs.FileMode // 0: regular 0644
 }
 
 func zipRaw(t testing.TB, entries []zipEntry) []byte {
