@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/internal/inputfile"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -58,6 +59,9 @@ type applyOptions struct {
 	// (cmd/quiet.go).
 	Quiet   bool
 	Verbose bool
+	// StatusInterval is how often a status line is printed while hooks
+	// run where stderr is no terminal; 0: never (cmd/status.go).
+	StatusInterval time.Duration
 }
 
 // addFlags declares apply's flags, each bound to its field of o.
@@ -80,6 +84,7 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.NoHooks, "no-hooks", false, "run no hook: drop the doomed objects from the model without destroying anything (without it, apply with no hooks dir and no cached package for any doomed class refuses)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors, failures, warnings and the summary: no progress, no hook output as it comes, long lists as one line a type with a count, nothing when all went well")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "also report every hook run, with its exit status and duration, and every notification")
+	f.DurationVar(&o.StatusInterval, "status-interval", 30*time.Second, "where stderr is no terminal (a CI log), print a status line every `DURATION` while hooks run (0: never; not with --quiet)")
 	f.StringVar(&o.JUnit, "junit", "", "also write the report as JUnit XML to `FILE` (one test case a doomed object)")
 }
 
@@ -95,6 +100,10 @@ keeping failed and blocked objects for the next run, Attributes of destroyed
 objects dropped. It holds an exclusive lock on <target>.lock and journals every
 step in <target>.journal, so that a run that was killed resumes where it
 stopped.
+
+While hooks run, a terminal shows a progress line on stderr; where stderr
+is no terminal (a CI log), a status line is printed every --status-interval
+naming the running objects. Neither with --quiet.
 
 Inputs are regular files, or standard input given as -: a named pipe, a
 socket or a device is refused before the lock is taken. The first SIGINT or
@@ -385,6 +394,9 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	if opts.Parallelism < 1 {
 		return usageErrorf("--parallelism must be at least 1, not %d", opts.Parallelism)
 	}
+	if opts.StatusInterval < 0 {
+		return usageErrorf("--status-interval must be 0 (off) or more, not %s", opts.StatusInterval)
+	}
 	if opts.Model == "" && opts.Snapshot == "" && opts.Graph == "" {
 		return usageErrorf("no model given: objgc apply MODEL, objgc apply PLANFILE, or --snapshot FILE --graph FILE --write FILE")
 	}
@@ -437,6 +449,17 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	progress := newProgressLine(streams)
 	progress.on = progress.on && !opts.Quiet
 	defer progress.Done()
+	var status *statusLine
+	runHook := hook.Run
+	if !streams.IsTTYErr && !opts.Quiet && opts.StatusInterval > 0 {
+		status = startStatusLine(progress.Println, opts.StatusInterval)
+		defer status.Stop()
+		runHook = status.RunHook
+	}
+	hooksDone := func() {
+		status.Stop()
+		progress.Done()
+	}
 	ro := destroy.RunOptions{
 		ApplyOptions: destroy.ApplyOptions{
 			Finder:      finder,
@@ -447,7 +470,9 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 			Env:         os.Environ(),
 			Grace:       opts.HookGrace,
 			Stderr:      hookLines(opts, progress),
+			RunHook:     runHook,
 			Progress: func(pr destroy.Progress) {
+				status.Progress(pr)
 				if pr.Group == 0 {
 					progress.Update("objgc apply: notifications %d/%d", pr.NotificationsDone, pr.Notifications)
 					return
@@ -476,7 +501,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		},
 		// The progress line is erased before anything else is printed:
 		// the report and every message share a terminal with it.
-		HooksDone: progress.Done,
+		HooksDone: hooksDone,
 	}
 	if ai.target == "-" {
 		ro.Stdout = streams.Out

@@ -185,3 +185,23 @@ func progressModel(t *testing.T, script string) (dir, model string) {
 	}
 	return dir, model
 }
+
+// TestApplyStatusLine: where stderr is no terminal, a status line every
+// --status-interval while a hook runs, naming it; none on a terminal,
+// which has its progress line.
+func TestApplyStatusLine(t *testing.T) {
+	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
+	for _, tty := range []bool{false, true} {
+		dir, model := progressModel(t, "#!/bin/sh\nsleep 0.5\n")
+		var out, errb bytes.Buffer
+		streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: tty, progress: &progressTiming{}, Getenv: func(string) string { return "" }}
+		args := []string{"apply", "--hooks-dir", filepath.Join(dir, "hooks"), "--status-interval", "100ms", model}
+		if code := run(context.Background(), BuildInfo{}, args, streams); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		want := "objects done, 0 failed; running: io.murano.resources.LinuxMuranoInstance 76b9ca88-c668-4e37-a830-5845adc10b0e (destroy, "
+		if n := strings.Count(errb.String(), want); tty && n != 0 || !tty && n < 2 {
+			t.Errorf("terminal %v: %d status lines:\n%q", tty, n, errb.String())
+		}
+	}
+}
