@@ -417,7 +417,7 @@ func (o *cachePruneOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Format, "format", "text", "output format: text or json")
 	f.BoolVar(&o.Outdated, "outdated", false, "remove older versions beyond --keep per FullName, and outdated ids")
 	f.IntVar(&o.Keep, "keep", 1, "versions to keep per FullName with --outdated")
-	f.StringVar(&o.UnusedFor, "unused-for", "", "remove packages not used for `DURATION` (e.g. 720h, 30d)")
+	f.StringVar(&o.UnusedFor, "unused-for", "", "remove packages not used for `DURATION` (e.g. 720h, 30d; above zero: 0 is refused, --max-size 0 removes every package not in use)")
 	f.StringVar(&o.MaxSize, "max-size", "", "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed, remove nothing")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print a summary even when nothing was removed")
@@ -432,7 +432,7 @@ func newCachePruneCmd(streams *IO, dir *string) *cobra.Command {
 		Long: `prune removes packages chosen by one or more policies:
   --outdated         versions older than the --keep newest per FullName, and
                      outdated ids (re-uploaded packages) of the versions kept
-  --unused-for D     packages not used for D (e.g. 720h, 30d)
+  --unused-for D     packages not used for D (e.g. 720h, 30d; above zero)
   --max-size S       least recently used packages until the cache holds at
                      most S (e.g. 500MB, 2GiB)
 A package murano-engine alone uses was last used when the engine last read
