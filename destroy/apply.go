@@ -36,8 +36,9 @@ type ApplyOptions struct {
 	// held from an earlier run on the same inputs. Both required.
 	Journal *Journal
 	Resume  *Resume
-	// Progress, when not nil, is called after each notification and each
-	// object's end (destroyed, failed or blocked) and when a group begins,
+	// Progress, when not nil, is called once at the start, after each
+	// notification and each object's end (destroyed, failed or blocked)
+	// and when a group begins,
 	// one call at a time, from the goroutine that made the step.
 	Progress func(Progress)
 	// HookSHA256 holds, by hook path, the sha256 each hook must have when
@@ -244,6 +245,9 @@ func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error
 		Notifications: make([]NotifyResult, len(p.Notifications)),
 	}, started: make([]bool, len(p.Objects)), ended: map[string]int64{}}
 	a.progress = Progress{Notifications: len(p.Notifications), Objects: len(p.Objects), Groups: len(p.Groups)}
+	// The totals before the first step ends: a long first hook is shown
+	// as 0 of them done, not 0 of 0.
+	a.step(func(*Progress) {})
 	for i := range a.res.Objects {
 		a.res.Objects[i] = ObjectResult{Outcome: OutcomePending, BlockedBy: -1}
 		if err := a.advance(p.ID(i), StateDoomed); err != nil {
