@@ -85,12 +85,13 @@ for a directory). Adding a package removes the other ids of the same FullName
 and version (the engine's included), unless they are in use.
 
 Every SRC is tried: the good ones are added, each bad one is reported on
-stderr, and the exit status is 1 if any failed (4 if the only failures were
-packages in use or locks not taken).
+stderr, and the exit status is 1 if any failed (3 if the only failures were
+packages in use, 4 if they were packages in use or locks not taken in time).
 
 --force unpacks a package again even when its id is cached, replacing the
 cached copy: the way to repair a package that 'objgc cache verify' reports
-as damaged. It refuses (exit 4) while a plan or apply uses the package.
+as damaged. It refuses (exit 3, in use) while a plan or apply uses the
+package.
 
 A download gives up when connecting takes longer than --connect-timeout,
 when the server sends no response headers within --header-timeout, or when
@@ -170,7 +171,7 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 	c.MaxUnpackedSize, c.MaxEntries = limit, opts.MaxEntries
 	c.ConnectTimeout, c.HeaderTimeout, c.IdleTimeout = timeouts[0], timeouts[1], timeouts[2]
 	out := cacheAddJSON{Added: []cacheAddedJSON{}, Failed: []cacheAddFailure{}}
-	locked := 0
+	locked, inUse := 0, 0
 	for _, src := range opts.Sources {
 		add := c.Add
 		if opts.Force {
@@ -181,7 +182,10 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 			if ctx.Err() != nil {
 				return cacheInterrupted("cache add", err)
 			}
-			if errors.Is(err, pkgcache.ErrLocked) {
+			switch {
+			case errors.Is(err, pkgcache.ErrInUse):
+				inUse++
+			case errors.Is(err, pkgcache.ErrLocked):
 				locked++
 			}
 			out.Failed = append(out.Failed, cacheAddFailure{Source: src, Error: err.Error()})
@@ -222,8 +226,13 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 		}
 	}
 	if n := len(out.Failed); n > 0 {
+		// In use is 3 as for every cache command; a lock not taken in
+		// time is 4 and outranks it (waiting longer may help with both).
 		code := ExitError
-		if locked == n {
+		switch {
+		case inUse == n:
+			code = ExitIncomplete
+		case inUse+locked == n:
 			code = ExitLocked
 		}
 		return &exitError{code: code, err: fmt.Errorf("cache add: %d of %d %s not added", n, len(opts.Sources), plural(len(opts.Sources), "source", "sources"))}
@@ -421,7 +430,7 @@ func (o *cachePruneOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.MaxSize, "max-size", "", "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed, remove nothing")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print a summary even when nothing was removed")
-	cacheQuietFlag(f, &o.Quiet, "print only errors and warnings (packages skipped in use), not what was removed")
+	cacheQuietFlag(f, &o.Quiet, "print only errors: not what was removed, nor the packages skipped in use (exit status 3 says so)")
 }
 
 func newCachePruneCmd(streams *IO, dir *string) *cobra.Command {
@@ -438,10 +447,12 @@ func newCachePruneCmd(streams *IO, dir *string) *cobra.Command {
 A package murano-engine alone uses was last used when the engine last read
 its manifest.yaml (its access time; see docs/cache.md for what atime
 options make of it). Packages in use (a plan, an apply or a deployment of
-the engine holds their usage lock) are skipped and reported, exit 3. A
-removed package leaves the engine's sight in one rename. Only one prune runs
-at a time: a second one says so and exits 4. It prints nothing unless
-something was removed, for cron, or with --verbose.`,
+the engine holds their usage lock) are skipped and reported, exit 3 (in use,
+as for every cache command). A removed package leaves the engine's sight in
+one rename. Only one prune runs at a time: a second one says so and exits 4
+(a lock not taken). It prints nothing unless something was removed or
+skipped, for cron, or with --verbose; with --quiet nothing but errors: a
+package skipped in use is told by the exit status alone.`,
 		Example: `  objgc cache prune --outdated --keep 2
   objgc cache prune --unused-for 30d --max-size 2GiB --dry-run`,
 		Args: noArgs,
@@ -516,7 +527,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		if err := writeJSON(streams.Out, pruneJSON(res)); err != nil {
 			return err
 		}
-		return pruneUnmet(res)
+		return pruneUnmet(res, opts.Quiet)
 	}
 	if len(res.Removed) == 0 && len(res.InUse) == 0 && res.Leftovers == 0 && !opts.Verbose {
 		return nil // cron: quiet when nothing was done
@@ -530,11 +541,11 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 			fmt.Fprintf(streams.Out, "%s %s %s %s (%s, %s)\n", verb, term(r.FullName), term(r.Version), term(shortID(r.ID)), formatCacheSize(r.Size), term(r.Reason))
 		}
 	}
+	if opts.Quiet {
+		return pruneUnmet(res, true)
+	}
 	for _, r := range res.InUse {
 		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), term(r.Reason))
-	}
-	if opts.Quiet {
-		return pruneUnmet(res)
 	}
 	fmt.Fprintf(streams.Out, "%s %s in %d %s", freed, formatCacheSize(res.Freed), len(res.Removed), plural(len(res.Removed), "package", "packages"))
 	if len(res.InUse) > 0 {
@@ -544,15 +555,21 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		fmt.Fprintf(streams.Out, ", %d %s of interrupted runs cleaned", res.Leftovers, plural(res.Leftovers, "leftover", "leftovers"))
 	}
 	fmt.Fprintln(streams.Out)
-	return pruneUnmet(res)
+	return pruneUnmet(res, false)
 }
 
 // pruneUnmet is exit status 3 when the policies selected packages that are
-// in use: the cache is not yet what the policies ask for, and cron should
-// say so. The packages are listed in the report.
-func pruneUnmet(res pkgcache.PruneResult) error {
+// in use: the cache is not yet what the policies ask for. The packages are
+// listed in the report and the error says it, except with quiet: a prune
+// overlapping a deployment or an apply is an ordinary day on an engine
+// host, and cron mails whatever a job prints, so the exit status alone
+// tells it.
+func pruneUnmet(res pkgcache.PruneResult, quiet bool) error {
 	if res.PolicyMet {
 		return nil
+	}
+	if quiet {
+		return &exitError{code: ExitIncomplete}
 	}
 	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache prune: policy not met yet: %d selected %s in use; prune again when they are free", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
 }
@@ -825,7 +842,7 @@ packages/<FullName>/<version>@<id>/ and packages/<FullName>/<version>/<id>/
 (with locks/ beside), to murano-engine's layout, <FullName>/<version>/<id>/,
 and says what it moved. Until it has run, the other cache commands, plan and
 apply refuse a cache in an earlier layout. Packages in use (an older objgc's
-plan or apply holds their usage lock) are skipped and reported, exit 4: run
+plan or apply holds their usage lock) are skipped and reported, exit 3: run
 it again when they are free. It can run again at any time; packages already
 moved are not touched. It runs under the prune lock: not beside a prune.`,
 		Args: noArgs,
@@ -904,7 +921,7 @@ func runCacheMigrate(ctx context.Context, streams *IO, opts cacheMigrateOptions)
 	case len(res.Left) > 0:
 		return fmt.Errorf("cache migrate: %d %s in packages/ of %s not packages; move or remove them by hand and migrate again", len(res.Left), plural(len(res.Left), "name", "names"), c.Root())
 	case len(res.InUse) > 0:
-		return &exitError{code: ExitLocked, err: fmt.Errorf("cache migrate: %d %s in use, not moved; migrate again when they are free", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
+		return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache migrate: %d %s in use, not moved; migrate again when they are free", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
 	}
 	return nil
 }

@@ -17,8 +17,8 @@ const (
 	ExitOK          = 0   // success, or nothing to do
 	ExitError       = 1   // bad input, usage error, internal error; plan --detailed-exitcode on a plan apply would refuse
 	ExitWorkFound   = 2   // plan --detailed-exitcode found objects to destroy
-	ExitIncomplete  = 3   // apply finished with failed or blocked objects or failed notifications (output written); cache prune left selected packages in use
-	ExitLocked      = 4   // a lock could not be taken in time
+	ExitIncomplete  = 3   // apply finished with failed or blocked objects or failed notifications (output written); a cache command left a package in use
+	ExitLocked      = 4   // a lock could not be taken in time (another prune; never a package in use)
 	ExitStalePlan   = 5   // a saved plan's inputs changed
 	ExitInterrupted = 130 // interrupted; output written for what completed
 )
@@ -32,8 +32,8 @@ var exitStatuses = []struct {
 	{ExitOK, "success, or nothing to do"},
 	{ExitError, "error: bad input, usage, internal; plan --detailed-exitcode: apply would refuse the plan"},
 	{ExitWorkFound, "plan --detailed-exitcode found objects to destroy, and apply would run"},
-	{ExitIncomplete, "apply finished with failed or blocked objects or failed notifications (output written); cache prune could not meet its policy: selected packages are in use"},
-	{ExitLocked, "a lock could not be taken in time"},
+	{ExitIncomplete, "apply finished with failed or blocked objects or failed notifications (output written); a cache command (add --force, migrate, rm, prune) left a package in use"},
+	{ExitLocked, "a lock could not be taken in time (e.g. another prune runs)"},
 	{ExitStalePlan, "a saved plan is stale: one of its inputs changed"},
 	{ExitInterrupted, "interrupted (output written for what completed)"},
 }
@@ -76,7 +76,8 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // exitCode maps an error returned by a command to its exit status, the one
-// place where errors become codes: an exitError's code; a lock another
+// place where errors become codes: an exitError's code; a package in use
+// (pkgcache.ErrInUse) ExitIncomplete; a lock another
 // process holds (apply's target lock, a *destroy.LockedError; a running
 // prune, pkgcache.ErrPruneRunning) ExitLocked; a stale saved plan ExitStalePlan;
 // a run stopped by SIGINT or SIGTERM (destroy.ErrInterrupted, which plan
@@ -94,6 +95,8 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.Is(err, pkgcache.ErrInUse):
+		return ExitIncomplete
 	case errors.As(err, &le), errors.Is(err, pkgcache.ErrPruneRunning):
 		return ExitLocked
 	case errors.Is(err, destroy.ErrStalePlan):

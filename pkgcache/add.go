@@ -85,7 +85,7 @@ func (c *Cache) Add(ctx context.Context, src string) (AddResult, error) {
 // unpacked again and replaces the cached copy: the way to repair a
 // package that Verify reports as damaged. The replacement follows the
 // removal protocol: the usage lock of the id is taken exclusively without
-// waiting (the error wraps ErrLocked when a plan or apply uses the
+// waiting (the error wraps ErrInUse when a plan or apply uses the
 // package; nothing is changed then), then the download lock; the new copy
 // is staged and validated, the damaged one renamed aside (.trash.* in its
 // FullName directory), the new one renamed into place, and the damaged
@@ -482,7 +482,7 @@ func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Mani
 		// may start until the new copy is in place: the removal protocol.
 		unlockUsage, err = c.tryLockAt(c.usageLockPath(id), lockfile.Exclusive)
 		if err == nil && unlockUsage == nil {
-			err = fmt.Errorf("package %s %s (%s) is in use by a plan or apply; try again when it is not: %w", m.FullName, m.Version, id, ErrLocked)
+			err = fmt.Errorf("package %s %s (%s) is in use by a plan or apply; try again when it is not: %w", m.FullName, m.Version, id, ErrInUse)
 		}
 		if err == nil {
 			c.touchLastUse(id)

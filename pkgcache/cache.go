@@ -86,6 +86,13 @@ const (
 	InstalledByEngine = "engine"
 )
 
+// inUseError is ErrInUse: it reads as ErrLocked, which it wraps, so that
+// messages stay what they were; only errors.Is tells the two apart.
+type inUseError struct{}
+
+func (inUseError) Error() string { return ErrLocked.Error() }
+func (inUseError) Unwrap() error { return ErrLocked }
+
 // Sentinel errors. Test with errors.Is.
 var (
 	// ErrPruneRunning: another process (or goroutine) holds .objgc/prune.lock.
@@ -93,6 +100,11 @@ var (
 	// ErrLocked: a lock could not be taken before the context ended, or
 	// without waiting. It is lockfile.ErrLocked (also destroy.ErrLocked).
 	ErrLocked = lockfile.ErrLocked
+	// ErrInUse: a package's usage lock is held (a plan, an apply or a
+	// deployment of the engine reads it), so it cannot be replaced or
+	// removed now. It wraps ErrLocked; callers that must tell "in use"
+	// from "a lock not taken in time" test for ErrInUse first.
+	ErrInUse error = inUseError{}
 	// ErrNotFound: the package, version or class is not in the cache.
 	ErrNotFound = errors.New("not in the package cache")
 	// ErrInvalidPackage: an archive or directory was rejected by Add; the
