@@ -647,7 +647,12 @@ func reportStreams(streams *IO, ai *applyInputs) *IO {
 	return &s
 }
 
-// applyReport is the JSON report of apply (docs/apply.md).
+// applyReportFormatVersion is the "format_version" of apply's JSON
+// report. 2: a hook run names its file "path" (was "hook") and a notify
+// hook's event is "notify" (was the handler), as in a plan.
+const applyReportFormatVersion = "2"
+
+// applyReport is the JSON report of apply (docs/apply.md, docs/json.md).
 type applyReport struct {
 	FormatVersion string `json:"format_version"`
 	Target        string `json:"target"`
@@ -710,7 +715,7 @@ type applySummary struct {
 }
 
 func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *applyReport {
-	rep := &applyReport{FormatVersion: "1", Target: ai.target, Unchanged: ai.unchanged, AppliedAlready: ai.applied, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}, Warnings: []destroy.Warning{}}
+	rep := &applyReport{FormatVersion: applyReportFormatVersion, Target: ai.target, Unchanged: ai.unchanged, AppliedAlready: ai.applied, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}, Warnings: []destroy.Warning{}}
 	rep.Warnings = append(rep.Warnings, ai.warnings...)
 	rep.Summary.Warnings = len(rep.Warnings)
 	for _, g := range p.Groups {

@@ -727,7 +727,7 @@ func runCachePath(streams *IO, opts cachePathOptions) error {
 			FullName string `json:"full_name"`
 			Version  string `json:"version"`
 			ID       string `json:"id"`
-			Path     string `json:"path"`
+			Dir      string `json:"dir"` // as in cache list (docs/json.md)
 		}{e.FullName, e.Version, e.ID, e.Dir})
 	}
 	if !opts.Quiet {

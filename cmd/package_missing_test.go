@@ -39,7 +39,7 @@ func TestApplyReportWarnsOfMissingPackage(t *testing.T) {
 		Objects []struct {
 			ID    string `json:"id"`
 			Hooks []struct {
-				Hook string `json:"hook"`
+				Hook string `json:"path"`
 			} `json:"hooks"`
 		} `json:"objects"`
 		Warnings []destroy.Warning `json:"warnings"`

@@ -83,9 +83,11 @@ const (
 )
 
 // HookRun is one hook run (or one recorded in the journal by an earlier
-// run and not run again).
+// run and not run again). Its JSON names are those of a hook in a plan
+// (docs/json.md): "path" is the hook file, "event" is destroy or notify
+// (a notify hook's handler is the notification's).
 type HookRun struct {
-	Hook       string        `json:"hook"`
+	Hook       string        `json:"path"`
 	Class      string        `json:"class"`
 	Event      string        `json:"event"`
 	Resumed    bool          `json:"resumed,omitempty"` // done by an earlier run, not run again
@@ -431,7 +433,7 @@ func (a *applier) notify(i int) error {
 		return nil
 	}
 	key := HookKey{Hook: f.Path, Event: n.Handler, ID: pub.ID, Subscriber: n.Subscriber}
-	run := &HookRun{Hook: f.Path, Class: f.Class, Event: n.Handler}
+	run := &HookRun{Hook: f.Path, Class: f.Class, Event: hook.EventNotify}
 	a.res.Notifications[i].Hook = run
 	if done, ok := a.opts.Resume.Done[key]; ok && done.OK {
 		run.Resumed, run.ExitCode = true, done.Exit

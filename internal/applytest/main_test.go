@@ -270,7 +270,7 @@ type report struct {
 		BlockedBy *string `json:"blocked_by"`
 		Error     string  `json:"error"`
 		Hooks     []struct {
-			Hook       string `json:"hook"`
+			Hook       string `json:"path"`
 			Resumed    bool   `json:"resumed"`
 			ExitCode   int    `json:"exit_code"`
 			Error      string `json:"error"`
