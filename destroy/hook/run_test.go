@@ -546,12 +546,16 @@ func TestRunTimeoutGrandchildHoldsStdout(t *testing.T) {
 func TestRunTimeoutGrandchildRedirected(t *testing.T) {
 	dir := t.TempDir()
 	child := filepath.Join(dir, "child.pid")
+	ready := filepath.Join(dir, "ready")
 	// The grandchild ignores SIGTERM but does not hold the hook's output:
-	// Run still waits for it and kills it after the grace period.
-	res, err := run(t, Invocation{Timeout: 200 * time.Millisecond, Grace: 300 * time.Millisecond},
-		"(trap '' TERM; exec sleep 30) >/dev/null 2>&1 &\necho $! >\""+child+"\"\nsleep 30\n")
+	// Run still waits for it and kills it after the grace period. The hook
+	// waits until the grandchild ignores SIGTERM, and the timeout leaves a
+	// loaded machine time for that, so that SIGTERM never comes first.
+	res, err := run(t, Invocation{Timeout: time.Second, Grace: 300 * time.Millisecond},
+		"(trap '' TERM; : >\""+ready+"\"; exec sleep 30) >/dev/null 2>&1 &\necho $! >\""+child+"\"\n"+
+			"while [ ! -e \""+ready+"\" ]; do sleep 0.01; done\nsleep 30\n")
 	he := hookError(t, err)
-	if !he.TimedOut || he.Reason != "timed out after 200ms, process group killed" {
+	if !he.TimedOut || he.Reason != "timed out after 1s, process group killed" {
 		t.Errorf("TimedOut %v Reason %q", he.TimedOut, he.Reason)
 	}
 	assertGroupGone(t, res.Pid, child)
