@@ -444,6 +444,8 @@ func newCachePruneCmd(streams *IO, dir *string) *cobra.Command {
   --unused-for D     packages not used for D (e.g. 720h, 30d; above zero)
   --max-size S       least recently used packages until the cache holds at
                      most S (e.g. 500MB, 2GiB)
+Each package is reported with the reason it was selected; for --unused-for
+that is its own time since last use ("unused for 41 days").
 A package murano-engine alone uses was last used when the engine last read
 its manifest.yaml (its access time; see docs/cache.md for what atime
 options make of it). Packages in use (a plan, an apply or a deployment of

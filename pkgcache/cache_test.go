@@ -317,9 +317,9 @@ func TestPrunePolicies(t *testing.T) {
 		{"outdated", PruneOptions{Outdated: true}, []string{"com.example.apache.ApacheHttpServer/0.0.0 older version (keeping 1)"}},
 		{"outdated keep 2", PruneOptions{Outdated: true, Keep: 2}, nil},
 		{"unused for a day", PruneOptions{UnusedFor: 24 * time.Hour}, []string{
-			"com.example.apache.ApacheHttpServer/0.0.0 unused for 24h0m0s",
-			"com.example.apache.ApacheHttpServer/1.0.0 unused for 24h0m0s",
-			"com.example.databases.MySql/0.0.0 unused for 24h0m0s",
+			"com.example.apache.ApacheHttpServer/0.0.0 unused for 2 days",
+			"com.example.apache.ApacheHttpServer/1.0.0 unused for 2 days",
+			"com.example.databases.MySql/0.0.0 unused for 2 days",
 		}},
 		{"max size keeps the most recently used", PruneOptions{LimitSize: true, MaxSize: 1}, []string{
 			"com.example.apache.ApacheHttpServer/0.0.0 cache over max size",

@@ -45,9 +45,9 @@ func TestPlanPrune(t *testing.T) {
 		{"unused 15 days", PrunePolicy{UnusedFor: 15 * day},
 			// a2 was installed 20 days ago but used yesterday; c1 is in
 			// use but selected all the same (execution skips it).
-			[]sel{{"a1", "unused for 360h0m0s"}, {"c1", "unused for 360h0m0s"}}},
+			[]sel{{"a1", "unused for 30 days"}, {"c1", "unused for 35 days"}}},
 		{"outdated then unused", PrunePolicy{Outdated: true, UnusedFor: 15 * day},
-			[]sel{{"a1", "older version (keeping 1)"}, {"a2", "older version (keeping 1)"}, {"b1old", "outdated id"}, {"c1", "unused for 360h0m0s"}}},
+			[]sel{{"a1", "older version (keeping 1)"}, {"a2", "older version (keeping 1)"}, {"b1old", "outdated id"}, {"c1", "unused for 35 days"}}},
 		{"max size, LRU first", PrunePolicy{LimitSize: true, MaxSize: 141},
 			// 171 bytes, c1 (100, in use) included. Least recently used
 			// (last use or install, if later): a1 30 days, a10 10, b1old
@@ -92,4 +92,32 @@ func ids(rs []Removal) string {
 		s = append(s, fmt.Sprintf("%s(%s)", r.ID, r.Reason))
 	}
 	return strings.Join(s, " ")
+}
+
+// TestAgeText: the age in prune's "unused for" reason, the package's own
+// time since last use in words, never the policy's threshold.
+func TestAgeText(t *testing.T) {
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{41*day + 7*time.Hour, "41 days"},
+		{10 * day, "10 days"},
+		{9*day + 23*time.Hour + 59*time.Minute, "9 days 23 hours"},
+		{2 * day, "2 days"},
+		{day + time.Hour, "1 day 1 hour"},
+		{day - time.Second, "23 hours 59 minutes"},
+		{90 * time.Minute, "1 hour 30 minutes"},
+		{2 * time.Hour, "2 hours"},
+		{61 * time.Second, "1 minute 1 second"},
+		{45 * time.Second, "45 seconds"},
+		{time.Second, "1 second"},
+		{300 * time.Millisecond, "0 seconds"},
+		{-time.Hour, "0 seconds"}, // a clock set back: never a negative age
+	} {
+		if got := ageText(tc.d); got != tc.want {
+			t.Errorf("ageText(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
 }

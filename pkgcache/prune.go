@@ -39,7 +39,7 @@ type PruneOptions struct {
 // Removal is one package Prune removed, would remove, or had to skip.
 type Removal struct {
 	Entry
-	Reason string `json:"reason"` // e.g. "older version (keeping 1)", "outdated id", "unused for 720h0m0s", "cache over max size"
+	Reason string `json:"reason"` // e.g. "older version (keeping 1)", "outdated id", "unused for 41 days" (ageText), "cache over max size"
 }
 
 // PruneResult is what Prune did.
@@ -239,8 +239,8 @@ func PlanPrune(packages []Entry, p PrunePolicy, now time.Time) PrunePlan {
 	}
 	if p.UnusedFor > 0 {
 		for i, e := range entries {
-			if now.Sub(e.lastUseOrInstalled()) > p.UnusedFor {
-				mark(i, "unused for "+p.UnusedFor.String())
+			if age := now.Sub(e.lastUseOrInstalled()); age > p.UnusedFor {
+				mark(i, "unused for "+ageText(age))
 			}
 		}
 	}
@@ -541,4 +541,40 @@ func (c *Cache) Remove(ctx context.Context, ref string) (RemoveResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// ageText is a package's time since last use (or install) as prune's
+// reason gives it: the largest whole unit of days, hours, minutes and
+// seconds, rounded down, with the next smaller unit when that is not zero,
+// except from 10 days on ("41 days", "3 days 4 hours", "1 hour 30
+// minutes"). Whole days are all the precision an old last use has
+// (objgc's marker moves hourly, an access time under relatime daily); the
+// second unit keeps a short age from reading as less than the
+// --unused-for that selected it.
+func ageText(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	units := []struct {
+		size      time.Duration
+		one, many string
+	}{{24 * time.Hour, "day", "days"}, {time.Hour, "hour", "hours"}, {time.Minute, "minute", "minutes"}, {time.Second, "second", "seconds"}}
+	count := func(n int64, i int) string {
+		if n == 1 {
+			return "1 " + units[i].one
+		}
+		return fmt.Sprintf("%d %s", n, units[i].many)
+	}
+	for i, u := range units[:len(units)-1] {
+		n := int64(d / u.size)
+		if n == 0 {
+			continue
+		}
+		s := count(n, i)
+		if m := int64(d % u.size / units[i+1].size); m > 0 && (i > 0 || n < 10) {
+			s += " " + count(m, i+1)
+		}
+		return s
+	}
+	return count(int64(d/time.Second), len(units)-1)
 }
