@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// readmeSection returns the fenced blocks of README.md's section heading
+// ("## In a CI pipeline"), failing the test when it is not there.
+func readmeSection(t *testing.T, heading string) []fencedBlock {
+	t.Helper()
+	doc, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("README.md has no %q section", heading)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	return fencedBlocks(section)
+}
+
+// runScript runs a testscript made of script and the files of archive
+// (txtar "-- name --" sections), with the real objgc on PATH.
+func runScript(t *testing.T, script, archive string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "readme.txtar"), []byte(script+archive), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("HOME", filepath.Join(env.WorkDir, ".home"))
+			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			return nil
+		},
+	})
+}
+
+// TestReadmeCIRecipe runs README.md's CI recipe as written, on a real
+// Murano model with two applications removed and an empty hooks dir:
+// the first run plans, summarises and applies; the second, on the model
+// written back, finds nothing to destroy.
+func TestReadmeCIRecipe(t *testing.T) {
+	var recipe string
+	for _, b := range readmeSection(t, "## In a CI pipeline") {
+		if b.lang == "sh" {
+			recipe = b.body
+			break
+		}
+	}
+	if !strings.Contains(recipe, "objgc apply plan.json") {
+		t.Fatal("README.md's CI recipe has no sh block applying plan.json")
+	}
+	model, err := os.ReadFile(filepath.Join("testdata", "pairs", "app-removed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `mkdir hooks
+env GITHUB_STEP_SUMMARY=
+exec sh -e recipe.sh
+exists plan.json junit.xml summary.md
+grep '^## ' summary.md
+grep 'failures="0"' junit.xml
+exec objgc plan model.json --hooks-dir hooks --detailed-exitcode
+exec sh -e recipe.sh
+stdout '^nothing to destroy$'
+`
+	runScript(t, script, "-- recipe.sh --\n"+recipe+"-- model.json --\n"+string(model))
+}
+
+// TestReadmeCronLine runs the command of README.md's crontab line on a
+// cache that a murano.conf names, in place of /etc/murano/murano.conf: of
+// three versions of a package the oldest goes, and --quiet prints
+// nothing.
+func TestReadmeCronLine(t *testing.T) {
+	var line string
+	for _, b := range readmeSection(t, "## From cron") {
+		if b.lang == "crontab" {
+			line = strings.TrimSpace(b.body)
+		}
+	}
+	fields := strings.Fields(line)
+	if len(fields) < 7 || fields[5] != "objgc" {
+		t.Fatalf("README.md's crontab line %q is not five time fields and an objgc command", line)
+	}
+	command := strings.Join(fields[5:], " ")
+	if !strings.Contains(command, "/etc/murano/murano.conf") {
+		t.Fatalf("README.md's crontab command %q does not name /etc/murano/murano.conf", command)
+	}
+	command = strings.ReplaceAll(command, "/etc/murano/murano.conf", "murano.conf")
+	var script, files strings.Builder
+	script.WriteString("exec sh -c 'sed \"s|WORK|$WORK|\" murano.conf.in > murano.conf'\n")
+	for i, v := range []string{"1.0.0", "1.1.0", "1.2.0"} {
+		fmt.Fprintf(&script, "exec objgc cache add --murano-config murano.conf pkg%d\n", i)
+		fmt.Fprintf(&files, "-- pkg%d/manifest.yaml --\nFormat: 1.0\nType: Application\nFullName: com.example.things\nName: Things\nVersion: %s\nClasses:\n  com.example.Thing: thing.yaml\n", i, v)
+		fmt.Fprintf(&files, "-- pkg%d/Classes/thing.yaml --\nNamespaces:\n  =: com.example\nName: Thing\n", i)
+	}
+	fmt.Fprintf(&script, "exec %s\n", command)
+	script.WriteString("! stdout .\n! stderr .\n")
+	script.WriteString("exec objgc cache list --murano-config murano.conf\n")
+	script.WriteString("! stdout 'com\\.example\\.things +1\\.0\\.0'\n")
+	script.WriteString("stdout 'com\\.example\\.things +1\\.1\\.0'\n")
+	script.WriteString("stdout 'com\\.example\\.things +1\\.2\\.0'\n")
+	files.WriteString("-- murano.conf.in --\n[engine]\npackages_cache = WORK/engine\n")
+	runScript(t, script.String(), files.String())
+}
