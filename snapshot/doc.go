@@ -9,7 +9,8 @@
 // first copy in document order is the object. These rules, and the input
 // forms (Murano's envelope {"Objects", "ObjectsCopy", "Attributes"}, an
 // engine task {"model": envelope}, a bare object tree), are those of
-// DESIGN.md section 1 and of Murano's engine (murano/dsl/object_store.py).
+// Murano's engine (murano/dsl/object_store.py), described in
+// docs/design.md, "The object model".
 //
 // The reader makes one pass over the bytes and keeps them: every object,
 // header and reference is a byte span of the input, so that a model can be

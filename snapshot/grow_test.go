@@ -10,8 +10,8 @@ import (
 // TestIndexSlackOnSmallObjects checks that the object index of a model of
 // objects much smaller than a size-based estimate would assume (44 bytes
 // each) is not left half empty: it is sized from the count of headers
-// (scan), so at most rounding is unused. Doubling left 83% more capacity
-// than objects here (issue 9).
+// (scan), so at most rounding is unused: doubling would leave most of
+// the capacity unused here, memory the plan's bound has no room for.
 func TestIndexSlackOnSmallObjects(t *testing.T) {
 	var buf bytes.Buffer
 	if err := modelgen.Tiny(&buf, 200_000); err != nil {

@@ -53,10 +53,10 @@ type Document struct {
 // read-only instead of reading it into memory (on Linux). A mapped file's
 // pages are released from the resident set every TrimInterval, so that
 // planning a model holds little more of it in memory than the pages read
-// last, the page cache keeping the rest (docs/performance.md). It was 64
-// MiB; a model of a million tiny objects (44 MB) then held all of its
-// bytes beside an index of the same size, and its plan peaked at 250 MB
-// instead of 202 (issue 9). Smaller files are read: the difference is
+// last, the page cache keeping the rest (docs/performance.md). It is low
+// so that a model of a million tiny objects, whose index is as large as
+// its file, is mapped too rather than held whole beside its index: the
+// plan must fit its memory bound. Smaller files are read: the difference is
 // small and a read file cannot change under the reader. Tests lower it.
 var MapThreshold int64 = 1 << 20
 
@@ -283,10 +283,10 @@ func (d *Document) hash() {
 // reading notes one more goroutine indexing the document; leaving, one
 // less. hashFile yields to them: it hashes a chunk only while fewer of them
 // run than the processors Go may use, so that on two cores the hash is
-// done where one of the two scanners has finished its tree (the trees end
-// 0.1 to 0.2 s apart on the 1M model) and in the stages after the reading,
-// which leave a core idle part of the time, rather than taking a third of
-// each core from the scanners (issue 9).
+// done where one of the two scanners has finished its tree (the trees do
+// not end together) and in the stages after the reading, which leave a
+// core idle part of the time, rather than taking part of each core from
+// the scanners, which set the reading's time.
 func (d *Document) reading() { d.readers.Add(1) }
 
 func (d *Document) leaving() { d.readers.Add(-1) }
@@ -304,7 +304,7 @@ func (d *Document) waitReaders() {
 // chunk at a time) rather than its mapping: the bytes are the same, but
 // reading the mapping faulted every page in again beside the scanners and
 // released each chunk (madvise(2)), which interrupts the other cores to
-// flush their TLBs (issue 9). A file that ends before the mapping does
+// flush their TLBs. A file that ends before the mapping does
 // was truncated meanwhile: a *ChangedError, as a fault on the mapping
 // would be. Any other reading error is one too: the bytes hashed would not
 // be the bytes read.

@@ -549,7 +549,9 @@ func TestStrings(t *testing.T) {
 }
 
 // TestRealModels checks the index of the real models in testdata/models
-// (copies of ../shared/models; see its README for their origins).
+// (copies of models published by OpenStack Murano,
+// murano-apps, python-muranoclient and congress; testdata/models/README.md
+// gives each file's origin).
 func TestRealModels(t *testing.T) {
 	t.Run("environments-model-response", func(t *testing.T) {
 		tr, err := LoadSnapshot(readModel(t, "environments-model-response.json"))
@@ -1010,7 +1012,7 @@ func TestTruncated(t *testing.T) {
 }
 
 // typeRE is the type regular expression of Murano's engine
-// (murano/dsl/helpers.py), DESIGN.md section 1.
+// (murano/dsl/helpers.py); see docs/design.md, "The object model".
 var typeRE = regexp.MustCompile(`^([a-zA-Z0-9_.]+)(?:/([^@]+))?(?:@([a-zA-Z0-9_.]+))?$`)
 
 func checkParseType(t *testing.T, s string) {

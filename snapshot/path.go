@@ -102,7 +102,7 @@ func keyAt(data []byte, off int) string {
 // inside a tree outside its copies) in one pass over the copy's own bytes:
 // the copies nested in it are jumped over by their known spans, so that
 // every byte of a tree is read at most once however many references it
-// holds (issue 9: rescanning the enclosing object for each reference was
+// holds (rescanning the enclosing object for each reference would be
 // quadratic). The input is already validated; on anything else the paths
 // mean nothing but the walk still ends.
 type pathWalker struct {

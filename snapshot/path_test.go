@@ -12,7 +12,7 @@ import (
 )
 
 // descendPath is the path finder PathsAt replaced (it rescans the
-// enclosing copy for each value: quadratic, issue 9), kept as the
+// enclosing copy for each value: quadratic), kept as the
 // reference PathsAt must agree with on paths of at most 2*pathKeep
 // segments.
 func descendPath(t *Tree, off int) string {
@@ -274,7 +274,7 @@ func FuzzPathsAt(f *testing.F) {
 // BenchmarkPathsAt names the paths of 60,000 references to one doomed id
 // held by one object (in one array, and 900 levels deep): the cost of
 // diff's dangling references. Rescanning the object for each reference
-// made the first 15 s at 300 KB (issue 9); it must stay linear.
+// is quadratic in their count; PathsAt must stay linear.
 func BenchmarkPathsAt(b *testing.B) {
 	for _, s := range []modelgen.Shape{modelgen.OneArray, modelgen.DeepPlain, modelgen.DeepCopies} {
 		_, inc, err := LoadModel(NewDocument(s.String(), modelgen.Hostile(s, 60_000)))

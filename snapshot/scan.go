@@ -52,7 +52,7 @@ type flatIndex struct {
 	// keySegs holds the rendered path segment (.key, ["k\"ey"]) of the
 	// first offset of each distinct key in segs, up to maxKeys: a key
 	// recorded again is recorded at that offset (scanner.canonKey), so
-	// that rendering a path reads none of the document (issue 9).
+	// that rendering a path reads none of the document.
 	keySegs map[int32]string
 	deps    []Dependency // onDestruction records of all headers
 	exts    []objExt     // legacy type keys and records, of the objects that have some (Object.ext)
@@ -153,7 +153,7 @@ func (s *scanner) str(start, end int) string {
 // that copy, held together and resident, and never the document, whose
 // pages are released as it is read when it is mapped: a lookup in an
 // index of ids read from a mapped document faulted a page in for each
-// probe (issue 9).
+// probe.
 func (s *scanner) idRef(id string) strRef {
 	if id == "" {
 		return strRef{}
@@ -352,7 +352,7 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 // header's key is written escaped) and rarely much more (a '?' in a
 // string value); counting costs a pass at memory speed (40 ms for 370 MB).
 // The objects array is the largest: growing it would hold the old and the
-// new array at once (issue 9). Real and generated models hold a string
+// new array at once, at the plan's peak. Real and generated models hold a string
 // value per 80 to 250 bytes and a path segment per 30 to 250. A low
 // estimate costs one copy (sized from the density seen so far, see grow)
 // and a high one memory never touched, which the garbage collector counts
@@ -666,7 +666,7 @@ func looksLikeYAML(data []byte) bool {
 // more; an eighth is added for variance. Doubling instead (or append's
 // quarter steps) leaves up to half the array unused on a model whose
 // objects are smaller than the initial estimate assumes, and the index is
-// the largest structure after the file (issue 9). The new capacity is at
+// the largest structure after the file. The new capacity is at
 // least a quarter more, so an input whose density rises late still costs
 // few copies.
 func grow[T any](s []T, n, done, total int) []T {

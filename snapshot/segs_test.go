@@ -231,8 +231,9 @@ func TestObjectPathReadsNoDocument(t *testing.T) {
 // TestObjectSize: an Object is the largest part of a plan's memory after
 // the input (two million on the 1M model): 40 bytes, with the end of its
 // header, the end of its path segments, its owner and first copy not
-// kept, its records and legacy keys beside it and its flags in bits
-// (issue 9). A field added must be worth a million times its size.
+// kept, its records and legacy keys beside it and its flags in bits, so
+// that a million-object model fits its memory bound. A field added must be
+// worth a million times its size.
 func TestObjectSize(t *testing.T) {
 	if n := unsafe.Sizeof(Object{}); n > 40 {
 		t.Fatalf("an Object takes %d bytes, more than 40", n)

@@ -15,8 +15,8 @@ import (
 )
 
 // Dependency is one onDestruction record of a publisher's header: the
-// subscriber depends on the publisher (DESIGN.md section 1, Murano's
-// dependency-driven destruction spec). HasHandler is false for a null or
+// subscriber depends on the publisher (docs/design.md, "The object model";
+// Murano's dependency-driven destruction spec). HasHandler is false for a null or
 // missing handler: such a record orders destruction without notifying.
 type Dependency struct {
 	Subscriber string
@@ -26,13 +26,13 @@ type Dependency struct {
 
 // Object is one full copy of an object in a tree. Offsets are byte offsets
 // into the tree's Document.Data. An Object holds no pointer, so that the
-// garbage collector never reads a tree's objects (issue 9: scanning a
-// million of them cost a third of a plan's time): its id and type are
+// garbage collector never reads a tree's objects (scanning a million of
+// them would be a large part of a plan's time): its id and type are
 // read through the tree (Tree.ID, Tree.TypeString, Tree.Type).
 //
 // An Object is 40 bytes (TestObjectSize): what few copies have is kept
-// beside the objects, not in each (issue 9: a model of a million tiny
-// objects must plan in its memory bound). A copy's owner is derived from
+// beside the objects, not in each (a model of a million tiny objects must
+// plan in its memory bound). A copy's owner is derived from
 // the copy enclosing it (Tree.Owner); its first copy is itself unless it
 // is a later copy (Tree.First); its legacy type keys and onDestruction
 // records are in Tree.exts; its header's offset is kept from Start.
@@ -41,7 +41,7 @@ type Object struct {
 	typ strRef // the header's type as written (see Tree.TypeString)
 
 	// int32, as every offset of the index: the reader refuses inputs of
-	// MaxSize or more. 16 bytes less an object (issue 9).
+	// MaxSize or more. 16 bytes less an object, a million times over.
 	Start, End int32 // the object's JSON value: data[Start:End]
 
 	encl int32 // the nearest enclosing copy, -1 at the top
@@ -49,8 +49,8 @@ type Object struct {
 	// enclosing copy of that path's length (an anchor, see segsOf),
 	// followed by its own from segs[segLo] (up to the next copy's, each
 	// copy's recorded after the one before: Tree.segSpan). A copy's own
-	// path is thus a few segments, not its depth: the full paths cost 74
-	// MB on the 1M model and grow with the square of the nesting (issue 9).
+	// path is thus a few segments, not its depth: the full paths grow
+	// with the square of the nesting.
 	segLo int32
 	// ext is 1 + the index in Tree.exts of the copy's legacy type keys
 	// and onDestruction records, 0 for neither (most copies).
@@ -164,8 +164,9 @@ func (t *Tree) TypeString(i int32) string {
 
 // Type returns the parsed type of copy i: its TypeString (validated when
 // the model was read), its version and package filled from the header's
-// legacy classVersion and package keys when the string has none (DESIGN.md
-// 1). Name is empty when the header has no type.
+// legacy classVersion and package keys when the string has none
+// (docs/design.md, "The object model"). Name is empty when the header has
+// no type.
 func (t *Tree) Type(i int32) Type {
 	var ty Type
 	if r := t.Objects[i].typ; r.n < 0 {
@@ -275,7 +276,7 @@ type IDSet struct {
 // Looking many ids up among a tenth of a tree's objects waits for memory
 // far less in an index of their own, which the processor's caches hold,
 // than in the tree's, which they do not (the references to doomed objects
-// among a million string values, issue 9).
+// among a million string values).
 func (t *Tree) Subset(objs []int32) *IDSet {
 	s := &IDSet{t: t, x: newIDIndex(len(objs))}
 	for _, i := range objs {
