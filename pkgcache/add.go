@@ -51,15 +51,15 @@ type AddResult struct {
 // or 0755), so the same directory always gets the same id; the zip of the
 // same files made by another tool gets another id.
 //
-// Install protocol (DESIGN.md section 8, cmd/go's modfetch): take the
-// usage lock of the id (shared), check, take the download lock
-// (exclusive, after the usage lock, never before), check again, unpack
-// into tmp/, validate, record the digests, rename into
+// Install protocol (docs/design.md, "The package cache"; cmd/go's modfetch):
+// take the usage lock of the id (shared), check, take the download lock
+// (exclusive, after the usage lock, never before), check again, unpack into
+// tmp/, validate, record the digests, rename into
 // packages/<FullName>/<version>@<id>/. Then the other ids of the same
-// FullName and version are removed, each only if its usage lock can be
-// taken exclusively without waiting. The usage lock is released when Add
-// returns; callers that read the package take it again with AcquireUsage
-// or a Session.
+// FullName and version are removed, each only if its usage lock can be taken
+// exclusively without waiting. The usage lock is released when Add returns;
+// callers that read the package take it again with AcquireUsage or a
+// Session.
 //
 // Files are not fsynced one by one: the staged package is made durable by
 // one syncfs(2) before the rename (see syncStage), so a package is on disk

@@ -29,9 +29,9 @@ type Manifest struct {
 	Require  map[string]string `yaml:"Require" json:"require,omitempty"` // FullName -> version spec ("" = any)
 }
 
-// ParseManifest decodes manifest.yaml bytes and checks what the cache
-// relies on: FullName present and a safe path component (the characters
-// of DESIGN.md's FullName regex, no ".."), Version a safe path component
+// ParseManifest decodes manifest.yaml bytes and checks what the cache relies
+// on: FullName present and a safe path component (letters, digits, '_' and
+// '.', not starting with a dot, no ".."), Version a safe path component
 // (DefaultVersion when absent), and every class file a relative path under
 // Classes/. Errors say what is wrong, without the file name (callers add
 // it).
@@ -265,7 +265,7 @@ func ResolveName(name string, namespaces map[string]string) (string, error) {
 }
 
 // Hierarchy returns class and its ancestors in breadth-first order over
-// Extends, each class once (DESIGN.md section 4). lookup finds the
+// Extends, each class once (docs/design.md, "Hooks"). lookup finds the
 // definition of a class (in any package); a class it cannot find is listed
 // but its parents are unknown. The first element is always class.
 func Hierarchy(class string, lookup func(name string) (*Class, error)) ([]string, error) {

@@ -13,8 +13,8 @@ import (
 	"github.com/objgc/objgc/internal/lockfile"
 )
 
-// PruneOptions selects what Prune removes (DESIGN.md section 8). At least
-// one of Outdated, UnusedFor > 0 or LimitSize must be set.
+// PruneOptions selects what Prune removes (docs/design.md, "The package
+// cache"). At least one of Outdated, UnusedFor > 0 or LimitSize must be set.
 type PruneOptions struct {
 	// Outdated removes, per FullName, every version older than the Keep
 	// newest ones (semantic order), and in the versions kept every id but

@@ -12,9 +12,9 @@ import (
 
 // Session is what plan and apply use to read packages from the cache: it
 // resolves packages and classes to unpacked package directories and holds
-// the usage lock of every package it returned until Close (DESIGN.md
-// section 8: the usage lock is held for the whole run). A Session is safe
-// for concurrent use.
+// the usage lock of every package it returned until Close (docs/design.md,
+// "The package cache": the usage lock is held for the whole run). A Session
+// is safe for concurrent use.
 type Session struct {
 	// TrustEnginePackages lets the hooks shipped in packages the engine
 	// unpacked run (Package.RunsHooks). Off by default: those packages
@@ -119,7 +119,7 @@ func (s *Session) hold(ctx context.Context, e Entry) (*Package, error) {
 // Packages returns every package the session holds (every package it
 // returned: those a plan or an apply read), ordered by FullName, version
 // and id. A saved plan records them, so that apply can tell a package
-// replaced since (DESIGN.md section 6).
+// replaced since (docs/design.md, "The plan").
 func (s *Session) Packages() []*Package {
 	s.mu.Lock()
 	out := make([]*Package, 0, len(s.pkgs))
@@ -140,14 +140,14 @@ func (s *Session) Packages() []*Package {
 	return out
 }
 
-// FindClass returns the package that defines class, with its usage lock
-// held until Close. The arguments are the parts of an object's type string
-// `name/version@package` (DESIGN.md section 1): with pkg, the package pkg
-// at version (its highest cached version when version is "") must define
-// class; without pkg, any cached package defining class is taken, the one
-// at version if given, else the highest version (ties: FullName order).
-// Versions match exactly. The error wraps ErrNotFound when no cached
-// package defines class.
+// FindClass returns the package that defines class, with its usage lock held
+// until Close. The arguments are the parts of an object's type string
+// `name/version@package` (docs/design.md, "The object model"): with pkg, the
+// package pkg at version (its highest cached version when version is "")
+// must define class; without pkg, any cached package defining class is
+// taken, the one at version if given, else the highest version (ties:
+// FullName order). Versions match exactly. The error wraps ErrNotFound when
+// no cached package defines class.
 func (s *Session) FindClass(ctx context.Context, class, version, pkg string) (*Package, error) {
 	if pkg != "" {
 		p, err := s.Package(ctx, pkg, version)
@@ -218,7 +218,7 @@ type ClassRef struct {
 }
 
 // Hierarchy returns class followed by its ancestors, breadth-first over
-// Extends, each class once (DESIGN.md section 4), each with the package
+// Extends, each class once (docs/design.md, "Hooks"), each with the package
 // that defines it, whose usage lock the session then holds. from is the
 // package that defines class (from FindClass), or nil to look it up. An
 // ancestor is looked up first in from and the packages it requires, then
