@@ -226,15 +226,15 @@ func (a *applier) stepLocked(f func(*Progress)) {
 	}
 }
 
-// Apply carries out plan p (DESIGN.md sections 3 to 5): the notifications
-// group by group in ascending index, then the destroys group by group in
-// descending index, objects of one group in parallel. A failed destroy
-// blocks every object that must come after it, transitively; the rest go
-// on. Every state change and hook run goes to the journal; what a hook
-// depends on is durable before it starts (docs/journal.md, "Group
-// commit"); hooks the journal says completed are not run again.
-// The error is for the journal alone (the run cannot be recorded); hook
-// failures are in the result.
+// Apply carries out plan p (docs/design.md, "The order", "Hooks" and "Lock,
+// journal and resume"): the notifications group by group in ascending index,
+// then the destroys group by group in descending index, objects of one group
+// in parallel. A failed destroy blocks every object that must come after it,
+// transitively; the rest go on. Every state change and hook run goes to the
+// journal; what a hook depends on is durable before it starts
+// (docs/journal.md, "Group commit"); hooks the journal says completed are
+// not run again. The error is for the journal alone (the run cannot be
+// recorded); hook failures are in the result.
 func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.Parallelism < 1 {
 		opts.Parallelism = 1
@@ -405,10 +405,10 @@ func (a *applier) notifyAll() error {
 	return nil
 }
 
-// notify runs the handler hook of notification i: <C>/notify/<handler>
-// for the subscriber's class C (DESIGN.md section 4). Its patch is checked
-// against the rules of the write-back (CheckPatch) before the hook's end
-// is journalled: a patch that breaks them fails the notification.
+// notify runs the handler hook of notification i: <C>/notify/<handler> for
+// the subscriber's class C (docs/design.md, "Hooks"). Its patch is checked
+// against the rules of the write-back (CheckPatch) before the hook's end is
+// journalled: a patch that breaks them fails the notification.
 func (a *applier) notify(i int) error {
 	p := a.p
 	n := p.Notifications[i]

@@ -167,9 +167,9 @@ func rss(field string) int64 {
 // its input. Metrics: kept-B/doomed, the heap the Plan keeps once made
 // (live heap after NewPlan minus before, after a collection each) per
 // doomed object, and alloc-B/doomed, all it allocated on the way
-// (transient ordering graph included). Issue 9 wants per-object plan data
-// compact: a Plan that kept strings, a path and a reasons slice per object
-// kept about 250 bytes an object.
+// (transient ordering graph included). Per-object plan data must stay
+// compact, so that a plan's memory stays near its input's: strings, a path
+// and a reasons slice per object would cost hundreds of bytes an object.
 func BenchmarkNewPlanTiny200k(b *testing.B) {
 	const n = 200_000
 	var buf bytes.Buffer

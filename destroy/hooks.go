@@ -10,7 +10,7 @@ import (
 	"github.com/objgc/objgc/snapshot"
 )
 
-// HookFinder finds the hooks of objects (DESIGN.md section 4): for an
+// HookFinder finds the hooks of objects (docs/design.md, "Hooks"): for an
 // object of class C, <dir>/<C>/destroy in each hooks dir, then
 // <package>/hooks/<C>/destroy in the cached package that defines C, for C
 // and then each ancestor breadth-first; for a handler H of a subscriber of

@@ -97,17 +97,16 @@ type Resume struct {
 	Notes []string
 }
 
-// Journal is the apply journal of DESIGN.md section 5: JSON lines,
-// append-only. A record is written to the file (and survives the death of
-// this process) before the call that adds it returns, except state
+// Journal is the apply journal (docs/design.md, "Lock, journal and resume"):
+// JSON lines, append-only. A record is written to the file (and survives the
+// death of this process) before the call that adds it returns, except state
 // changes, which are kept in memory until the next record of another kind,
-// Sync or Close (Write says why that is safe). A record is durable
-// (survives a crash of the machine) once an fsync covers it. Fsyncs are
-// shared (group commit): Sync waits for one fsync that covers every record
-// written before it began, and callers that sync while an fsync is running
-// wait for the next one, which covers all of them. Which records are
-// synced when is docs/journal.md's argument. Its methods are safe for
-// concurrent use.
+// Sync or Close (Write says why that is safe). A record is durable (survives
+// a crash of the machine) once an fsync covers it. Fsyncs are shared (group
+// commit): Sync waits for one fsync that covers every record written before
+// it began, and callers that sync while an fsync is running wait for the
+// next one, which covers all of them. Which records are synced when is
+// docs/journal.md's argument. Its methods are safe for concurrent use.
 type Journal struct {
 	path string
 

@@ -2,9 +2,9 @@ package destroy
 
 import "fmt"
 
-// State is where a doomed object is in its lifecycle (DESIGN.md section 5).
-// The apply journal records every change of state; Transition says which
-// changes are legal.
+// State is where a doomed object is in its lifecycle (docs/design.md, "Lock,
+// journal and resume"). The apply journal records every change of state;
+// Transition says which changes are legal.
 type State string
 
 // The lifecycle states. An object is alive until a run finds it doomed; it
@@ -35,7 +35,8 @@ const (
 	StateFailed State = "failed"
 )
 
-// transitions is the table of DESIGN.md section 5:
+// transitions is the table of the journal's states (docs/design.md, "Lock,
+// journal and resume"):
 //
 //	alive -> doomed -> notified -> destroying -> destroyed -> removed
 //	destroying -> failed -> doomed (the next run)

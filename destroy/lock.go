@@ -50,17 +50,17 @@ type lockHolder struct {
 func LockPath(target string) string { return target + ".lock" }
 
 // LockTarget takes the exclusive flock(2) on LockPath(target) that apply
-// holds for its whole run (DESIGN.md section 5), through
-// github.com/gofrs/flock. The lock is on that sidecar file, never on
+// holds for its whole run (docs/design.md, "Lock, journal and resume"),
+// through github.com/gofrs/flock. The lock is on that sidecar file, never on
 // target, because the write-back renames over target, which would drop a
-// lock held on it. The lock is objgc's alone (no other program takes it),
-// so it is flock(2), not the POSIX record locks of the package cache
-// (package internal/lockfile): a record lock would be dropped by any close
-// of another descriptor of the file in the process (outside Linux), and
-// flock is what earlier objgc releases took, so that an older apply and a
-// newer one still exclude each other. On Windows the lock is
-// internal/lockfile's LockFileEx far past the start of the file, because
-// gofrs/flock locks the first byte there, where the holder record is.
+// lock held on it. The lock is objgc's alone (no other program takes it), so
+// it is flock(2), not the POSIX record locks of the package cache (package
+// internal/lockfile): a record lock would be dropped by any close of another
+// descriptor of the file in the process (outside Linux), and flock is what
+// earlier objgc releases took, so that an older apply and a newer one still
+// exclude each other. On Windows the lock is internal/lockfile's LockFileEx
+// far past the start of the file, because gofrs/flock locks the first byte
+// there, where the holder record is.
 //
 // The lock file is opened once, created when missing (mode 0644), without
 // following a symbolic link and without waiting on a FIFO

@@ -37,8 +37,8 @@ type Ordering struct {
 }
 
 // graph is the ordering's input in compact form, 8 bytes a node plus 4 a
-// subscriber (a []Node costs 40 bytes a node: issue 9 keeps a plan's
-// memory near its input's): node v's owner is owner[v] (-1 for none or a
+// subscriber (a []Node costs 40 bytes a node, and a plan's memory must
+// stay near its input's): node v's owner is owner[v] (-1 for none or a
 // survivor), its subscribers subs[subEnd[v-1]:subEnd[v]] (from 0 for v ==
 // 0). key[v] orders nodes that tie; nil means the nodes' own order.
 type graph struct {
@@ -129,8 +129,8 @@ func order(g *graph) *Ordering {
 // every node's owner comes before it in g's order, as a document puts an
 // owner before what it owns, and reports whether it did. Ownership alone
 // is a forest: no cycle, and a node's index is one more than its owner's.
-// It needs none of scc's 21 bytes a node (issue 9: a million doomed
-// objects that notify nothing set the ordering's peak, not its work).
+// It needs none of scc's per-node arrays (a million doomed objects that
+// notify nothing set the ordering's peak, not its work).
 func ownedFirst(g *graph, index []int32) bool {
 	if len(g.subs) != 0 {
 		return false
@@ -191,10 +191,10 @@ func (o *Ordering) components(g *graph) {
 // order Tarjan's algorithm completes them (reverse topological order of the
 // condensation: a component after every component it reaches): component
 // c is flat[ends[c-1]:ends[c]] (from 0 for c == 0). One flat array rather
-// than a slice per component: a model of a million doomed objects has
-// about as many components, and a slice each cost ~250 bytes per object
-// in the plan's peak (issue 9). Iterative, so that a million nodes do not
-// exhaust the stack.
+// than a slice per component: a model of a million doomed objects has about
+// as many components, and a slice each would cost its header and an
+// allocation per object in the plan's peak. Iterative, so that a million
+// nodes do not exhaust the stack.
 func scc(g *graph) (comp, flat, ends []int32) {
 	n := len(g.owner)
 	const unvisited = -1

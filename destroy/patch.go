@@ -21,8 +21,8 @@ import (
 //
 // subscriber is the JSON of the copy (a valid JSON object, "?" header
 // included); depth is the number of JSON arrays and objects that enclose
-// it in its document (snapshot.Tree.Depth). The rules (DESIGN.md 4 and 5,
-// docs/hooks.md):
+// it in its document (snapshot.Tree.Depth). The rules (docs/design.md,
+// "Hooks" and "Write-back"; docs/hooks.md):
 //
 //   - the patch is valid JSON and a JSON object: anything else would
 //     replace the whole subscriber, header and all;
@@ -262,7 +262,8 @@ func headerFree(v []byte, vs int, path string) error {
 // revivedBy returns the doomed objects of p, as indexes into p.Objects in
 // the order the patch first names them, whose id a string value (not a
 // key) of the patch equals: the write-back keeps each in the model,
-// flagged destroyed, as a re-referenced object (DESIGN.md 4 and 5).
+// flagged destroyed, as a re-referenced object (docs/design.md, "Hooks"
+// and "Write-back").
 // Strings holding a lone surrogate escape equal no id.
 func revivedBy(p *Plan, patch []byte) []int {
 	snap := p.Diff.Snapshot

@@ -11,7 +11,8 @@ import (
 	"github.com/objgc/objgc/snapshot"
 )
 
-// ReasonCode says why an object sits in its group (DESIGN.md section 6).
+// ReasonCode says why an object sits in its group (docs/design.md, "The
+// plan").
 // The codes are stable: scripts may match them.
 type ReasonCode string
 
@@ -85,12 +86,12 @@ func (r Reason) Text() string {
 	return string(r.Code)
 }
 
-// Doomed is what a plan keeps of one doomed object: 8 bytes and no
-// pointer, so that a plan of a million tiny objects costs 8 MB beside its
-// model rather than hundreds (issue 9: memory bounded by the input for
-// every shape). Everything else about the object (its id, type, path,
-// owner and reasons) is found again in the snapshot when asked for:
-// Plan.Object, Plan.ID, Plan.Path, Plan.Reasons.
+// Doomed is what a plan keeps of one doomed object: 8 bytes and no pointer,
+// so that a plan of a million tiny objects costs 8 bytes an object beside
+// its model (memory bounded by the input for every shape). Everything else
+// about the object (its id, type, path, owner and reasons) is found again in
+// the snapshot when asked for: Plan.Object, Plan.ID, Plan.Path,
+// Plan.Reasons.
 type Doomed struct {
 	Snapshot int32 // index in the snapshot tree's Objects (a first copy)
 	Group    int32 // the group index
@@ -115,7 +116,7 @@ type Planned struct {
 type Group struct {
 	Index int
 	// Objects are indexes into Plan.Objects, int32 as every index of a
-	// plan (4 bytes a doomed object, not 8: issue 9).
+	// plan (4 bytes a doomed object, not 8).
 	Objects []int32
 }
 
@@ -142,9 +143,9 @@ type Warning struct {
 
 // lazyWarning is a warning of which there can be one for each reference,
 // id-less object, copy or type change of the models: what it is about,
-// 8 bytes, from which Plan.Warning makes it whole when asked. 60,000
-// copies of one object were 30 MB of paths and messages held to the end
-// of the plan, and 10 MB as Warnings without them (issue 9).
+// 8 bytes, from which Plan.Warning makes it whole when asked: paths and
+// messages for tens of thousands of copies of one object, held to the end
+// of the plan, would cost far more than the input.
 type lazyWarning struct {
 	kind  lazyKind
 	about int32 // index in Diff.Dangling, Snapshot.IDless, a tree's Duplicates or Diff.TypeChanges
@@ -259,10 +260,10 @@ func (p *Plan) Object(i int) Planned {
 
 // Header is Object without the path and reasons: what the object's
 // header and place say (id, type, class, group, owner). Hooks are not
-// given the path, and rendering one (keys read far apart) was a tenth of
-// an apply's time on the 1M model; apply's report shows neither. A
-// value: a pointer put each on the heap, 112 MB of garbage writing the
-// plan of a million doomed objects (issue 9).
+// given the path, and rendering one reads keys far apart in the model, a
+// large part of an apply's time; apply's report shows neither. A value:
+// a pointer would put each on the heap, garbage for every object when
+// writing the plan of a million doomed objects.
 func (p *Plan) Header(i int) Planned {
 	snap := p.Diff.Snapshot
 	si := p.Objects[i].Snapshot
@@ -335,7 +336,7 @@ func (p *Plan) doomedSubscribers(si int32, yield func(j int32, id string)) {
 	snap := d.Snapshot
 	deps := snap.Dependencies(si)
 	// A publisher may name 60,000 subscribers: a set past a few, so that
-	// finding the repeats is not quadratic (issue 9).
+	// finding the repeats is not quadratic.
 	var seen map[int32]bool
 	if len(deps) > 8 {
 		seen = make(map[int32]bool, len(deps))
@@ -382,7 +383,7 @@ func (p *Plan) index(j int32) int {
 // Successors returns the doomed objects that must be destroyed after
 // object i (indexes into Objects): its owner when doomed, and its doomed
 // subscribers (also those whose edge was ignored to break a cycle), each
-// once. A failed destroy of i blocks them (DESIGN.md section 4). They are
+// once. A failed destroy of i blocks them (docs/design.md, "Hooks"). They are
 // found again in the snapshot: O(s log n) for s onDestruction records.
 func (p *Plan) Successors(i int) []int {
 	snap := p.Diff.Snapshot
@@ -402,7 +403,7 @@ func (p *Plan) Successors(i int) []int {
 	return out
 }
 
-// NewPlan orders the doomed objects of d (DESIGN.md section 3).
+// NewPlan orders the doomed objects of d (docs/design.md, "The order").
 func NewPlan(d *diff.Result) *Plan {
 	p, _ := NewPlanContext(context.Background(), d)
 	return p
@@ -454,7 +455,7 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 	}
 	// What the plan keeps is made once the ordering is done, its graph
 	// and node map no longer used: on a million doomed objects they and
-	// the ordering's transients set the plan's peak (issue 9).
+	// the ordering's transients set the plan's peak.
 	ord := order(g)
 	p.Objects = make([]Doomed, len(d.Doomed))
 	for v, ws := range ord.Ignored {

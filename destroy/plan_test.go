@@ -208,8 +208,9 @@ const reasonsSnapshot = `{"?": {"id": "env", "type": "E"},
 
 // TestPlanReasonsAndSuccessors: the plan keeps 8 bytes a doomed object
 // and finds its reasons, successors and the rest again in the snapshot
-// (issue 9); they are what the ordering decided (the same as the plan
-// printed when it kept them, checked against that build's output).
+// (so that its memory stays near the input's); they are what the
+// ordering decided (the same as the plan printed when it kept them,
+// checked against that build's output).
 func TestPlanReasonsAndSuccessors(t *testing.T) {
 	p := planJSON(t, reasonsSnapshot, `{"?": {"id": "env", "type": "E"}, "live": {"?": {"id": "live", "type": "L"}}}`)
 	survives := Reason{Code: ReasonOwnerSurvives, ID: "env"}

@@ -71,7 +71,7 @@ func (m *WrittenModel) writeNested(w *countWriter, indent string) {
 	// Each value is checked on a goroutine of its own, and the verdicts
 	// are taken once all are written: the check of one value goes on
 	// while the next is written (the checks are the slower half of the
-	// writing, issue 9). A value found broken still fails the write
+	// writing). A value found broken still fails the write
 	// before anything is committed.
 	type checked struct {
 		name  string
@@ -185,9 +185,9 @@ func (c *countWriter) finish() (int64, error) {
 	return c.n, c.err
 }
 
-// BuildWriteBack decides the model `objgc apply` writes back (DESIGN.md
-// section 5, docs/writeback.md); WrittenModel.WriteTo writes it as the
-// envelope
+// BuildWriteBack decides the model `objgc apply` writes back
+// (docs/design.md, "Write-back"; docs/writeback.md); WrittenModel.WriteTo
+// writes it as the envelope
 //
 //	{
 //	  "Objects": <objects>,

@@ -24,7 +24,7 @@ import (
 )
 
 // The streamed write-back must write, byte for byte, what the write-back
-// built whole in memory wrote (issue 9). testdata/writeback/outputs.sha256
+// built whole in memory wrote. testdata/writeback/outputs.sha256
 // holds the sha256 of each output below as the in-memory write-back (commit
 // 6528557) wrote it; go test -update rewrites it from the code as it is.
 

@@ -1,5 +1,5 @@
 // Package hook finds and runs the destroy and notify hooks of objgc
-// (DESIGN.md section 4).
+// (docs/design.md, "Hooks").
 //
 // A hook is an executable file named after a class: <dir>/<C>/destroy runs
 // when an object of class C (or of a class derived from C) is destroyed,

@@ -13,9 +13,10 @@ import (
 	"testing"
 )
 
-// TestExampleHook runs the hook docs/hooks.md walks through, on the
-// instance of murano-apps' Tomcat test environment
-// (../shared/models/murano_apps/Tomcat_tomcat-for-mock.json).
+// TestExampleHook runs the hook docs/hooks.md walks through, on the instance
+// of murano-apps' Tomcat test environment (a copy of murano-apps' file in
+// testdata/models/Tomcat_tomcat-for-mock.json; testdata/models/README.md
+// gives its origin).
 func TestExampleHook(t *testing.T) {
 	dirs := []string{filepath.Join("..", "..", "testdata", "hooks", "example")}
 	classes := []string{"io.murano.resources.LinuxMuranoInstance", "io.murano.resources.Instance", "io.murano.Object"}
