@@ -380,8 +380,8 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 	}
 	// Apply holds the plan's model and index for its whole run too: the
 	// same garbage collector target as plan (planGCPercent), unless GOGC
-	// is set. On the 1M model the heap peaked at 577 MB for 380 MB live
-	// with the runtime's default.
+	// is set: with the runtime's default its heap peaks far above its
+	// live data.
 	defer setGCPercent(planGCPercent)()
 	switch opts.Format {
 	case "text", "json":
@@ -780,9 +780,8 @@ func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destro
 	}
 	pal := newPalette(streams, opts.NoColor)
 	var b strings.Builder
-	// About a hundred bytes a line; a report of a hundred thousand objects
-	// was a tenth of a second of fmt (issue 9): the common line is
-	// written piece by piece.
+	// About a hundred bytes a line; fmt would be a visible part of a
+	// large report's time: the common line is written piece by piece.
 	b.Grow(100 * len(rep.Objects))
 	noHook := pal.warn("no destroy hook")
 	var long *quietCounts

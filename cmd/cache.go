@@ -16,9 +16,10 @@ import (
 	"github.com/objgc/objgc/pkgcache"
 )
 
-// newCacheCmd builds `objgc cache` and its subcommands (DESIGN.md
-// section 8). The cache directory comes from --cache-dir, OBJGC_CACHE_DIR,
-// the configuration key cache.dir, else <user cache dir>/objgc.
+// newCacheCmd builds `objgc cache` and its subcommands (docs/design.md, "The
+// package cache"). The cache directory comes from --cache-dir,
+// OBJGC_CACHE_DIR, the configuration key cache.dir, else <user cache
+// dir>/objgc.
 func newCacheCmd(streams *IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cache",

@@ -9,8 +9,7 @@ import (
 
 // TestColourOnlyOnATerminal: colour codes appear on a terminal, and never
 // with NO_COLOR set, with --no-color, on TERM=dumb, or when stdout is not a
-// terminal
-// (DESIGN.md section 9).
+// terminal.
 func TestColourOnlyOnATerminal(t *testing.T) {
 	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
 	tests := []struct {

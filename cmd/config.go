@@ -20,9 +20,9 @@ import (
 
 // configKeys maps a flag name to its key in the configuration file and its
 // environment variable, where they differ from the defaults (key = flag
-// name, variable = OBJGC_ + upper-case name with '-' as '_'). DESIGN.md
-// section 9 gives the precedence: flag > OBJGC_* > config file > default.
-// docs/config.md lists every key and variable.
+// name, variable = OBJGC_ + upper-case name with '-' as '_'). The
+// precedence is flag > OBJGC_* > config file > default (docs/config.md,
+// "Precedence"); docs/config.md lists every key and variable.
 var configKeys = map[string]struct{ key, env string }{
 	"hooks-dir":             {"hooks.dirs", "OBJGC_HOOKS_DIR"},
 	"cache-dir":             {"cache.dir", "OBJGC_CACHE_DIR"},
@@ -569,7 +569,7 @@ func splitList(values []string) []string {
 
 // cacheDir returns the package cache root: dir as --cache-dir,
 // OBJGC_CACHE_DIR or cache.dir in the config file set it, else
-// <os.UserCacheDir()>/objgc (DESIGN.md section 8).
+// <os.UserCacheDir()>/objgc (docs/design.md, "The package cache").
 func cacheDir(dir string) (string, error) {
 	if dir != "" {
 		return dir, nil
@@ -582,7 +582,7 @@ func cacheDir(dir string) (string, error) {
 }
 
 // flagEnv returns the OBJGC_* environment variable that sets flag name
-// (DESIGN.md section 9), false for a flag with none: --help, --version and the
+// (docs/config.md), false for a flag with none: --help, --version and the
 // flag-only ones (whose variable is an error, see flagOnly).
 func flagEnv(c *cobra.Command, name string) (string, bool) {
 	if name == "help" || name == "version" || flagOnly[name] {

@@ -7,7 +7,8 @@ import (
 )
 
 // TestDomainPackagesStayInward checks that the domain packages import no
-// CLI library and not cmd/ (STYLE.md: dependencies point inward).
+// CLI library and not cmd/: dependencies point inward, so that the domain
+// can be read, tested and reused without the command line.
 func TestDomainPackagesStayInward(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")

@@ -11,8 +11,9 @@ import (
 	"github.com/objgc/objgc/pkgcache"
 )
 
-// Exit codes of objgc, stable across releases (DESIGN.md section 7). They
-// are listed under EXIT STATUS in every command's help.
+// Exit codes of objgc, stable across releases (docs/design.md, "Exit
+// codes"): scripts and CI jobs branch on them. They are listed under EXIT
+// STATUS in every command's help.
 const (
 	ExitOK          = 0   // success, or nothing to do
 	ExitError       = 1   // bad input, usage error, internal error; plan --detailed-exitcode on a plan apply would refuse

@@ -81,8 +81,8 @@ func TestGoldenPlans(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
 			checkGoldenPlan(t, tc.args, tc.name, stable)
-			// The same plan of the files mapped (as models of 64 MiB and
-			// more are) instead of read.
+			// The same plan of the files mapped (as models of
+			// snapshot.MapThreshold bytes and more are) instead of read.
 			old := snapshot.MapThreshold
 			snapshot.MapThreshold = 1
 			defer func() { snapshot.MapThreshold = old }()

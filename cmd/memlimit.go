@@ -15,19 +15,19 @@ import (
 // mappedResident is how much of a mapped input a plan counts as resident
 // outside the Go runtime's memory: the reader and the loops over objects
 // release a mapped model's pages as they go (snapshot.Document.Release),
-// which keeps about 10 MiB of them in the resident set (up to 35 MiB
-// early in the reading, when the index is still small: measured on tiny
-// 1M with a 0.5 ms poller).
+// which keeps a few MiB of them in the resident set, more early in the
+// reading, when the index is still small (docs/performance.md).
 const mappedResident = 16 << 20
 
 // planMemoryLimit returns the soft memory limit, in bytes, that a plan of
-// docs sets for the Go runtime (runtime/debug.SetMemoryLimit): the bound
-// on a plan's peak resident memory, 1.5 times the inputs' size plus 64
-// MiB (issue 9), less what a mapped input keeps resident outside the
-// runtime's count (mappedResident, its size at most). Below the limit
-// the collector keeps its usual pace (planGCPercent, renderGCPercent);
-// near it, it collects more often rather than let the heap pass it. A
-// plan whose live data nearly fills the limit gives it up (check).
+// docs sets for the Go runtime (runtime/debug.SetMemoryLimit): the bound on
+// a plan's peak resident memory, 1.5 times the inputs' size plus 64 MiB
+// (docs/decisions.md, "A plan's memory"), less what a mapped input keeps
+// resident outside the runtime's count (mappedResident, its size at most).
+// Below the limit the collector keeps its usual pace (planGCPercent,
+// renderGCPercent); near it, it collects more often rather than let the heap
+// pass it. A plan whose live data nearly fills the limit gives it up
+// (check).
 func planMemoryLimit(docs []*snapshot.Document) int64 {
 	var in planInputs
 	for _, d := range docs {

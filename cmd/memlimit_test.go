@@ -10,9 +10,10 @@ import (
 	"github.com/objgc/objgc/snapshot"
 )
 
-// TestPlanMemoryLimit: the limit is issue 9's bound on the inputs, 1.5
-// times their size plus 64 MiB, less what a mapped input keeps resident
-// (at most mappedResident, at most its size).
+// TestPlanMemoryLimit: the limit is the bound on the inputs of
+// docs/decisions.md, "A plan's memory": 1.5 times their size plus 64 MiB,
+// less what a mapped input keeps resident (at most mappedResident, at most
+// its size).
 func TestPlanMemoryLimit(t *testing.T) {
 	small := snapshot.NewDocument("small.json", make([]byte, 10<<20))
 	if got, want := planMemoryLimit([]*snapshot.Document{small}), int64(15<<20+64<<20); got != want {

@@ -15,14 +15,12 @@ const renderChunk = 256
 // that order, rendering them on as many goroutines as the process has
 // processors, a chunk of items at a time. A plan of a hundred thousand
 // doomed objects spends most of its writing time rendering each object's
-// path, reasons and hooks (issue 9: a third of the text plan's time on the
-// 1M model); the items are independent. At most a few chunks wait to be
-// written, so memory stays bounded whatever n, and their buffers are used
-// again: a fresh buffer a chunk, grown from nothing, was a gigabyte of
-// garbage on a plan of a million doomed objects, which set the height of
-// its heap (issue 9). render must be safe to call
-// from several goroutines at once; it runs under snapshot.Guard. The first
-// error, of a write or a fault, is returned.
+// path, reasons and hooks; the items are independent. At most a few chunks
+// wait to be written, so memory stays bounded whatever n, and their buffers
+// are used again: a fresh buffer a chunk, grown from nothing, would be
+// garbage in proportion to the plan, which would set the height of its heap.
+// render must be safe to call from several goroutines at once; it runs under
+// snapshot.Guard. The first error, of a write or a fault, is returned.
 func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
 	workers := runtime.GOMAXPROCS(0)
 	if n <= renderChunk || workers < 2 {

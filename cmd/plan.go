@@ -218,23 +218,22 @@ func untilDone(ctx context.Context, f func() error) error {
 	}
 }
 
-// planGCPercent is the garbage collector's target while a plan is
-// computed: the heap may grow by half its live size between collections
-// rather than the runtime's default of all of it. The plan holds the model
-// and its index for its whole run, so the default lets the heap of a model
-// of small objects peak near twice its live size; at 50 the peak is 5 to
-// 17% lower at the same CPU time (docs/performance.md, "## plan end to
-// end"). A GOGC set in the environment is the user's choice and is kept.
+// planGCPercent is the garbage collector's target while a plan is computed:
+// the heap may grow by half its live size between collections rather than
+// the runtime's default of all of it. The plan holds the model and its index
+// for its whole run, so the default lets the heap of a model of small
+// objects peak near twice its live size; at 50 the peak is lower at the same
+// CPU time (docs/performance.md). A GOGC set in the environment is the
+// user's choice and is kept.
 const planGCPercent = 50
 
 // renderGCPercent is the garbage collector's target while the plan is
-// written: the model, its index and the plan are all built by then and
-// stay live to the end, and writing adds only garbage (a few hundred bytes
-// an object), so a smaller headroom costs a few more collections of a heap
-// that no longer grows. On the model of 200,000 tiny doomed objects the
-// peak RSS falls from about 78 to 67 MiB, on 1,000,000 of them from 326
-// to 271 MiB, for up to 15% more user CPU (docs/performance.md, "Memory,
-// third pass"). Not applied when GOGC is set in the environment.
+// written: the model, its index and the plan are all built by then and stay
+// live to the end, and writing adds only garbage (a few hundred bytes an
+// object), so a smaller headroom costs a few more collections of a heap that
+// no longer grows: a lower peak RSS on models of many tiny doomed objects
+// for a little more user CPU (docs/performance.md). Not applied when GOGC is
+// set in the environment.
 const renderGCPercent = 25
 
 // setGCPercent sets the garbage collector's target to percent, unless
@@ -274,7 +273,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	}
 	// Every stage starts with a look at ctx, and the long ones look
 	// inside too: the first SIGINT or SIGTERM ends a plan within
-	// milliseconds whatever it is doing (issue 9).
+	// milliseconds whatever it is doing.
 	traceStages := streams.Getenv != nil && streams.Getenv(stagesEnv) == "1"
 	var limit *memoryLimit // set once the inputs are read
 	stage := func(name string) error {
@@ -299,8 +298,8 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	var in *inputs
 	if err := untilDone(ctx, func() (err error) {
 		// Only the JSON and Markdown plans and --out name the inputs'
-		// sha256; a text or dot plan does not hash them (0.3 s of CPU on
-		// a 370 MB model). SHA256 still computes it if asked.
+		// sha256; a text or dot plan does not hash them (a pass over
+		// every byte of the inputs). SHA256 still computes it if asked.
 		hash := opts.Out != "" || opts.Format == "json" || opts.Format == "markdown"
 		in, err = loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph, hash)
 		return err

@@ -34,10 +34,10 @@ func copyDir(t *testing.T, src, dst string) {
 }
 
 // TestPlanShowsPackageHierarchyAndHooks plans a real model against a cache
-// holding Murano's real core library (../shared/packages/io.murano, copied
-// in pkgcache/testdata) to which a destroy hook for an ancestor class was
-// added: the plan shows the hierarchy from the class files and the hook
-// from the package.
+// holding Murano's real core library (openstack/murano's meta/io.murano,
+// reduced and copied into pkgcache/testdata; its README gives the origin) to
+// which a destroy hook for an ancestor class was added: the plan shows the
+// hierarchy from the class files and the hook from the package.
 func TestPlanShowsPackageHierarchyAndHooks(t *testing.T) {
 	added := cacheCoreLibrary(t)
 	t.Setenv("NO_COLOR", "1")

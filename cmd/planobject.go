@@ -12,10 +12,10 @@ import (
 // indentSpaces holds the indentations of the plan's JSON, up to 64 spaces.
 const indentSpaces = "                                                                "
 
-// deeper returns prefix with two more spaces: a piece of indentSpaces for
-// a prefix of spaces, as every prefix of the plan's JSON is, so that the
-// writing of each object does not make its indentations anew (31 MB of
-// strings on a plan of a million doomed objects, issue 9).
+// deeper returns prefix with two more spaces: a piece of indentSpaces for a
+// prefix of spaces, as every prefix of the plan's JSON is, so that the
+// writing of each object does not make its indentations anew (new strings
+// for every object of the plan).
 func deeper(prefix string) string {
 	if n := len(prefix) + 2; n <= len(indentSpaces) && prefix == indentSpaces[:len(prefix)] {
 		return indentSpaces[:n]
@@ -26,10 +26,10 @@ func deeper(prefix string) string {
 // appendPlanObject appends po as encoding/json writes it indented by two
 // spaces after prefix, with HTML characters not escaped (jsonStream.value):
 // the same bytes, written directly. A plan of a hundred thousand objects
-// spent most of its writing time in encoding/json, reflecting on the
-// struct and indenting the encoded bytes a second time (issue 9). Field
-// order, omitempty and null follow destroy.PlanObject's tags;
-// TestAppendPlanObject compares the two on every kind of value.
+// spent most of its writing time in encoding/json, reflecting on the struct
+// and indenting the encoded bytes a second time. Field order, omitempty and
+// null follow destroy.PlanObject's tags; TestAppendPlanObject compares the
+// two on every kind of value.
 func appendPlanObject(b []byte, prefix string, po *destroy.PlanObject) []byte {
 	in := deeper(prefix)
 	b = append(b, "{\n"...)

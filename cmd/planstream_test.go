@@ -95,8 +95,9 @@ func TestStreamedPlanReadsBack(t *testing.T) {
 // envelope, about 44 bytes an object): the shape whose plan is largest for
 // its input. Metrics: plan-s/op, and peak-mem/input: the growth of the
 // process's peak RSS (VmHWM) during one plan, divided by the model's size
-// (issue 9's target: peak RSS at most 1.5x the file plus 64 MiB; the
-// growth counts the model read and everything made from it).
+// (the bound of docs/decisions.md, "A plan's memory": peak RSS at most
+// 1.5x the file plus 64 MiB; the growth counts the model read and
+// everything made from it).
 func BenchmarkPlanTiny200k(b *testing.B) { benchmarkPlanTiny(b, 200_000) }
 
 func benchmarkPlanTiny(b *testing.B, n int) {

@@ -19,11 +19,11 @@ type progressTiming struct {
 var defaultProgressTiming = progressTiming{Delay: 500 * time.Millisecond, Every: 100 * time.Millisecond}
 
 // progressLine is the one line of progress that long applies and large
-// prunes show on stderr when it is a terminal (DESIGN.md section 9),
-// rewritten in place with a carriage return. Log lines go through Println,
-// which clears the line first so that the two never mix. Safe for
-// concurrent use; a progressLine for a stderr that is not a terminal only
-// passes log lines on.
+// prunes show on stderr when it is a terminal (in a file or a pipe the
+// rewritten line would be noise), rewritten in place with a carriage return.
+// Log lines go through Println, which clears the line first so that the two
+// never mix. Safe for concurrent use; a progressLine for a stderr that is
+// not a terminal only passes log lines on.
 type progressLine struct {
 	w      io.Writer
 	on     bool

@@ -67,9 +67,9 @@ func (h *planHooks) of(i int) *typeHooks { return h.kinds[h.kind.at(i)] }
 
 // kindIndex holds an index into planHooks.kinds for each doomed object: a
 // byte each while they number at most 256 (a model's types are a few
-// dozen), widened to four once one is past that. Four bytes each were 4
-// MB of a plan of a million tiny objects, whose bound is 127 MiB (issue
-// 9).
+// dozen), widened to four once one is past that: four bytes each would
+// be a visible part of the memory bound of a plan of a million tiny
+// objects.
 type kindIndex struct {
 	narrow []uint8
 	wide   []int32 // once widened; narrow is then nil
@@ -102,8 +102,8 @@ func (x *kindIndex) set(i int, k int32) {
 	}
 }
 
-// findPlanHooks looks up every hook the plan would run (DESIGN.md section
-// 4): the destroy hooks of each doomed object's class hierarchy, the
+// findPlanHooks looks up every hook the plan would run (docs/design.md,
+// "Hooks"): the destroy hooks of each doomed object's class hierarchy, the
 // handler hook of each notification's subscriber. session, when not nil,
 // is f.Packages: the packages it read are recorded.
 func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, cacheDir string) *planHooks {
@@ -134,7 +134,8 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 		h.kind.set(i, k)
 	}
 	// One Type a distinct subscriber type, shared by its notifications:
-	// 60,000 subscribers of one type took 2.9 MB of copies (issue 9).
+	// a copy for each of tens of thousands of subscribers of one type
+	// would cost memory in proportion to them.
 	subTypes := map[snapshot.Type]*snapshot.Type{}
 	for i, n := range p.Notifications {
 		snap.Doc.MaybeRelease() // subscribers lie pages apart: see snapshot.Document.Release
@@ -631,8 +632,9 @@ func writeFileAtomic(path string, mode os.FileMode, write func(io.Writer) error)
 }
 
 // palette colours text output; every colour is off unless stdout is a
-// terminal that is not TERM=dumb and neither NO_COLOR nor --no-color is
-// set (DESIGN.md 9; no-color.org).
+// terminal that is not TERM=dumb and neither NO_COLOR nor --no-color is set
+// (docs/config.md; no-color.org): escape codes must never reach a file, a
+// pipe or a terminal that cannot show them.
 type palette struct {
 	heading, id, dim, warn, bad func(a ...any) string
 }

@@ -19,7 +19,7 @@ import (
 func term(s string) string { return termsafe.String(s) }
 
 // isTerminal reports whether w is a terminal (colour and progress lines are
-// for terminals only, DESIGN.md section 9).
+// for terminals only: in a file or a pipe they would be noise).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))

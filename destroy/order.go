@@ -203,8 +203,8 @@ func scc(g *graph) (comp, flat, ends []int32) {
 	comp = make([]int32, n)
 	onStack := make([]bool, n)
 	flat = make([]int32, 0, n)
-	// At most n components: sized once, as growing it by append left
-	// four times its size behind (19 MB for a million doomed objects).
+	// At most n components: sized once, as growing it by append leaves
+	// several times its size behind as garbage.
 	ends = make([]int32, 0, n)
 	for i := range index {
 		index[i] = unvisited

@@ -148,7 +148,7 @@ func modelKey(k string) bool { return k == "?" || snapshot.EnvelopeKey(k) }
 func ParsePlanFile(path string, data []byte) (*PlanFile, error) {
 	if modelKey(snapshot.FirstKey(data)) {
 		// A model: the lookups below would read the whole file to
-		// find no "format_version" (a 370 MB model: most of a second).
+		// find no "format_version", a pass over a large model.
 		return nil, nil
 	}
 	if !gjson.GetBytes(data, "format_version").Exists() || !gjson.GetBytes(data, "inputs").IsArray() {

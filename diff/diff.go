@@ -1,8 +1,8 @@
 // Package diff compares the snapshot of the previous deployment of a Murano
 // object model with the incoming model: the objects removed offline
 // (doomed), the references left dangling to them, the destroyed objects
-// nothing live holds any more, and ids whose type changed (DESIGN.md
-// section 2).
+// nothing live holds any more, and ids whose type changed (docs/design.md,
+// "What is destroyed").
 package diff
 
 import (
@@ -209,7 +209,7 @@ func (r *Result) findDangling(ctx context.Context) error {
 	}
 	r.Dangling = append(halves[0], halves[1]...)
 	// One pass names every path: a copy holding 60,000 references is read
-	// once, not once for each (issue 9).
+	// once, not once for each.
 	offs := make([]int, len(r.Dangling))
 	for k := range r.Dangling {
 		offs[k] = r.Dangling[k].Offset
@@ -306,7 +306,7 @@ func (r *Result) findDropped(ctx context.Context) {
 	// Copies are in closing order (what a copy encloses comes before it),
 	// so one pass carries "holds a live object" up to every enclosing
 	// copy; walking each object's chain of enclosing copies was
-	// quadratic in the nesting depth (issue 9).
+	// quadratic in the nesting depth.
 	liveInside := make([]bool, len(objs))
 	for i := range objs {
 		if isDestroyed(int32(i)) && liveInside[i] {

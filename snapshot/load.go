@@ -88,11 +88,10 @@ const releaseSample = 16
 // clockBase is the origin of Document.released.
 var clockBase = time.Now()
 
-// MaybeRelease is Release for loops that call it for every object: it
-// looks at the clock (Release) on one call in releaseSample, chosen at
-// random. Reading the clock on every call cost more than the loops' own
-// work on small objects (9% of the CPU of a plan of a million tiny doomed
-// objects); a counter shared by the loops on both cores would bounce
+// MaybeRelease is Release for loops that call it for every object: it looks
+// at the clock (Release) on one call in releaseSample, chosen at random.
+// Reading the clock on every call costs more than the loops' own work on
+// small objects; a counter shared by the loops on both cores would bounce
 // between them.
 func (d *Document) MaybeRelease() {
 	if d != nil && d.mapped && rand.Uint32()%releaseSample == 0 {

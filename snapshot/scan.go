@@ -347,19 +347,18 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 	return &s.idx, nil
 }
 
-// alloc sizes the index for data: every object of the model has a header,
-// so the count of '?' bytes is at least the count of objects (unless a
-// header's key is written escaped) and rarely much more (a '?' in a
-// string value); counting costs a pass at memory speed (40 ms for 370 MB).
-// The objects array is the largest: growing it would hold the old and the
-// new array at once, at the plan's peak. Real and generated models hold a string
-// value per 80 to 250 bytes and a path segment per 30 to 250. A low
-// estimate costs one copy (sized from the density seen so far, see grow)
-// and a high one memory never touched, which the garbage collector counts
-// as live all the same. String values and records, which a model may
-// hold none of (a model of tiny objects: 3.5 MB for 44 MB), start at a
-// tenth of the densest and grow from the density seen: the copy is of
-// the part read.
+// alloc sizes the index for data: every object of the model has a header, so
+// the count of '?' bytes is at least the count of objects (unless a header's
+// key is written escaped) and rarely much more (a '?' in a string value);
+// counting costs a pass at memory speed (40 ms for 370 MB). The objects
+// array is the largest: growing it would hold the old and the new array at
+// once, at the plan's peak. Real and generated models hold a string value
+// per 80 to 250 bytes and a path segment per 30 to 250. A low estimate costs
+// one copy (sized from the density seen so far, see grow) and a high one
+// memory never touched, which the garbage collector counts as live all the
+// same. String values and records, which a model may hold none of (a model
+// of tiny objects has few), start at a tenth of the densest and grow from
+// the density seen: the copy is of the part read.
 func (x *flatIndex) alloc(data []byte, mapped bool) {
 	objects, idLen := estimateObjects(data, mapped)
 	x.objects = make([]Object, 0, objects+16)
@@ -369,7 +368,8 @@ func (x *flatIndex) alloc(data []byte, mapped bool) {
 	x.deps = make([]Dependency, 0, len(data)/16384+16)
 	// Room reserved and never written costs no memory, but the garbage
 	// collector counts it as live and lets the heap grow by that much
-	// more: 36 bytes an object for ids of 10 held 30 MB more garbage.
+	// more: room for ids far longer than the model's is garbage the
+	// collector waits for.
 	x.ids = make([]byte, 0, (idLen+1)*cap(x.objects))
 }
 

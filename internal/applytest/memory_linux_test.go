@@ -16,11 +16,11 @@ import (
 
 // TestPlanMemoryBound: the built objgc plan --format json, run as a user
 // runs it, peaks at most at 1.5 times its input's size plus 64 MiB in
-// resident memory (issue 9's bound for any model), on each hostile shape
-// of modelgen and on 200,000 and 1,000,000 tiny doomed objects, the shape
-// whose plan is largest for its input. The peak is the process's own
-// VmHWM (planPeakRSS), the best of up to three runs, as issue 9 measures:
-// a busy machine can make the collector late once.
+// resident memory (docs/decisions.md, "A plan's memory"), on each hostile
+// shape of modelgen and on 200,000 and 1,000,000 tiny doomed objects, the
+// shape whose plan is largest for its input. The peak is the process's own
+// VmHWM (planPeakRSS), the best of up to three runs: a busy machine can make
+// the collector late once.
 //
 // Not parallel: a plan's peak depends on its collector keeping up, which
 // other tests of this package on the same two cores would make it less

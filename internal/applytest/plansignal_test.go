@@ -13,8 +13,8 @@ import (
 // TestPlanInterruptedInEveryStage: SIGINT or SIGTERM stops objgc plan with
 // exit 130 whatever stage it is in (reading, comparing, ordering, looking
 // up hooks, rendering), on a model large enough that each stage takes a
-// while. Before issue 9 only the end of reading looked at the signal: a
-// plan interrupted later ran to its end and exited 0.
+// while: a stage that did not look at the signal would run to its end and
+// let the plan exit 0.
 //
 // The plan says which stage it enters on stderr (the hidden
 // OBJGC_TEST_STAGES hook); the test signals it when it reads that line,

@@ -1,6 +1,7 @@
 // Package atomicfile replaces files atomically: readers see the old or the
-// new content, never a mix (STYLE.md "Atomic writes": a temporary file in
-// the same folder, write, chmod, fsync, close, rename, fsync the folder).
+// new content, never a mix, and a crash leaves one of the two: a temporary
+// file in the same folder, write, chmod, fsync, close, rename, fsync the
+// folder.
 //
 // Every atomic write of objgc goes through writeFile, and every fsync of
 // a folder through SyncDir, so there is one policy for both: the
@@ -167,8 +168,8 @@ func Kind(m fs.FileMode) string {
 }
 
 // asyncHash is a sha256 of what is written to it, computed beside the
-// writing (beside.Writer): the hash of a 370 MB write-back took a third of
-// a second on the writing goroutine. Sum waits for what was written and
+// writing (beside.Writer): hashing a large write-back on the writing
+// goroutine would add its time to the writing's. Sum waits for what was written and
 // may be called more than once.
 type asyncHash struct {
 	h   hash.Hash

@@ -6,7 +6,8 @@ import (
 )
 
 // Shape names a hostile model shape: small files that cost a careless
-// reader far more than their size (issue 9).
+// reader far more than their size (quadratic time, or memory out of
+// proportion to the input).
 type Shape int
 
 const (

@@ -60,7 +60,7 @@ func Line(s string) string {
 func Printable(s string) bool {
 	for i := 0; i < len(s); {
 		// Eight printable ASCII bytes at a time: ids, types and paths
-		// are, and a text plan reads every one (issue 9).
+		// are, and a text plan reads every one.
 		for i+8 <= len(s) {
 			x := jsonedit.Load8(s, i)
 			if jsonedit.HasLess(x, 0x20)|jsonedit.HasAbove(x) != 0 {
@@ -113,7 +113,7 @@ func JSON(b []byte) []byte {
 	i := 0
 	for i < len(b) {
 		// Eight plain ASCII bytes at a time: a JSON plan is almost all
-		// of them, and this pass reads all of it (issue 9).
+		// of them, and this pass reads all of it.
 		for i+8 <= len(b) && jsonedit.HasAbove(binary.LittleEndian.Uint64(b[i:])) == 0 {
 			i += 8
 		}
