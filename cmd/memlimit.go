@@ -19,11 +19,18 @@ import (
 // reading, when the index is still small (docs/performance.md).
 const mappedResident = 16 << 20
 
+// programResident is what the objgc process keeps resident outside the Go
+// runtime's count whatever its inputs: the program's own text and data
+// pages, which the bound counts (it is on the process's resident set) and
+// the runtime's memory limit does not.
+const programResident = 8 << 20
+
 // planMemoryLimit returns the soft memory limit, in bytes, that a plan of
 // docs sets for the Go runtime (runtime/debug.SetMemoryLimit): the bound on
 // a plan's peak resident memory, 1.5 times the inputs' size plus 64 MiB
 // (docs/decisions.md, "A plan's memory"), less what a mapped input keeps
-// resident outside the runtime's count (mappedResident, its size at most).
+// resident outside the runtime's count (mappedResident, its size at most)
+// and what the program itself does (programResident).
 // Below the limit the collector keeps its usual pace (planGCPercent,
 // renderGCPercent); near it, it collects more often rather than let the heap
 // pass it. A plan whose live data nearly fills the limit gives it up
@@ -72,7 +79,9 @@ func (in *planInputs) add(n int64, mapped bool) {
 }
 
 // limit returns the bound less what stays resident outside the runtime.
-func (in *planInputs) limit() int64 { return in.size + in.size/2 + 64<<20 - in.outside }
+func (in *planInputs) limit() int64 {
+	return in.size + in.size/2 + 64<<20 - in.outside - programResident
+}
 
 // memoryLimits are the limits of the plans under way in the process
 // (Main runs in-process in tests, several at once): the runtime's limit is
