@@ -37,14 +37,10 @@ type wbCase struct {
 	keep  bool
 }
 
-// sharedModels is where the real Murano models this repository's
-// testdata/models copies come from; the test reads them too when they are
-// there.
-const sharedModels = "/work/shared/models"
-
 // wbModels returns the model files the equivalence test derives cases
-// from: the pairs, the copied real models, the real models of
-// sharedModels when present, by a name relative to their folder.
+// from: the pairs, the copied real models, and the whole collection of
+// real models in testdata/writeback/models (its README gives their
+// origins), by a name relative to their folder.
 func wbModels(t *testing.T) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
@@ -73,9 +69,7 @@ func wbModels(t *testing.T) map[string][]byte {
 	}
 	add("pairs/", filepath.Join("..", "testdata", "pairs"), false)
 	add("models/", filepath.Join("..", "testdata", "models"), false)
-	if _, err := os.Stat(sharedModels); err == nil {
-		add("shared/", sharedModels, true)
-	}
+	add("real/", filepath.Join("testdata", "writeback", "models"), true)
 	return out
 }
 
@@ -371,8 +365,6 @@ func TestWriteBackSameOutput(t *testing.T) {
 	for _, c := range cases {
 		w, ok := want[c.name]
 		switch {
-		case !ok && strings.HasPrefix(c.name, "shared/"):
-			// A model added to the shared folder since: nothing to compare.
 		case !ok:
 			t.Errorf("%s: no recorded output", c.name)
 		case got[c.name] != w:
