@@ -2,12 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // quickstartDir is the directory docs/hooks.md's quick start says it
@@ -20,15 +17,7 @@ const quickstartDir = "/home/you/quickstart"
 // (stdout and stderr), with the directory written as quickstartDir. A
 // step that fails, or whose output differs, fails the test.
 func TestHooksQuickstart(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("docs", "hooks.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(doc), "\n## Quick start")
-	if !ok {
-		t.Fatal("docs/hooks.md has no \"## Quick start\" section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := docSection(t, filepath.Join("docs", "hooks.md"), "## Quick start")
 	blocks := fencedBlocks(section)
 	var script, files strings.Builder
 	steps := 0
@@ -53,19 +42,7 @@ func TestHooksQuickstart(t *testing.T) {
 		"sh -e \"$1\" >out 2>&1 && s=0 || s=$?\n" +
 		"sed \"s#$PWD#" + quickstartDir + "#g\" out\n" +
 		"rm out\nexit $s\n")
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "quickstart.txtar"), []byte(script.String()+files.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testscript.Run(t, testscript.Params{
-		Dir:                 dir,
-		RequireExplicitExec: true,
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("HOME", filepath.Join(env.WorkDir, ".home"))
-			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-			return nil
-		},
-	})
+	runScript(t, script.String(), files.String())
 }
 
 type fencedBlock struct{ lang, body string }

@@ -10,20 +10,22 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// readmeSection returns the fenced blocks of README.md's section heading
-// ("## In a CI pipeline"), failing the test when it is not there.
-func readmeSection(t *testing.T, heading string) []fencedBlock {
+// docSection returns the text of the section of the Markdown file name
+// whose heading line starts with heading ("## Quick start"), up to the
+// next "## " heading, failing the test when there is none.
+func docSection(t *testing.T, name, heading string) string {
 	t.Helper()
-	doc, err := os.ReadFile("README.md")
+	doc, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(doc), "\n"+heading+"\n")
+	_, section, ok := strings.Cut(string(doc), "\n"+heading)
 	if !ok {
-		t.Fatalf("README.md has no %q section", heading)
+		t.Fatalf("%s has no %q section", name, heading)
 	}
+	_, section, _ = strings.Cut(section, "\n") // the rest of the heading line
 	section, _, _ = strings.Cut(section, "\n## ")
-	return fencedBlocks(section)
+	return section
 }
 
 // runScript runs a testscript made of script and the files of archive
@@ -31,7 +33,7 @@ func readmeSection(t *testing.T, heading string) []fencedBlock {
 func runScript(t *testing.T, script, archive string) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "readme.txtar"), []byte(script+archive), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "doc.txtar"), []byte(script+archive), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
@@ -51,7 +53,7 @@ func runScript(t *testing.T, script, archive string) {
 // written back, finds nothing to destroy.
 func TestReadmeCIRecipe(t *testing.T) {
 	var recipe string
-	for _, b := range readmeSection(t, "## In a CI pipeline") {
+	for _, b := range fencedBlocks(docSection(t, "README.md", "## In a CI pipeline")) {
 		if b.lang == "sh" {
 			recipe = b.body
 			break
@@ -83,7 +85,7 @@ stdout '^nothing to destroy$'
 // nothing.
 func TestReadmeCronLine(t *testing.T) {
 	var line string
-	for _, b := range readmeSection(t, "## From cron") {
+	for _, b := range fencedBlocks(docSection(t, "README.md", "## From cron")) {
 		if b.lang == "crontab" {
 			line = strings.TrimSpace(b.body)
 		}
