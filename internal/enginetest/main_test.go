@@ -69,8 +69,7 @@ const waitLimit = 2 * time.Minute
 // engine is a running testdata/engine.py.
 type engine struct {
 	t     *testing.T
-	stdin io.WriteCloser
-	out   *bufio.Scanner
+	lines testbin.Lines
 }
 
 // startEngine starts the engine on cache ("-": the engine's default
@@ -102,7 +101,7 @@ func startEngine(t *testing.T, cache string, env ...string) *engine {
 			t.Logf("engine's stderr:\n%s", tail(stderr.String(), 30))
 		}
 	})
-	return &engine{t: t, stdin: stdin, out: bufio.NewScanner(stdout)}
+	return &engine{t: t, lines: testbin.Lines{T: t, In: stdin, Out: bufio.NewScanner(stdout), Limit: waitLimit, Name: "engine"}}
 }
 
 func tail(s string, n int) string {
@@ -116,24 +115,7 @@ func tail(s string, n int) string {
 // do sends one command and returns the engine's answer.
 func (e *engine) do(command string) string {
 	e.t.Helper()
-	if _, err := io.WriteString(e.stdin, command+"\n"); err != nil {
-		e.t.Fatalf("engine %s: %v", command, err)
-	}
-	answer := make(chan string, 1)
-	go func() {
-		if e.out.Scan() {
-			answer <- e.out.Text()
-		} else {
-			answer <- "EOF"
-		}
-	}()
-	select {
-	case a := <-answer:
-		return a
-	case <-time.After(waitLimit):
-		e.t.Fatalf("engine %s: no answer", command)
-		return ""
-	}
+	return e.lines.Do(command)
 }
 
 // load has deployment load package id of fullName and version, served as

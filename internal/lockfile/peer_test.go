@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/objgc/objgc/internal/testbin"
 )
 
 // The tests in this file lock against a Python process that takes its
@@ -28,8 +29,7 @@ const python = "/usr/bin/python3"
 // peer is a running testdata/peer.py.
 type peer struct {
 	t     *testing.T
-	stdin io.WriteCloser
-	out   *bufio.Scanner
+	lines testbin.Lines
 	cmd   *exec.Cmd
 }
 
@@ -63,7 +63,7 @@ func startPeer(t *testing.T, kind, path string) *peer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &peer{t: t, stdin: stdin, out: bufio.NewScanner(stdout), cmd: cmd}
+	p := &peer{t: t, lines: testbin.Lines{T: t, In: stdin, Out: bufio.NewScanner(stdout), Limit: time.Minute, Name: "peer"}, cmd: cmd}
 	t.Cleanup(func() {
 		stdin.Close()
 		t := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
@@ -77,24 +77,7 @@ func startPeer(t *testing.T, kind, path string) *peer {
 // after a minute without one.
 func (p *peer) do(command string) string {
 	p.t.Helper()
-	if _, err := io.WriteString(p.stdin, command+"\n"); err != nil {
-		p.t.Fatalf("peer %s: %v", command, err)
-	}
-	answer := make(chan string, 1)
-	go func() {
-		if p.out.Scan() {
-			answer <- p.out.Text()
-		} else {
-			answer <- "EOF"
-		}
-	}()
-	select {
-	case a := <-answer:
-		return a
-	case <-time.After(time.Minute):
-		p.t.Fatalf("peer %s: no answer", command)
-		return ""
-	}
+	return p.lines.Do(command)
 }
 
 func (p *peer) must(command, want string) {
