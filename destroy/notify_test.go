@@ -224,14 +224,17 @@ func TestApplyNotifyPatchChecked(t *testing.T) {
 	}
 }
 
-// TestApplyNotifyPatchResumedChecked: a patch an earlier objgc journalled
-// as done without these checks is checked when the run resumes: it is a
-// failed notification, not a write-back that fails on every run.
-func TestApplyNotifyPatchResumedChecked(t *testing.T) {
-	dir := t.TempDir()
-	hooks := filepath.Join(dir, "hooks")
+// journalledPatch makes what an earlier objgc left when it journalled the
+// notification onPubRemoved of sub about pub as done with patch, without
+// checking it: a hooks dir whose handler appends to the trace if it runs
+// again, and the journal. It returns the directory, the hooks dir and the
+// plan.
+func journalledPatch(t *testing.T, patch string) (dir, hooks string, p *Plan) {
+	t.Helper()
+	dir = t.TempDir()
+	hooks = filepath.Join(dir, "hooks")
 	hook := writeScript(t, hooks, "S/notify/onPubRemoved", "echo ran >>\"$TRACE\"\n")
-	p := notifyPlan(t, "onPubRemoved", false)
+	p = notifyPlan(t, "onPubRemoved", false)
 	j, _, err := OpenJournal(JournalPath(filepath.Join(dir, "model.json")), testInputs())
 	if err != nil {
 		t.Fatal(err)
@@ -240,12 +243,20 @@ func TestApplyNotifyPatchResumedChecked(t *testing.T) {
 	if err := j.HookStarted(k); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.HookEnded(k, HookResult{OK: true, Patch: json.RawMessage(`{"vm": null}`)}); err != nil {
+	if err := j.HookEnded(k, HookResult{OK: true, Patch: json.RawMessage(patch)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return dir, hooks, p
+}
+
+// TestApplyNotifyPatchResumedChecked: a patch an earlier objgc journalled
+// as done without these checks is checked when the run resumes: it is a
+// failed notification, not a write-back that fails on every run.
+func TestApplyNotifyPatchResumedChecked(t *testing.T) {
+	dir, hooks, p := journalledPatch(t, `{"vm": null}`)
 	r := applyNotify(t, p, dir, hooks)
 	n := r.Notifications[0]
 	if n.Err == nil || n.Patch != nil || !strings.Contains(n.Err.Error(), "it removes object vm at $.vm") ||
@@ -272,24 +283,7 @@ func TestApplyNotifyPatchResumedInvalidUTF8(t *testing.T) {
 		{"duplicate key", `{"new": {"a": 1, "a": 2}}`, `the patched subscriber would not load back ($.Objects is the subscriber): the patched subscriber: $.Objects.new.a: duplicate key "a"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			hooks := filepath.Join(dir, "hooks")
-			hook := writeScript(t, hooks, "S/notify/onPubRemoved", "echo ran >>\"$TRACE\"\n")
-			p := notifyPlan(t, "onPubRemoved", false)
-			j, _, err := OpenJournal(JournalPath(filepath.Join(dir, "model.json")), testInputs())
-			if err != nil {
-				t.Fatal(err)
-			}
-			k := HookKey{Hook: hook, Event: "onPubRemoved", ID: "pub", Subscriber: "sub"}
-			if err := j.HookStarted(k); err != nil {
-				t.Fatal(err)
-			}
-			if err := j.HookEnded(k, HookResult{OK: true, Patch: json.RawMessage(tc.patch)}); err != nil {
-				t.Fatal(err)
-			}
-			if err := j.Close(); err != nil {
-				t.Fatal(err)
-			}
+			dir, hooks, p := journalledPatch(t, tc.patch)
 			r := applyNotify(t, p, dir, hooks)
 			n := r.Notifications[0]
 			if n.Err == nil || n.Patch != nil || !strings.Contains(n.Err.Error(), "records from an earlier run is rejected, and not applied: "+tc.reason) {
