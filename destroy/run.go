@@ -465,6 +465,23 @@ func checkHooks(ctx context.Context, p *Plan, opts RunOptions) error {
 	return checkHookArgs(ctx, p, opts.Finder, opts.Env)
 }
 
+// doomedTypes returns the types of p's doomed objects, each once, in the
+// order of their first object: hooks are found by type, so a million
+// objects of a few types cost a few lookups.
+func doomedTypes(p *Plan) []snapshot.Type {
+	snap := p.Diff.Snapshot
+	var types []snapshot.Type
+	seen := map[snapshot.Type]bool{}
+	for i := range p.Objects {
+		t := snap.Type(p.Objects[i].Snapshot)
+		if !seen[t] {
+			seen[t] = true
+			types = append(types, t)
+		}
+	}
+	return types
+}
+
 // hookSource returns a *NoHookSourceError when p has doomed objects and
 // opts.Finder, which has no hooks dir, finds no cached package whose
 // hooks run defining the class of any of them (or an ancestor of it);
@@ -474,14 +491,7 @@ func hookSource(ctx context.Context, p *Plan, opts RunOptions) error {
 		return nil
 	}
 	if opts.Finder != nil && opts.Finder.Packages != nil {
-		snap := p.Diff.Snapshot
-		seen := map[snapshot.Type]bool{}
-		for i := range p.Objects {
-			t := snap.Type(p.Objects[i].Snapshot)
-			if seen[t] {
-				continue
-			}
-			seen[t] = true
+		for _, t := range doomedTypes(p) {
 			// A package whose hooks do not run (the engine unpacked it,
 			// and engine packages are not trusted) is no source.
 			if c := opts.Finder.Hierarchy(ctx, t); len(c.PackageDirs) > 0 {
@@ -702,14 +712,7 @@ func foundHookSums(ctx context.Context, p *Plan, finder *HookFinder) map[string]
 			sums[f.Path] = hs.Hook(f).SHA256
 		}
 	}
-	snap := p.Diff.Snapshot
-	seen := map[snapshot.Type]bool{}
-	for i := range p.Objects {
-		t := snap.Type(p.Objects[i].Snapshot)
-		if seen[t] {
-			continue
-		}
-		seen[t] = true
+	for _, t := range doomedTypes(p) {
 		for _, f := range finder.DestroyHooks(ctx, t) {
 			add(f)
 		}
