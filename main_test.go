@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,10 +16,9 @@ import (
 
 	"github.com/objgc/objgc/cmd"
 	"github.com/objgc/objgc/internal/earlysignal"
+	"github.com/objgc/objgc/internal/golden"
 	"github.com/objgc/objgc/pkgcache"
 )
-
-var update = flag.Bool("update", false, "rewrite the expected output in testdata/script/*.txtar")
 
 // TestMain makes the test binary double as objgc: testscript installs it
 // as "objgc" in the scripts' PATH, and runs cmd.Main when called so.
@@ -47,11 +45,18 @@ func TestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	fixUmask()
+	// Under -update, testscript rewrites a script's expected output
+	// when cmp finds it differs; Watch logs what it changed.
+	scripts, err := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Watch(t, scripts...)
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
-		UpdateScripts:       *update,
+		UpdateScripts:       golden.Updating(),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
 			// Each script has a home of its own: a default package cache

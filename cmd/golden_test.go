@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -16,10 +15,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/objgc/objgc/internal/golden"
 	"github.com/objgc/objgc/snapshot"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // goldenCases are plans of the real models of ../testdata: each runs as
 // objgc plan ARGS and is compared in text and JSON form.
@@ -47,24 +45,6 @@ func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 	var out, errb bytes.Buffer
 	code = Run(context.Background(), BuildInfo{Version: "test"}, args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
-}
-
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd -run Golden -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./cmd -run Golden -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
 }
 
 func TestGoldenPlans(t *testing.T) {
@@ -108,7 +88,7 @@ func checkGoldenPlan(t *testing.T, planArgs []string, name string, stable *strin
 		if format == "json" {
 			stdout = stable.Replace(stdout)
 		}
-		checkGolden(t, name+"."+map[string]string{"text": "txt", "json": "json", "dot": "dot"}[format], []byte(stdout))
+		golden.Check(t, filepath.Join("testdata", "golden", name+"."+map[string]string{"text": "txt", "json": "json", "dot": "dot"}[format]), []byte(stdout))
 	}
 }
 
