@@ -16,6 +16,7 @@
 package modelgen
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -371,4 +372,50 @@ func (c *countWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
 	return n, err
+}
+
+// WriteModel writes the envelope of the pair in dir: dir/model.json, a
+// Murano model whose Objects is incoming.json and whose ObjectsCopy is
+// snapshot.json, byte for byte, the form `objgc plan MODEL` and
+// `objgc apply MODEL` read. It returns the envelope's path and size in
+// bytes.
+func WriteModel(dir, snapshotPath, incomingPath string) (path string, size int64, err error) {
+	path = filepath.Join(dir, "model.json")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	cw := &countWriter{w: f}
+	parts := []struct{ text, file string }{
+		{"{\n  \"Objects\": ", incomingPath},
+		{",\n  \"ObjectsCopy\": ", snapshotPath},
+		{"\n}\n", ""},
+	}
+	for _, p := range parts {
+		if _, err := io.WriteString(cw, p.text); err != nil {
+			return "", 0, err
+		}
+		if p.file == "" {
+			continue
+		}
+		if err := appendFile(cw, p.file); err != nil {
+			return "", 0, err
+		}
+	}
+	if err := f.Close(); err != nil {
+		return "", 0, err
+	}
+	return path, cw.n, nil
+}
+
+// appendFile copies the file name to w, without its trailing newline, so
+// that the envelope's punctuation follows the value directly.
+func appendFile(w io.Writer, name string) error {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(bytes.TrimRight(data, "\n"))
+	return err
 }

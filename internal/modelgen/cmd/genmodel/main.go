@@ -1,7 +1,7 @@
 // Command genmodel writes a generated Murano object model pair (snapshot.json
 // and incoming.json) for benchmarks and tests of objgc.
 //
-//	go run ./internal/modelgen/cmd/genmodel -objects 1000000 -out /tmp/m
+//	go run ./internal/modelgen/cmd/genmodel -objects 1000000 -model -out /tmp/m
 package main
 
 import (
@@ -26,6 +26,7 @@ func main() {
 	tiny := flag.Int("tiny", 0, "instead: write OUT/model.json, an envelope with this many tiny doomed objects (modelgen.Tiny)")
 	hostile := flag.String("hostile", "", "instead: write OUT/model.json, an envelope of this hostile shape (modelgen.Hostile: "+shapeNames()+") with -n as its size")
 	size := flag.Int("n", 60000, "the size parameter of -hostile")
+	envelope := flag.Bool("model", false, "also write OUT/model.json, the envelope of the pair (Objects: incoming, ObjectsCopy: snapshot) that objgc plan MODEL reads")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: genmodel [flags]\n\nWrites OUT/snapshot.json and OUT/incoming.json.\n\n")
 		flag.PrintDefaults()
@@ -72,6 +73,14 @@ func main() {
 	fmt.Printf("%s: %d objects, %d apps, %d bytes\n", snap, st.SnapshotObjects, st.Apps, st.SnapshotBytes)
 	fmt.Printf("%s: %d objects, %d apps removed (%d doomed objects), %d dangling references, %d bytes\n",
 		inc, st.IncomingObjects, st.AppsRemoved, st.DoomedObjects, st.DanglingRefs, st.IncomingBytes)
+	if *envelope {
+		path, n, err := modelgen.WriteModel(*out, snap, inc)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "genmodel:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: the envelope of both, %d bytes\n", path, n)
+	}
 	fmt.Printf("generated in %v\n", el.Round(time.Millisecond))
 }
 
