@@ -1,7 +1,6 @@
 package applytest
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,30 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/objgc/objgc/internal/modelgen"
 )
 
 // benchObjects is the number of doomed objects of BenchmarkApplyVsXargs.
 const benchObjects = 10_000
-
-// flatModel returns an envelope whose snapshot holds n objects of class
-// bench.Obj under the environment and whose incoming model holds none of
-// them: one group of n doomed objects, no notifications. It also returns
-// the ids, one a line.
-func flatModel(n int) (model, ids []byte) {
-	var m, l bytes.Buffer
-	m.WriteString(`{"Objects": {"?": {"id": "bench-env", "type": "bench.Env"}, "services": []},` + "\n")
-	m.WriteString(`"ObjectsCopy": {"?": {"id": "bench-env", "type": "bench.Env"}, "services": [` + "\n")
-	for i := range n {
-		if i > 0 {
-			m.WriteString(",\n")
-		}
-		id := fmt.Sprintf("bench-obj-%06d", i)
-		fmt.Fprintf(&m, `  {"?": {"id": %q, "type": "bench.Obj/1.0.0@bench"}, "name": "object %d"}`, id, i)
-		l.WriteString(id + "\n")
-	}
-	m.WriteString("\n]},\n\"Attributes\": []}\n")
-	return m.Bytes(), l.Bytes()
-}
 
 // BenchmarkApplyVsXargs applies a plan of 10,000 doomed objects whose
 // destroy hook is a no-op shell script, with --parallelism 8, and runs
@@ -45,19 +26,14 @@ func BenchmarkApplyVsXargs(b *testing.B) {
 		b.Skip("no xargs")
 	}
 	dir := b.TempDir()
-	model, ids := flatModel(benchObjects)
-	hook := filepath.Join(dir, "hooks", "bench.Obj", "destroy")
-	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+	modelPath, hook, idsPath, err := modelgen.WriteHookBench(dir, benchObjects)
+	if err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+	model, err := os.ReadFile(modelPath)
+	if err != nil {
 		b.Fatal(err)
 	}
-	idsPath := filepath.Join(dir, "ids.txt")
-	if err := os.WriteFile(idsPath, ids, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	modelPath := filepath.Join(dir, "m.json")
 	environ := append(os.Environ(), "XDG_CONFIG_HOME="+dir, "OBJGC_CACHE_DIR="+filepath.Join(dir, "cache"))
 
 	var applyTotal, xargsTotal time.Duration

@@ -26,6 +26,7 @@ func main() {
 	tiny := flag.Int("tiny", 0, "instead: write OUT/model.json, an envelope with this many tiny doomed objects (modelgen.Tiny)")
 	hostile := flag.String("hostile", "", "instead: write OUT/model.json, an envelope of this hostile shape (modelgen.Hostile: "+shapeNames()+") with -n as its size")
 	size := flag.Int("n", 60000, "the size parameter of -hostile")
+	hooks := flag.Int("hooks", 0, "instead: write OUT/model.json with this many doomed objects of class "+modelgen.HookClass+", OUT/hooks/"+modelgen.HookClass+"/destroy (a no-op hook) and OUT/ids.txt, the comparison of apply's hooks with xargs (modelgen.WriteHookBench)")
 	envelope := flag.Bool("model", false, "also write OUT/model.json, the envelope of the pair (Objects: incoming, ObjectsCopy: snapshot) that objgc plan MODEL reads")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: genmodel [flags]\n\nWrites OUT/snapshot.json and OUT/incoming.json.\n\n")
@@ -54,6 +55,19 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Printf("%s: %s, size %d, %d bytes, generated in %v\n", name, s, *size, len(data), time.Since(start).Round(time.Millisecond))
+		return
+	}
+	if *hooks > 0 {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "genmodel:", err)
+			os.Exit(1)
+		}
+		model, hook, ids, err := modelgen.WriteHookBench(*out, *hooks)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "genmodel:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %d doomed objects; %s: their destroy hook; %s: their ids\n", model, *hooks, hook, ids)
 		return
 	}
 	if *tiny > 0 {
