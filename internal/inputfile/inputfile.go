@@ -65,7 +65,7 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 		err = &NotRegularError{Path: path, Kind: atomicfile.Kind(st.Mode())}
 	}
 	if err == nil {
-		err = clearNonblock(f)
+		err = ClearNonblock(f)
 	}
 	if err != nil {
 		f.Close()

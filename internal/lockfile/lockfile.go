@@ -67,6 +67,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/objgc/objgc/internal/inputfile"
 )
 
 // ErrLocked: another process (or another open file description in this
@@ -122,7 +124,7 @@ func Open(what, path string, flag int, perm os.FileMode) (*os.File, error) {
 		f.Close()
 		return nil, notRegular(what, path, fi)
 	}
-	if err := clearNonblock(f); err != nil {
+	if err := inputfile.ClearNonblock(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s %s: %w", what, path, err)
 	}
@@ -240,15 +242,9 @@ func Lock(ctx context.Context, path string, mode Mode) (unlock func(), err error
 			closeFile(f)
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
-		ok, err := Current(f, path)
-		if err != nil {
-			release(f)
-			return nil, fmt.Errorf("locking %s: %w", path, err)
+		if unlock, err := keepIfCurrent(f, path); unlock != nil || err != nil {
+			return unlock, err
 		}
-		if ok {
-			return func() { release(f) }, nil
-		}
-		release(f)
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("locking %s: %w (%w)", path, ErrLocked, err)
 		}
@@ -272,17 +268,27 @@ func TryLockPath(path string, mode Mode) (unlock func(), err error) {
 			}
 			return nil, nil
 		}
-		ok, err = Current(f, path)
-		if err != nil {
-			release(f)
-			return nil, fmt.Errorf("locking %s: %w", path, err)
+		if unlock, err := keepIfCurrent(f, path); unlock != nil || err != nil {
+			return unlock, err
 		}
-		if ok {
-			return func() { release(f) }, nil
-		}
-		release(f)
 	}
 	return nil, fmt.Errorf("locking %s: the file was removed and created again %d times while we locked it", path, maxReopen)
+}
+
+// keepIfCurrent is the check Lock and TryLockPath make once f's lock is
+// theirs: when path still names f (Current) it returns what releases the
+// lock; otherwise it releases f and returns nil, nil (open the path again
+// and start over), or the error of Current, naming the path.
+func keepIfCurrent(f *os.File, path string) (unlock func(), err error) {
+	ok, err := Current(f, path)
+	if err == nil && ok {
+		return func() { release(f) }, nil
+	}
+	release(f)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return nil, nil
 }
 
 // openLock opens the lock file at path for a lock of mode, creating it

@@ -22,20 +22,6 @@ const openFlags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 // symbolic link.
 func isLinkLoop(err error) bool { return errors.Is(err, syscall.ELOOP) }
 
-// clearNonblock takes O_NONBLOCK off f (a regular file, where it has no
-// effect, but a later reader of the flags should not be surprised).
-func clearNonblock(f *os.File) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = unix.SetNonblock(int(fd), false) }); err != nil {
-		return err
-	}
-	return serr
-}
-
 // lockType is the record lock type for mode: a read lock is the shared
 // one, a write lock the exclusive one.
 func lockType(mode Mode) int16 {

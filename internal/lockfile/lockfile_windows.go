@@ -16,8 +16,6 @@ const openFlags = 0
 
 func isLinkLoop(error) bool { return false }
 
-func clearNonblock(*os.File) error { return nil }
-
 // lockOffsetLow and lockOffsetHigh place the byte LockFileEx locks: far
 // past any holder record, so that other processes can still read the
 // record at offset 0.
