@@ -34,3 +34,21 @@ func TestDomainPackagesStayInward(t *testing.T) {
 		}
 	}
 }
+
+// TestInternalPackagesDoNotImportCmd: the helpers under internal/ serve
+// cmd and the domain packages, never the other way round; one that needs
+// the command tree (the man page writer) is handed it by its caller.
+func TestInternalPackagesDoNotImportCmd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-test", "../internal/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps ../internal/...: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "github.com/objgc/objgc/cmd" {
+			t.Errorf("a package under internal/ depends on %s", dep)
+		}
+	}
+}
