@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/objgc/objgc/destroy"
-	"github.com/objgc/objgc/internal/jsonedit"
+	"github.com/objgc/objgc/internal/swar"
 )
 
 // indentSpaces holds the indentations of the plan's JSON, up to 64 spaces.
@@ -210,8 +210,8 @@ func appendString(b []byte, s string) []byte {
 	i := 0
 	// Eight bytes at a time: a JSON plan is mostly ids, types and paths.
 	for ; i+8 <= len(s); i += 8 {
-		x := jsonedit.Load8(s, i)
-		if jsonedit.HasLess(x, 0x20)|jsonedit.HasAbove(x)|jsonedit.HasByte(x, '"')|jsonedit.HasByte(x, '\\') != 0 {
+		x := swar.Load8(s, i)
+		if swar.HasLess(x, 0x20)|swar.HasAbove(x)|swar.HasByte(x, '"')|swar.HasByte(x, '\\') != 0 {
 			break
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/objgc/objgc/internal/jsonedit"
+	"github.com/objgc/objgc/internal/swar"
 )
 
 // MaxDepth is the deepest nesting of JSON arrays and objects the reader
@@ -846,7 +847,7 @@ func (s *scanner) string() (n uint32, escaped bool, err error) {
 		// control character, DEL or non-ASCII, then byte by byte.
 		for i+8 <= len(data) {
 			x := binary.LittleEndian.Uint64(data[i:])
-			if m := jsonedit.HasByte(x, '"') | jsonedit.HasByte(x, '\\') | jsonedit.HasLess(x, 0x20) | jsonedit.HasAbove(x); m != 0 {
+			if m := swar.HasByte(x, '"') | swar.HasByte(x, '\\') | swar.HasLess(x, 0x20) | swar.HasAbove(x); m != 0 {
 				// The lowest flag is exact (the tests' borrows and
 				// carries run upward): go straight to that byte.
 				i += bits.TrailingZeros64(m) >> 3

@@ -3,6 +3,8 @@ package jsonedit
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/objgc/objgc/internal/swar"
 )
 
 // Validator checks, as they are written to it piece by piece, that bytes
@@ -61,7 +63,7 @@ func (v *Validator) Write(p []byte) (int, error) {
 			// or a control character.
 			for i+8 <= len(p) {
 				x := binary.LittleEndian.Uint64(p[i:])
-				if HasByte(x, '"')|HasByte(x, '\\')|HasLess(x, 0x20) != 0 {
+				if swar.HasByte(x, '"')|swar.HasByte(x, '\\')|swar.HasLess(x, 0x20) != 0 {
 					break
 				}
 				i += 8

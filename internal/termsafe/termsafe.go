@@ -19,7 +19,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/objgc/objgc/internal/jsonedit"
+	"github.com/objgc/objgc/internal/swar"
 )
 
 // String returns s unchanged when it is safe to print: valid UTF-8, every
@@ -62,8 +62,8 @@ func Printable(s string) bool {
 		// Eight printable ASCII bytes at a time: ids, types and paths
 		// are, and a text plan reads every one.
 		for i+8 <= len(s) {
-			x := jsonedit.Load8(s, i)
-			if jsonedit.HasLess(x, 0x20)|jsonedit.HasAbove(x) != 0 {
+			x := swar.Load8(s, i)
+			if swar.HasLess(x, 0x20)|swar.HasAbove(x) != 0 {
 				break
 			}
 			i += 8
@@ -114,7 +114,7 @@ func JSON(b []byte) []byte {
 	for i < len(b) {
 		// Eight plain ASCII bytes at a time: a JSON plan is almost all
 		// of them, and this pass reads all of it.
-		for i+8 <= len(b) && jsonedit.HasAbove(binary.LittleEndian.Uint64(b[i:])) == 0 {
+		for i+8 <= len(b) && swar.HasAbove(binary.LittleEndian.Uint64(b[i:])) == 0 {
 			i += 8
 		}
 		if i == len(b) {

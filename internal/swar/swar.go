@@ -1,10 +1,12 @@
-package jsonedit
-
-// Tests of eight bytes at a time, for the loops that skip plain bytes of
-// JSON text (the model reader's strings, the Validator's): each is
+// Package swar tests eight bytes at a time (SIMD within a register), for
+// the loops that skip plain bytes: the model reader's strings, the JSON
+// validator, the plan encoder and the terminal escaper. Each test is
 // non-zero when some byte of x matches, and its lowest set bit (0x80 of a
 // byte) is always that of the first byte that matches, so that
 // bits.TrailingZeros64/8 is its place (borrows and carries run upward).
+// The words are little-endian (Load8, binary.LittleEndian), so that the
+// first byte is the lowest.
+package swar
 
 const lo8, hi8 = 0x0101010101010101, 0x8080808080808080
 
