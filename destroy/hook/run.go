@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -205,206 +204,41 @@ type Result struct {
 // its stdout or stderr open: Run waits inv.Grace for them after the hook
 // exits, then kills the process group and fails the hook.
 func Run(ctx context.Context, inv Invocation) (*Result, error) {
-	if inv.Timeout <= 0 {
-		inv.Timeout = DefaultTimeout
-	}
-	if inv.Grace <= 0 {
-		inv.Grace = DefaultGrace
-	}
-	if inv.MaxStdout <= 0 {
-		inv.MaxStdout = DefaultMaxStdout
-	}
-	// The hook runs in another directory: every path it is given must
-	// be absolute to mean the same there.
-	path := absPath(inv.Hook)
-	inv.Hook = path
-	inv.PackageDir, inv.Doomed, inv.Dir = absPath(inv.PackageDir), absPath(inv.Doomed), absPath(inv.Dir)
+	inv.complete()
 	res := &Result{ExitCode: -1}
-	fail := func(he *HookError) (*Result, error) {
-		he.Hook, he.Event, he.Handler, he.ObjectID = path, inv.event(), inv.Handler, inv.ObjectID
-		he.ExitCode = res.ExitCode
-		he.StderrTail = res.StderrTail
-		return res, he
-	}
+	fail := func(he *HookError) (*Result, error) { return failure(res, &inv, he) }
 
 	if err := ctx.Err(); err != nil {
 		return fail(&HookError{Reason: "not started: " + err.Error(), Err: err})
 	}
-	// The hook is opened once: what is checked below (kind, mode, where
-	// its links lead, its sha256) is the open file, and on Linux that
-	// open file is what runs (execOpen), whatever replaces the path
-	// meanwhile.
-	hf, fi, err := openHook(path)
+	hf, he := openChecked(&inv)
 	if hf != nil {
 		defer hf.Close()
 	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fail(&HookError{Reason: "not found", Err: err})
-	case err != nil:
-		return fail(&HookError{Reason: "cannot start: " + err.Error(), Err: err})
-	case !fi.Mode().IsRegular():
-		return fail(&HookError{Reason: "not a regular file", Err: fmt.Errorf("%s: mode %v", path, fi.Mode())})
-	case fi.Mode().Perm()&0o111 == 0:
-		return fail(&HookError{Reason: "not executable", Err: ErrNotExecutable})
-	}
-	if err := outsidePackageFile(Source{PackageDir: inv.PackageDir}, path, func() (string, error) { return realPath(hf, path) }); err != nil {
-		return fail(&HookError{Reason: "leads outside its package", Err: err})
-	}
-	if inv.SHA256 != "" {
-		sum, err := inv.Sums.sum(path, hf, fi)
-		switch {
-		case err != nil:
-			return fail(&HookError{Reason: "cannot start: " + err.Error(), Err: err})
-		case sum != inv.SHA256:
-			return fail(&HookError{Reason: changed(inv.SHA256, sum), Err: ErrChanged})
-		}
+	if he != nil {
+		return fail(he)
 	}
 
 	runCtx, cancel := context.WithTimeout(ctx, inv.Timeout)
 	defer cancel()
-	cmd := exec.Command(path, inv.args()...)
-	execOpen(cmd, hf)
-	cmd.Dir = inv.Dir
-	if cmd.Dir == "" {
-		cmd.Dir = Found{Path: path, Source: Source{PackageDir: inv.PackageDir}}.WorkDir()
+	cmd, stdin := command(&inv, hf)
+	if stdin != nil {
+		// The child has its own descriptor once started.
+		defer stdin.Close()
 	}
-	cmd.Env = inv.env()
-	if len(inv.Stdin) > 0 {
-		if f, err := stdinFile(inv.Stdin); err == nil && !stdinPipe {
-			// The child has its own descriptor once started.
-			defer f.Close()
-			cmd.Stdin = f
-		} else {
-			cmd.Stdin = bytes.NewReader(inv.Stdin)
-		}
+	p, he := start(cmd, &inv)
+	if he != nil {
+		return fail(he)
 	}
-	// stdout and stderr are pipes of Run's own, read by a goroutine each
-	// (os/exec's would cost more system calls per hook); their read ends
-	// get a deadline once the hook has exited.
-	outR, outW, err := outputPipe()
-	if err != nil {
-		return fail(&HookError{Reason: "cannot start: " + err.Error(), Err: err})
-	}
-	defer outR.Close()
-	errR, errW, err := outputPipe()
-	if err != nil {
-		outW.Close()
-		return fail(&HookError{Reason: "cannot start: " + err.Error(), Err: err})
-	}
-	defer errR.Close()
-	stdout := &limitedBuffer{max: inv.MaxStdout}
-	stderr := &lineWriter{fn: inv.Stderr}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	// Where stdin is a pipe (no memfd), os/exec writes it from a
-	// goroutine, which a process holding stdin without reading it would
-	// block: Wait gives it the grace period too.
-	cmd.WaitDelay = inv.Grace
-	setProcessGroup(cmd)
-
-	start := time.Now()
-	err = cmd.Start()
-	// The hook has its own copies of the write ends now, and only its
-	// processes may hold them: the pipes end when they have all exited.
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		reason := "cannot start: " + err.Error()
-		if errors.Is(err, fs.ErrPermission) {
-			reason = "not executable: " + err.Error()
-		}
-		return fail(&HookError{Reason: reason, Err: err})
-	}
-	pgid := cmd.Process.Pid
-	res.Pid = pgid
-	copied := make(chan error, 2)
-	go func() { copied <- drain(outR, stdout) }()
-	go func() { copied <- drain(errR, stderr) }()
-
-	// When runCtx is done the group gets SIGTERM, and SIGKILL inv.Grace
-	// later unless Run has finished: a timer, no goroutine per hook.
-	var (
-		mu                 sync.Mutex
-		finished           bool
-		terminated, killed bool
-		cancelled          time.Time
-		killTimer          *time.Timer
-	)
-	killedCh := make(chan struct{})
-	stopWatch := context.AfterFunc(runCtx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if finished {
-			return
-		}
-		terminated, cancelled = true, time.Now()
-		_ = terminateGroup(pgid)
-		killTimer = time.AfterFunc(inv.Grace, func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if !finished {
-				killed = true
-				_ = killGroup(pgid)
-				// The hook itself too, should it have left its group.
-				_ = cmd.Process.Kill()
-				close(killedCh)
-			}
-		})
-	})
-	// isTerminated reports whether the group was sent SIGTERM, and when.
-	isTerminated := func() (bool, time.Time) {
-		mu.Lock()
-		defer mu.Unlock()
-		return terminated, cancelled
-	}
-
-	waitErr := cmd.Wait()
-	// Processes the hook left behind may still hold its stdout or
-	// stderr: they get the grace period, counted from the exit, or from
-	// the SIGTERM when the hook was stopped.
-	deadline := time.Now().Add(inv.Grace)
-	if term, at := isTerminated(); term {
-		deadline = at.Add(inv.Grace)
-	}
-	stopReading(deadline, outR, errR)
-	var copyErr error
-	for range 2 {
-		if err := <-copied; err != nil && copyErr == nil {
-			copyErr = err
-		}
-	}
-	switch {
-	case waitErr != nil:
-	case errors.Is(copyErr, os.ErrDeadlineExceeded) || errors.Is(copyErr, os.ErrClosed):
-		waitErr = exec.ErrWaitDelay
-	case copyErr != nil:
-		waitErr = copyErr
-	}
-	if term, _ := isTerminated(); term {
-		// The hook is gone, but members of its group that ignore
-		// SIGTERM may not be: they get until the grace period ends.
-	waitGroup:
-		for groupAlive(pgid) {
-			select {
-			case <-killedCh:
-				break waitGroup
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}
-	stopWatch()
-	mu.Lock()
-	finished = true
-	if killTimer != nil {
-		killTimer.Stop()
-	}
-	wasTerminated, wasKilled := terminated, killed
-	mu.Unlock()
-	res.Duration = time.Since(start)
-	stderr.flush()
-	res.StderrTail = stderr.Tail()
-	res.Stdout = stdout.buf.Bytes()
-
+	defer p.close()
+	res.Pid = p.pgid
+	s := stopOn(runCtx, p, inv.Grace)
+	waitErr := p.wait(s, inv.Grace)
+	terminated, killed := s.finish()
+	res.Duration = time.Since(p.start)
+	p.stderr.flush()
+	res.StderrTail = p.stderr.Tail()
+	res.Stdout = p.stdout.buf.Bytes()
 	signal := ""
 	if ps := cmd.ProcessState; ps != nil {
 		res.ExitCode = ps.ExitCode()
@@ -412,9 +246,9 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	}
 
 	switch {
-	case wasTerminated:
+	case terminated:
 		how := "process group terminated"
-		if wasKilled {
+		if killed {
 			how = "process group killed"
 		}
 		if err := ctx.Err(); err != nil {
@@ -427,13 +261,101 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	case res.ExitCode != 0 && waitErr != nil:
 		return fail(&HookError{Reason: waitErr.Error(), Err: waitErr})
 	case errors.Is(waitErr, exec.ErrWaitDelay):
-		_ = killGroup(pgid)
+		_ = killGroup(p.pgid)
 		return fail(&HookError{Reason: fmt.Sprintf("exited, but processes it started kept its stdout or stderr open %v later; process group killed", inv.Grace), Err: waitErr})
 	case waitErr != nil:
 		return fail(&HookError{Reason: waitErr.Error(), Err: waitErr})
-	case stdout.overflow():
+	case p.stdout.overflow():
 		return fail(&HookError{Reason: fmt.Sprintf("stdout is larger than %d bytes", inv.MaxStdout)})
 	}
+	return checkOutput(res, &inv)
+}
+
+// complete gives inv's zero limits their defaults and makes its paths
+// absolute: the hook runs in another directory, where every path it is
+// given must mean the same.
+func (inv *Invocation) complete() {
+	if inv.Timeout <= 0 {
+		inv.Timeout = DefaultTimeout
+	}
+	if inv.Grace <= 0 {
+		inv.Grace = DefaultGrace
+	}
+	if inv.MaxStdout <= 0 {
+		inv.MaxStdout = DefaultMaxStdout
+	}
+	inv.Hook = absPath(inv.Hook)
+	inv.PackageDir, inv.Doomed, inv.Dir = absPath(inv.PackageDir), absPath(inv.Doomed), absPath(inv.Dir)
+}
+
+// openChecked opens the hook once: what is checked here (kind, mode,
+// where its links lead, its sha256) is the open file, and on Linux that
+// open file is what runs (execOpen), whatever replaces the path
+// meanwhile. The file is returned, to be closed, even with an error.
+func openChecked(inv *Invocation) (*os.File, *HookError) {
+	path := inv.Hook
+	hf, fi, err := openHook(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return hf, &HookError{Reason: "not found", Err: err}
+	case err != nil:
+		return hf, &HookError{Reason: "cannot start: " + err.Error(), Err: err}
+	case !fi.Mode().IsRegular():
+		return hf, &HookError{Reason: "not a regular file", Err: fmt.Errorf("%s: mode %v", path, fi.Mode())}
+	case fi.Mode().Perm()&0o111 == 0:
+		return hf, &HookError{Reason: "not executable", Err: ErrNotExecutable}
+	}
+	if err := outsidePackageFile(Source{PackageDir: inv.PackageDir}, path, func() (string, error) { return realPath(hf, path) }); err != nil {
+		return hf, &HookError{Reason: "leads outside its package", Err: err}
+	}
+	if inv.SHA256 != "" {
+		sum, err := inv.Sums.sum(path, hf, fi)
+		switch {
+		case err != nil:
+			return hf, &HookError{Reason: "cannot start: " + err.Error(), Err: err}
+		case sum != inv.SHA256:
+			return hf, &HookError{Reason: changed(inv.SHA256, sum), Err: ErrChanged}
+		}
+	}
+	return hf, nil
+}
+
+// command is the hook's command: no shell, argv and environment as
+// Invocation says, the open hook file hf executed where the system allows
+// (execOpen), in the hook's working directory and a process group of its
+// own. Stdin is a sealed memfd where there is one (returned, for the
+// caller to close once the hook is done), else a pipe os/exec writes
+// from a goroutine, which a process holding stdin without reading it
+// would block: Wait gives that goroutine the grace period too
+// (WaitDelay).
+func command(inv *Invocation, hf *os.File) (cmd *exec.Cmd, stdin *os.File) {
+	cmd = exec.Command(inv.Hook, inv.args()...)
+	execOpen(cmd, hf)
+	cmd.Dir = inv.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = Found{Path: inv.Hook, Source: Source{PackageDir: inv.PackageDir}}.WorkDir()
+	}
+	cmd.Env = inv.env()
+	if len(inv.Stdin) > 0 {
+		if f, err := stdinFile(inv.Stdin); err == nil && !stdinPipe {
+			cmd.Stdin, stdin = f, f
+		} else {
+			if f != nil {
+				f.Close()
+			}
+			cmd.Stdin = bytes.NewReader(inv.Stdin)
+		}
+	}
+	cmd.WaitDelay = inv.Grace
+	setProcessGroup(cmd)
+	return cmd, stdin
+}
+
+// checkOutput finishes a run that exited 0: its stdout must be empty or
+// one JSON object (Result.Output), and a notification's patch must pass
+// inv.CheckPatch.
+func checkOutput(res *Result, inv *Invocation) (*Result, error) {
+	fail := func(he *HookError) (*Result, error) { return failure(res, inv, he) }
 	obj, patch, reason, err := parseStdout(res.Stdout, inv.Handler != "")
 	if err != nil {
 		return fail(&HookError{Reason: reason, Err: err})
@@ -446,6 +368,15 @@ func Run(ctx context.Context, inv Invocation) (*Result, error) {
 	}
 	res.Patch = patch
 	return res, nil
+}
+
+// failure completes he with the run it is about and what the hook left
+// (its exit code, the tail of its stderr), and returns it with res.
+func failure(res *Result, inv *Invocation, he *HookError) (*Result, error) {
+	he.Hook, he.Event, he.Handler, he.ObjectID = inv.Hook, inv.event(), inv.Handler, inv.ObjectID
+	he.ExitCode = res.ExitCode
+	he.StderrTail = res.StderrTail
+	return res, he
 }
 
 // absPath makes a non-empty path absolute; filepath.Abs fails only when
