@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/objgc/objgc/cmd"
 	"github.com/objgc/objgc/internal/earlysignal"
 	"github.com/objgc/objgc/internal/golden"
+	"github.com/objgc/objgc/internal/lockfile"
 	"github.com/objgc/objgc/pkgcache"
 )
 
@@ -76,6 +78,7 @@ func TestScripts(t *testing.T) {
 				}
 			}
 			env.Values[bgEnvKey{}] = names
+			env.Values[cacheLocksKey{}] = map[string]func(){}
 			for _, dir := range []string{"models", "pairs"} {
 				if err := copyDir(filepath.Join(repo, "testdata", dir), filepath.Join(env.WorkDir, dir)); err != nil {
 					return err
@@ -84,14 +87,17 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: scriptCmds(map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode":   cmdExitcode,
-			"bigstring":  cmdBigstring,
-			"repeat":     cmdRepeat,
-			"mkfifo":     cmdMkfifo,
-			"unwritable": cmdUnwritable,
-			"usepkg":     cmdUsePackage,
-			"zipdir":     cmdZipDir,
-			"unitexec":   cmdUnitexec,
+			"exitcode":    cmdExitcode,
+			"bigstring":   cmdBigstring,
+			"repeat":      cmdRepeat,
+			"mkfifo":      cmdMkfifo,
+			"unwritable":  cmdUnwritable,
+			"usepkg":      cmdUsePackage,
+			"zipdir":      cmdZipDir,
+			"zipfiles":    cmdZipFiles,
+			"cachelock":   cmdCacheLock,
+			"cacheunlock": cmdCacheUnlock,
+			"unitexec":    cmdUnitexec,
 		}),
 		Condition: func(cond string) (bool, error) {
 			if cond == "unwritable" {
@@ -222,16 +228,25 @@ func copyDir(src, dst string) error {
 
 // cmdZipDir writes a zip archive of a directory with the directory's own
 // name as the first path component of every entry, as `zip -r a.zip dir`
-// does: zipdir ARCHIVE DIR.
+// does: zipdir ARCHIVE DIR. With -contents the entries are the
+// directory's contents (cd dir && zip -r ../a.zip .), as Murano ships a
+// package.
 func cmdZipDir(ts *testscript.TestScript, neg bool, args []string) {
+	contents := len(args) > 0 && args[0] == "-contents"
+	if contents {
+		args = args[1:]
+	}
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: zipdir ARCHIVE DIR")
+		ts.Fatalf("usage: zipdir [-contents] ARCHIVE DIR")
 	}
 	out, err := os.Create(ts.MkAbs(args[0]))
 	ts.Check(err)
 	zw := zip.NewWriter(out)
 	root := ts.MkAbs(args[1])
 	base := filepath.Dir(root)
+	if contents {
+		base = root
+	}
 	ts.Check(filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -253,4 +268,72 @@ func cmdZipDir(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 	ts.Check(zw.Close())
 	ts.Check(out.Close())
+}
+
+// cmdZipFiles writes a zip whose entries are named as given, each holding
+// a file's bytes: zipfiles ARCHIVE NAME=FILE... A name may be one no zip
+// tool would write (../evil), to make the archives objgc must refuse.
+func cmdZipFiles(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: zipfiles ARCHIVE NAME=FILE...")
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, a := range args[1:] {
+		name, file, ok := strings.Cut(a, "=")
+		if !ok {
+			ts.Fatalf("zipfiles: %q is not NAME=FILE", a)
+		}
+		data, err := os.ReadFile(ts.MkAbs(file))
+		ts.Check(err)
+		w, err := zw.Create(name)
+		ts.Check(err)
+		_, err = w.Write(data)
+		ts.Check(err)
+	}
+	ts.Check(zw.Close())
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), buf.Bytes(), 0o644))
+}
+
+type cacheLocksKey struct{}
+
+// cmdCacheLock takes an exclusive lock on FILE as the package cache takes
+// its lock files (a POSIX record lock, internal/lockfile), as another
+// objgc or murano-engine would hold it: cachelock FILE. It is held until
+// cacheunlock FILE or the end of the script.
+func cmdCacheLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: cachelock FILE")
+	}
+	locks := ts.Value(cacheLocksKey{}).(map[string]func())
+	path := ts.MkAbs(args[0])
+	if locks[path] != nil {
+		ts.Fatalf("cachelock: %s is already locked", args[0])
+	}
+	unlock, err := lockfile.TryLockPath(path, lockfile.Exclusive)
+	ts.Check(err)
+	if unlock == nil {
+		ts.Fatalf("cachelock: %s is locked by another process", args[0])
+	}
+	locks[path] = unlock
+	ts.Defer(func() {
+		if locks[path] != nil {
+			locks[path]()
+			delete(locks, path)
+		}
+	})
+}
+
+// cmdCacheUnlock lets go of a lock cachelock took: cacheunlock FILE.
+func cmdCacheUnlock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: cacheunlock FILE")
+	}
+	locks := ts.Value(cacheLocksKey{}).(map[string]func())
+	path := ts.MkAbs(args[0])
+	if locks[path] == nil {
+		ts.Fatalf("cacheunlock: %s is not locked", args[0])
+	}
+	locks[path]()
+	delete(locks, path)
 }
