@@ -498,7 +498,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		}
 		popts.LimitSize, popts.MaxSize = true, n
 	}
-	if !popts.Outdated && popts.UnusedFor == 0 && !popts.LimitSize {
+	if popts.CheckPolicy() != nil {
 		return usageErrorf("cache prune needs a policy: --outdated, --unused-for or --max-size")
 	}
 	ctx, cancel := streams.interrupted(ctx)

@@ -3,7 +3,6 @@ package pkgcache
 import (
 	"archive/zip"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,24 +11,15 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"net"
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/objgc/objgc/internal/atomicfile"
-	"github.com/objgc/objgc/internal/inputfile"
 	"github.com/objgc/objgc/internal/lockfile"
 )
-
-// HTTPDoer sends an HTTP request; *http.Client is one.
-type HTTPDoer interface {
-	Do(*http.Request) (*http.Response, error)
-}
 
 // AddResult is what Add or Reinstall did.
 type AddResult struct {
@@ -58,7 +48,7 @@ type AddResult struct {
 // packages/<FullName>/<version>@<id>/. Then the other ids of the same
 // FullName and version are removed, each only if its usage lock can be taken
 // exclusively without waiting. The usage lock is released when Add returns;
-// callers that read the package take it again with AcquireUsage or a
+// callers that read the package take it again with acquireUsage or a
 // Session.
 //
 // Files are not fsynced one by one: the staged package is made durable by
@@ -120,293 +110,9 @@ func (c *Cache) add(ctx context.Context, src string, force bool) (AddResult, err
 	return res, err
 }
 
-// archiveFile is a source copied into tmp/ while hashing it.
-type archiveFile struct {
-	path   string
-	id     string
-	unlock func()
-}
-
-func (a *archiveFile) remove() {
-	os.Remove(a.path)
-	a.unlock()
-}
-
-// newTempFile creates tmp/dl.* and locks it so that a prune does not take
-// it for the leftover of a killed process.
-func (c *Cache) newTempFile() (*os.File, func(), error) {
-	if err := c.mkdirAll(c.tmpDir()); err != nil {
-		return nil, nil, err
-	}
-	f, err := os.CreateTemp(c.tmpDir(), "dl.")
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := c.chownFile(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, nil, err
-	}
-	// On a descriptor of its own, so that the lock outlives f.Close.
-	unlock, err := lockfile.TryLockPath(f.Name(), lockfile.Exclusive)
-	if err == nil && unlock == nil {
-		err = fmt.Errorf("locking %s: %w", f.Name(), ErrLocked)
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, nil, err
-	}
-	return f, unlock, nil
-}
-
-// fetch copies src (file, directory or URL) into a temp file under tmp/,
-// computing its sha256, and never more than MaxUnpackedSize bytes.
-func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err error) {
-	if !isURL(src) {
-		// A named pipe would be waited on, in open(2), where no
-		// signal reaches: refused before tmp/ is touched.
-		if _, err := inputfile.Check(src); errors.Is(err, inputfile.ErrNotRegular) {
-			return nil, &InvalidPackageError{Source: src, Reason: fmt.Sprintf("%s; give a zip archive, a package directory or a URL", unwrapNotRegular(err))}
-		}
-	}
-	f, unlock, err := c.newTempFile()
-	if err != nil {
-		return nil, fmt.Errorf("adding %s: %w", src, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			unlock()
-		}
-	}()
-	h := sha256.New()
-	w := io.MultiWriter(f, h)
-	limit := c.maxUnpacked()
-	switch {
-	case isURL(src):
-		if err := c.download(ctx, src, w, limit); err != nil {
-			return nil, err
-		}
-	default:
-		st, err := os.Stat(src)
-		if err != nil {
-			return nil, fmt.Errorf("adding %s: %w", src, err)
-		}
-		if st.IsDir() {
-			if err := zipDir(ctx, src, w, limit, c.maxEntries()); err != nil {
-				var ip *InvalidPackageError
-				if errors.As(err, &ip) {
-					return nil, err
-				}
-				return nil, fmt.Errorf("adding %s: %w", src, err)
-			}
-		} else {
-			in, _, err := inputfile.Open(src)
-			if errors.Is(err, inputfile.ErrNotRegular) {
-				return nil, &InvalidPackageError{Source: src, Reason: unwrapNotRegular(err)}
-			}
-			if err != nil {
-				return nil, fmt.Errorf("adding %s: %w", src, err)
-			}
-			n, err := io.Copy(w, io.LimitReader(ctxReader{ctx, in}, limit+1))
-			in.Close()
-			if err != nil {
-				return nil, fmt.Errorf("adding %s: %w", src, err)
-			}
-			if n > limit {
-				return nil, &InvalidPackageError{Source: src, Reason: fmt.Sprintf("archive is larger than the limit of %d bytes", limit)}
-			}
-		}
-	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("adding %s: %w", src, err)
-	}
-	return &archiveFile{path: f.Name(), id: hex.EncodeToString(h.Sum(nil)), unlock: unlock}, nil
-}
-
-func isURL(src string) bool {
-	return strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://")
-}
-
-// unwrapNotRegular is what an *inputfile.NotRegularError says without the
-// path, which an InvalidPackageError names already.
-func unwrapNotRegular(err error) string {
-	var nr *inputfile.NotRegularError
-	if errors.As(err, &nr) {
-		return "is a " + nr.Kind + ", not a regular file"
-	}
-	return err.Error()
-}
-
-// ctxReader is r that fails with ctx's error once ctx ends: copying a
-// large local archive stops on the first interrupt.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
-// httpClient is c.Client, or a client with c's connect and header
-// timeouts.
-func (c *Cache) httpClient() HTTPDoer {
-	if c.Client != nil {
-		return c.Client
-	}
-	connect := orDefault(c.ConnectTimeout, DefaultConnectTimeout)
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = connect
-	t.ResponseHeaderTimeout = orDefault(c.HeaderTimeout, DefaultHeaderTimeout)
-	return &http.Client{Transport: t}
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
-}
-
-// errIdle ends a download whose body stalled for longer than IdleTimeout.
-var errIdle = errors.New("no data received")
-
-func (c *Cache) download(ctx context.Context, url string, w io.Writer, limit int64) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return fmt.Errorf("downloading %s: %w", url, err)
-	}
-	resp, err := c.httpClient().Do(req)
-	if err != nil {
-		return fmt.Errorf("downloading %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("downloading %s: server answered %s", url, resp.Status)
-	}
-	// The idle timer cancels the request, which ends a Read blocked on a
-	// silent server; every byte received winds it up again.
-	idle := orDefault(c.IdleTimeout, DefaultIdleTimeout)
-	timer := time.AfterFunc(idle, func() { cancel(fmt.Errorf("%w for %v", errIdle, idle)) })
-	defer timer.Stop()
-	body := readerFunc(func(p []byte) (int, error) {
-		n, err := resp.Body.Read(p)
-		if n > 0 {
-			timer.Reset(idle)
-		}
-		return n, err
-	})
-	n, err := io.Copy(w, io.LimitReader(body, limit+1))
-	if err != nil {
-		if cause := context.Cause(ctx); errors.Is(cause, errIdle) {
-			err = cause
-		}
-		return fmt.Errorf("downloading %s: body ended after %d bytes: %w", url, n, err)
-	}
-	if n > limit {
-		return &InvalidPackageError{Source: url, Reason: fmt.Sprintf("archive is larger than the limit of %d bytes", limit)}
-	}
-	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return fmt.Errorf("downloading %s: body has %d bytes, Content-Length said %d", url, n, resp.ContentLength)
-	}
-	return nil
-}
-
-type readerFunc func([]byte) (int, error)
-
-func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
-
-// zipEpoch is the modification time of every entry of a canonical zip.
-var zipEpoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// zipDir writes the canonical zip of dir to w (see Add).
-func zipDir(ctx context.Context, dir string, w io.Writer, limit int64, maxEntries int) error {
-	zw := zip.NewWriter(w)
-	var total int64
-	entries := 0
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		name := filepath.ToSlash(rel)
-		if d.IsDir() {
-			return nil
-		}
-		if entries++; entries > maxEntries {
-			return &InvalidPackageError{Source: dir, Reason: fmt.Sprintf("more than the limit of %d entries", maxEntries)}
-		}
-		hdr := &zip.FileHeader{Name: name, Method: zip.Store, Modified: zipEpoch}
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			hdr.SetMode(fs.ModeSymlink | 0o777)
-			fw, err := zw.CreateHeader(hdr)
-			if err != nil {
-				return err
-			}
-			_, err = io.WriteString(fw, filepath.ToSlash(target))
-			return err
-		case d.Type().IsRegular():
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			total += info.Size()
-			if total > limit {
-				return &InvalidPackageError{Source: dir, Reason: fmt.Sprintf("files are larger than the limit of %d bytes", limit)}
-			}
-			hdr.SetMode(canonicalMode(info.Mode()))
-			fw, err := zw.CreateHeader(hdr)
-			if err != nil {
-				return err
-			}
-			in, _, err := inputfile.Open(p) // swapped for a pipe: refused, not waited on
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			_, err = io.Copy(fw, ctxReader{ctx, in})
-			return err
-		default:
-			return &InvalidPackageError{Source: dir, Reason: fmt.Sprintf("%s is not a regular file, directory or link", name)}
-		}
-	})
-	if err != nil {
-		return err
-	}
-	return zw.Close()
-}
-
-// canonicalMode keeps only whether a file is executable.
-func canonicalMode(m fs.FileMode) fs.FileMode {
-	if m.Perm()&0o111 != 0 {
-		return 0o755
-	}
-	return 0o644
-}
-
 // preflight checks entry names and declared sizes and reads the manifest,
 // before any lock is taken or anything is written.
-func (c *Cache) preflight(zr *zip.Reader) (*Manifest, error) {
+func (c *Cache) preflight(zr *zip.Reader) (*manifest, error) {
 	if n := len(zr.File); n > c.maxEntries() {
 		return nil, fmt.Errorf("archive has %d entries, more than the limit of %d", n, c.maxEntries())
 	}
@@ -453,7 +159,7 @@ func (c *Cache) preflight(zr *zip.Reader) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading manifest.yaml: %w", err)
 	}
-	return ParseManifest(data)
+	return parseManifest(data)
 }
 
 // digestRecord is .objgc/records/<id>.json: what was unpacked, recorded
@@ -472,7 +178,7 @@ type digestRecord struct {
 	Links     map[string]string `json:"links,omitempty"` // name -> link target
 }
 
-func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id string, force bool) (AddResult, error) {
+func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *manifest, id string, force bool) (AddResult, error) {
 	dest := c.entryDir(m.FullName, m.Version, id)
 	res := AddResult{}
 	var unlockUsage func()
@@ -488,7 +194,7 @@ func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *Mani
 			c.touchLastUse(id)
 		}
 	} else {
-		unlockUsage, err = c.AcquireUsage(ctx, id)
+		unlockUsage, err = c.acquireUsage(ctx, id)
 	}
 	if err != nil {
 		return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
@@ -524,7 +230,7 @@ func isDir(p string) bool {
 }
 
 // unpackAndRename runs with the download lock held.
-func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader, m *Manifest, id, dest string) (err error) {
+func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader, m *manifest, id, dest string) (err error) {
 	if err := c.mkdirAll(c.tmpDir()); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
@@ -548,7 +254,7 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 		}
 		return &InvalidPackageError{Source: src, Reason: err.Error()}
 	}
-	p, err := LoadPackage(stage)
+	p, err := loadPackage(stage)
 	if err != nil {
 		return &InvalidPackageError{Source: src, Reason: strings.ReplaceAll(err.Error(), stage, "archive")}
 	}
@@ -766,115 +472,4 @@ func hashFile(p string, h hash.Hash) (string, int64, error) {
 		return "", 0, err
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
-
-// removeOutdatedIDs removes the other ids of fullName/version (a package
-// re-uploaded, or the engine's copy of what objgc added) as the engine's
-// cleanup does after each download (ApiPackageLoader.try_cleanup_cache):
-// each only if its usage lock can be taken exclusively without waiting.
-func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept []string) {
-	names, err := readDirNames(filepath.Join(c.fullNameDir(fullName), version))
-	if err != nil {
-		return nil, nil
-	}
-	for _, id := range names {
-		if id == keep || !idRE.MatchString(id) {
-			continue
-		}
-		ok, err := c.removeEntry(fullName, version, id)
-		switch {
-		case err != nil:
-			kept = append(kept, id)
-		case ok:
-			removed = append(removed, id)
-		default:
-			kept = append(kept, id)
-		}
-	}
-	sort.Strings(removed)
-	sort.Strings(kept)
-	return removed, kept
-}
-
-// removeEntry removes <fullName>/<version>/<id> if nobody uses it (see
-// claimEntry) and deletes it. false, nil: in use, or already gone.
-func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
-	trash, ok, err := c.claimEntry(fullName, version, id, "")
-	if err != nil || !ok {
-		return false, err
-	}
-	if err := os.RemoveAll(trash); err != nil {
-		return true, fmt.Errorf("removing %s: %w", trash, err)
-	}
-	return true, nil
-}
-
-// claimEntry takes the usage lock of id exclusively without waiting and,
-// holding it, renames the package directory into .objgc/trash/ (one
-// rename: the engine, which loads <FullName>/<version>/<id>, never sees a
-// half-deleted package), removes objgc's record and marker of the id and
-// deletes both lock files, as the engine does after its cleanup; then it
-// releases the lock. It returns the trash directory for the caller to
-// delete. ok is false when the package is in use or already gone.
-//
-// The lock files are deleted while the lock is held, not after (the
-// engine's order): a process waiting on the lock then finds, once it has
-// it, that the path names another file or none, and locks again (lockAt);
-// deleted after the release, a waiter could take the lock and check the
-// path just before the deletion, and hold a lock nobody else sees.
-//
-// installedBy is the package's Entry.InstalledBy when the caller read it
-// (its record need not be read again), "" when it did not.
-func (c *Cache) claimEntry(fullName, version, id, installedBy string) (trash string, ok bool, err error) {
-	unlock, err := c.tryLockAt(c.usageLockPath(id), lockfile.Exclusive)
-	if err != nil {
-		return "", false, err
-	}
-	if unlock == nil {
-		return "", false, nil
-	}
-	defer unlock()
-	dir := c.entryDir(fullName, version, id)
-	trash, err = c.trashName()
-	if err != nil {
-		return "", false, fmt.Errorf("removing %s: %w", dir, err)
-	}
-	if err := os.Rename(dir, trash); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", false, nil // someone removed it before us
-		}
-		return "", false, fmt.Errorf("removing %s: %w", dir, err)
-	}
-	c.forget(fullName, version, id, installedBy)
-	os.Remove(c.downloadLockPath(id))
-	os.Remove(c.usageLockPath(id))
-	return trash, true, nil
-}
-
-// forget removes objgc's record of id (when it is the record of this
-// package: installedBy says, or the record is read to find out) and its
-// last-use marker.
-func (c *Cache) forget(fullName, version, id, installedBy string) {
-	switch installedBy {
-	case InstalledByObjgc:
-		os.Remove(c.recordPath(id))
-	case "":
-		if rec, err := c.readRecordHeader(id); err == nil && rec.FullName == fullName && rec.Version == version {
-			os.Remove(c.recordPath(id))
-		}
-	}
-	os.Remove(c.lastUsePath(id))
-}
-
-// trashName returns a fresh name in .objgc/trash/ for a package
-// directory to be renamed to before it is deleted: out of the engine's
-// sight (it never looks in .objgc/), on the same file system, so the
-// rename is one step. A prune removes those left by killed processes.
-func (c *Cache) trashName() (string, error) {
-	if err := c.mkdirAll(c.trashDir()); err != nil {
-		return "", err
-	}
-	var b [8]byte
-	rand.Read(b[:])
-	return filepath.Join(c.trashDir(), hex.EncodeToString(b[:])), nil
 }

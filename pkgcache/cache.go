@@ -68,22 +68,22 @@ const (
 // own library, io.murano, has fewer than 100.
 const DefaultMaxEntries = 10000
 
-// DefaultVersion is the version of a package whose manifest has no Version
+// defaultVersion is the version of a package whose manifest has no Version
 // (Murano's rule; the engine's directory for it is 0.0.0).
-const DefaultVersion = "0.0.0"
+const defaultVersion = "0.0.0"
 
 // lastUseInterval is how stale the last-use marker may get before a user
 // touches it again (updated at most hourly).
 const lastUseInterval = time.Hour
 
-// MetaDir is the directory, at the cache root, that holds objgc's own
+// metaDirName is the directory, at the cache root, that holds objgc's own
 // records. The engine never looks at it: no FullName starts with a dot.
-const MetaDir = ".objgc"
+const metaDirName = ".objgc"
 
 // Installers of a package (Entry.InstalledBy).
 const (
-	InstalledByObjgc  = "objgc"
-	InstalledByEngine = "engine"
+	installedByObjgc  = "objgc"
+	installedByEngine = "engine"
 )
 
 // inUseError is ErrInUse: it reads as ErrLocked, which it wraps, so that
@@ -193,7 +193,7 @@ type Cache struct {
 	// Client fetches http(s) sources; nil means a client built from
 	// ConnectTimeout and HeaderTimeout, with the proxy of the environment
 	// (HTTPS_PROXY, NO_PROXY), like http.DefaultClient.
-	Client HTTPDoer
+	client httpDoer
 	// ConnectTimeout bounds connecting to the server, TLS handshake
 	// included; zero means DefaultConnectTimeout. Used only when Client
 	// is nil.
@@ -207,7 +207,7 @@ type Cache struct {
 	// means DefaultIdleTimeout. It applies to every Client.
 	IdleTimeout time.Duration
 	// Now returns the current time; nil means time.Now. Tests set it.
-	Now func() time.Time
+	clock func() time.Time
 }
 
 // Open returns the cache rooted at root, creating root (mode 0755) if
@@ -258,7 +258,7 @@ var ErrNoCache = errors.New("no package cache")
 // taken for one, so that a mistyped --cache-dir never has its
 // subdirectories listed, verified or pruned as packages.
 func IsCache(dir string) bool {
-	if isDir(filepath.Join(dir, MetaDir)) || oldLayout(dir) {
+	if isDir(filepath.Join(dir, metaDirName)) || oldLayout(dir) {
 		return true
 	}
 	names, err := readDirNames(dir)
@@ -286,7 +286,7 @@ func OpenExisting(root string) (*Cache, error) {
 		return nil, err
 	}
 	if !isDir(c.root) || !IsCache(c.root) {
-		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, MetaDir)
+		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
 	}
 	if err := c.checkLayout(); err != nil {
 		return nil, err
@@ -302,8 +302,8 @@ func (c *Cache) CheckOwner() error { return c.ownerErr }
 func (c *Cache) Root() string { return c.root }
 
 func (c *Cache) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
+	if c.clock != nil {
+		return c.clock()
 	}
 	return time.Now()
 }
@@ -322,12 +322,12 @@ func (c *Cache) maxEntries() int {
 	return DefaultMaxEntries
 }
 
-func (c *Cache) metaDir() string              { return filepath.Join(c.root, MetaDir) }
-func (c *Cache) tmpDir() string               { return filepath.Join(c.root, MetaDir, "tmp") }
-func (c *Cache) trashDir() string             { return filepath.Join(c.root, MetaDir, "trash") }
-func (c *Cache) recordsDir() string           { return filepath.Join(c.root, MetaDir, "records") }
-func (c *Cache) lastUseDir() string           { return filepath.Join(c.root, MetaDir, "lastuse") }
-func (c *Cache) pruneLockPath() string        { return filepath.Join(c.root, MetaDir, "prune.lock") }
+func (c *Cache) metaDir() string              { return filepath.Join(c.root, metaDirName) }
+func (c *Cache) tmpDir() string               { return filepath.Join(c.root, metaDirName, "tmp") }
+func (c *Cache) trashDir() string             { return filepath.Join(c.root, metaDirName, "trash") }
+func (c *Cache) recordsDir() string           { return filepath.Join(c.root, metaDirName, "records") }
+func (c *Cache) lastUseDir() string           { return filepath.Join(c.root, metaDirName, "lastuse") }
+func (c *Cache) pruneLockPath() string        { return filepath.Join(c.root, metaDirName, "prune.lock") }
 func (c *Cache) recordPath(id string) string  { return filepath.Join(c.recordsDir(), id+".json") }
 func (c *Cache) lastUsePath(id string) string { return filepath.Join(c.lastUseDir(), id) }
 
@@ -437,14 +437,14 @@ func (c *Cache) lockFile(ctx context.Context, path string, mode lockfile.Mode, w
 	return unlock, nil
 }
 
-// AcquireUsage takes the usage lock of id (shared, waiting until ctx
+// acquireUsage takes the usage lock of id (shared, waiting until ctx
 // ends), as the engine does for every package a deployment uses, and
 // records the use in .objgc/lastuse/<id> (touched at most hourly). The
 // caller holds the lock until it calls unlock; while it does, neither a
-// prune nor the engine's cleanup removes the package. AcquireUsage does
+// prune nor the engine's cleanup removes the package. acquireUsage does
 // not check that the package exists: callers check after locking
 // (Session does). Errors wrap ErrLocked when ctx ends first.
-func (c *Cache) AcquireUsage(ctx context.Context, id string) (unlock func(), err error) {
+func (c *Cache) acquireUsage(ctx context.Context, id string) (unlock func(), err error) {
 	if !idRE.MatchString(id) {
 		return nil, fmt.Errorf("usage lock: %q is not a package id", id)
 	}

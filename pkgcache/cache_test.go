@@ -38,7 +38,7 @@ func TestParseManifest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := ParseManifest([]byte(tt.yaml))
+			m, err := parseManifest([]byte(tt.yaml))
 			if tt.wantErrContains != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErrContains) {
 					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErrContains)
@@ -74,37 +74,37 @@ func TestResolveName(t *testing.T) {
 		{"", ns, "", true},
 	}
 	for _, tt := range tests {
-		got, err := ResolveName(tt.name, tt.ns)
+		got, err := resolveName(tt.name, tt.ns)
 		if (err != nil) != tt.err || got != tt.want {
-			t.Errorf("ResolveName(%q) = %q, %v; want %q, error %v", tt.name, got, err, tt.want, tt.err)
+			t.Errorf("resolveName(%q) = %q, %v; want %q, error %v", tt.name, got, err, tt.want, tt.err)
 		}
 	}
 }
 
 func TestLoadPackageMultiDocument(t *testing.T) {
-	p, err := LoadPackage(testPkg("io.murano"))
+	p, err := loadPackage(testPkg("io.murano"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Classes["io.murano.test.TestFixtureWithEnvironment"]; got == nil || !reflect.DeepEqual(got.Extends, []string{"TestFixture"}) {
+	if got := p.classes["io.murano.test.TestFixtureWithEnvironment"]; got == nil || !reflect.DeepEqual(got.Extends, []string{"TestFixture"}) {
 		t.Errorf("TestFixtureWithEnvironment = %+v", got)
 	}
 	// The third document says res:Network with no Namespaces: that class
 	// alone is unusable, as in Murano.
-	if got := p.Classes["io.murano.test.DummyNetwork"]; got == nil || got.Err == nil {
+	if got := p.classes["io.murano.test.DummyNetwork"]; got == nil || got.Err == nil {
 		t.Errorf("DummyNetwork = %+v, want an unresolved-prefix error", got)
 	}
-	if got := p.Classes["io.murano.Object"]; len(got.Extends) != 0 {
+	if got := p.classes["io.murano.Object"]; len(got.Extends) != 0 {
 		t.Errorf("io.murano.Object extends %v", got.Extends)
 	}
-	tomcat, err := LoadPackage(testPkg("com.example.apache.Tomcat"))
+	tomcat, err := loadPackage(testPkg("com.example.apache.Tomcat"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tomcat.Classes["com.example.apache.Tomcat"].Extends; !reflect.DeepEqual(got, []string{"io.murano.Application"}) {
+	if got := tomcat.classes["com.example.apache.Tomcat"].Extends; !reflect.DeepEqual(got, []string{"io.murano.Application"}) {
 		t.Errorf("Tomcat extends %v", got)
 	}
-	if got := tomcat.Classes["io.murano.test.TomcatTest"].Extends; !reflect.DeepEqual(got, []string{"io.murano.test.TestFixture"}) {
+	if got := tomcat.classes["io.murano.test.TomcatTest"].Extends; !reflect.DeepEqual(got, []string{"io.murano.test.TestFixture"}) {
 		t.Errorf("TomcatTest extends %v", got)
 	}
 }
@@ -255,7 +255,7 @@ func TestOutdatedIDs(t *testing.T) {
 	old := addZip(t, c, zipPackage(t, dir, map[string]string{"Resources/rev.txt": "1"}))
 
 	// In use: the re-uploaded package does not remove it.
-	unlock, err := c.AcquireUsage(ctx, old.Entry.ID)
+	unlock, err := c.acquireUsage(ctx, old.Entry.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestPrunePolicies(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	setup := func(t *testing.T) (*Cache, map[string]Entry) {
 		c := openCache(t)
-		c.Now = func() time.Time { return now.Add(-48 * time.Hour) }
+		c.clock = func() time.Time { return now.Add(-48 * time.Hour) }
 		ents := map[string]Entry{}
 		for _, n := range []string{"com.example.apache.ApacheHttpServer-0.0.0", "com.example.apache.ApacheHttpServer-1.0.0", "com.example.databases.MySql", "com.example.WordPress", "io.murano"} {
 			ents[n] = addZip(t, c, zipPackage(t, testPkg(n), nil)).Entry
@@ -299,7 +299,7 @@ func TestPrunePolicies(t *testing.T) {
 		for n, age := range map[string]time.Duration{"com.example.WordPress": 2 * time.Hour, "io.murano": time.Hour} {
 			os.Chtimes(c.lastUsePath(ents[n].ID), now.Add(-age), now.Add(-age))
 		}
-		c.Now = func() time.Time { return now }
+		c.clock = func() time.Time { return now }
 		return c, ents
 	}
 	names := func(rs []Removal) []string {
@@ -374,7 +374,7 @@ func TestPrunePolicies(t *testing.T) {
 	})
 	t.Run("in use is skipped", func(t *testing.T) {
 		c, ents := setup(t)
-		unlock, err := c.AcquireUsage(ctx, ents["com.example.apache.ApacheHttpServer-0.0.0"].ID)
+		unlock, err := c.acquireUsage(ctx, ents["com.example.apache.ApacheHttpServer-0.0.0"].ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -398,7 +398,7 @@ func TestPrunePolicies(t *testing.T) {
 	for _, dry := range []bool{true, false} {
 		t.Run(fmt.Sprintf("max size with one in use, dry run %v", dry), func(t *testing.T) {
 			c, ents := setup(t)
-			unlock, err := c.AcquireUsage(ctx, ents["io.murano"].ID)
+			unlock, err := c.acquireUsage(ctx, ents["io.murano"].ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -477,8 +477,8 @@ func TestCompareVersions(t *testing.T) {
 			} else if i > j {
 				want = 1
 			}
-			if got := CompareVersions(ordered[i], ordered[j]); got != want {
-				t.Errorf("CompareVersions(%s, %s) = %d, want %d", ordered[i], ordered[j], got, want)
+			if got := compareVersions(ordered[i], ordered[j]); got != want {
+				t.Errorf("compareVersions(%s, %s) = %d, want %d", ordered[i], ordered[j], got, want)
 			}
 		}
 	}

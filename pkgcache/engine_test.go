@@ -51,7 +51,7 @@ func TestEnginePackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	list, err := c.List(ctx)
-	if err != nil || len(list) != 1 || list[0].InstalledBy != InstalledByEngine || list[0].ID != e.ID || list[0].Size == 0 || list[0].Installed.IsZero() {
+	if err != nil || len(list) != 1 || list[0].InstalledBy != installedByEngine || list[0].ID != e.ID || list[0].Size == 0 || list[0].Installed.IsZero() {
 		t.Fatalf("List = %+v, %v", list, err)
 	}
 	v, err := c.Verify(ctx)
@@ -62,7 +62,7 @@ func TestEnginePackage(t *testing.T) {
 		s := c.NewSession()
 		s.TrustEnginePackages = trust
 		p, err := s.Package(ctx, e.FullName, "")
-		if err != nil || p.ID != e.ID || p.InstalledBy != InstalledByEngine || p.RunsHooks != trust {
+		if err != nil || p.ID != e.ID || p.InstalledBy != installedByEngine || p.RunsHooks != trust {
 			t.Errorf("trust %v: Package = %+v, %v", trust, p, err)
 		}
 		s.Close()
@@ -123,7 +123,7 @@ func TestLockRecheckedAfterDeletion(t *testing.T) {
 	}
 	got := make(chan func(), 1)
 	go func() {
-		u, err := c.AcquireUsage(context.Background(), id)
+		u, err := c.acquireUsage(context.Background(), id)
 		if err != nil {
 			t.Error(err)
 		}
@@ -155,14 +155,14 @@ func TestYAMLAliasBomb(t *testing.T) {
 		prev = n
 	}
 	start := time.Now()
-	_, err := ParseManifest([]byte(bomb))
+	_, err := parseManifest([]byte(bomb))
 	if err == nil || !strings.Contains(err.Error(), "expands to more than") {
-		t.Errorf("ParseManifest of an alias bomb: %v", err)
+		t.Errorf("parseManifest of an alias bomb: %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
 	}
-	if _, err := ParseManifest([]byte("FullName: x\nbase: &b {k: v}\nuse: *b\n")); err != nil {
+	if _, err := parseManifest([]byte("FullName: x\nbase: &b {k: v}\nuse: *b\n")); err != nil {
 		t.Errorf("a plain alias: %v", err)
 	}
 }

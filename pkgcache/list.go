@@ -39,8 +39,8 @@ type Entry struct {
 	// options make of it). Zero if neither is known.
 	LastUse time.Time `json:"last_use"`
 	InUse   bool      `json:"in_use"` // some process (objgc or the engine) holds its usage lock
-	// InstalledBy is InstalledByObjgc for a package objgc added (it has a
-	// digests record), InstalledByEngine for one murano-engine unpacked.
+	// InstalledBy is installedByObjgc for a package objgc added (it has a
+	// digests record), installedByEngine for one murano-engine unpacked.
 	InstalledBy string `json:"installed_by"`
 
 	// partial: only the names were read (Size, Installed and LastUse are
@@ -63,12 +63,12 @@ func (c *Cache) entry(fullName, version, id string) (Entry, error) {
 
 func (c *Cache) entryInfo(fullName, version, id string, withInUse bool) (Entry, error) {
 	dir := c.entryDir(fullName, version, id)
-	e := Entry{FullName: fullName, Version: version, ID: id, Dir: dir, InstalledBy: InstalledByEngine}
+	e := Entry{FullName: fullName, Version: version, ID: id, Dir: dir, InstalledBy: installedByEngine}
 	if rec, err := c.readRecordHeader(id); err == nil && rec.FullName == fullName && rec.Version == version {
 		if !isDir(dir) {
 			return e, fs.ErrNotExist
 		}
-		e.Size, e.Installed, e.InstalledBy = rec.Size, rec.Installed, InstalledByObjgc
+		e.Size, e.Installed, e.InstalledBy = rec.Size, rec.Installed, installedByObjgc
 	} else {
 		st, serr := os.Stat(dir)
 		if serr != nil {
@@ -82,7 +82,7 @@ func (c *Cache) entryInfo(fullName, version, id string, withInUse bool) (Entry, 
 	}
 	e.LastUse = c.lastUse(id)
 	// The engine loads only the ids the catalog names, never objgc's.
-	if e.InstalledBy == InstalledByEngine {
+	if e.InstalledBy == installedByEngine {
 		if at, ok := accessTime(filepath.Join(dir, "manifest.yaml")); ok && at.After(e.LastUse) {
 			e.LastUse = at
 		}
@@ -277,7 +277,7 @@ func entryLess(a, b Entry) bool {
 	if a.FullName != b.FullName {
 		return a.FullName < b.FullName
 	}
-	if c := CompareVersions(a.Version, b.Version); c != 0 {
+	if c := compareVersions(a.Version, b.Version); c != 0 {
 		return c < 0
 	}
 	if !a.Installed.Equal(b.Installed) {
@@ -286,12 +286,12 @@ func entryLess(a, b Entry) bool {
 	return a.ID < b.ID
 }
 
-// CompareVersions orders two package versions as semantic versions
+// compareVersions orders two package versions as semantic versions
 // (Murano uses semantic_version): numeric dot-separated parts compare as
 // numbers, a pre-release ("1.0.0-rc1") sorts before its release, build
 // metadata ("+x") is ignored; parts that are not numbers compare as
 // strings. It returns -1, 0 or 1.
-func CompareVersions(a, b string) int {
+func compareVersions(a, b string) int {
 	a, _, _ = strings.Cut(a, "+")
 	b, _, _ = strings.Cut(b, "+")
 	ar, apre, aHasPre := strings.Cut(a, "-")
@@ -374,14 +374,14 @@ func (c *Cache) Lookup(fullName, version string) (Entry, error) {
 // installed returns the entry of a package with its Installed time and
 // InstalledBy only (no size, last use or in-use), false when it is gone.
 func (c *Cache) installed(fullName, version, id string) (Entry, bool) {
-	e := Entry{FullName: fullName, Version: version, ID: id, Dir: c.entryDir(fullName, version, id), InstalledBy: InstalledByEngine}
+	e := Entry{FullName: fullName, Version: version, ID: id, Dir: c.entryDir(fullName, version, id), InstalledBy: installedByEngine}
 	st, err := os.Stat(e.Dir)
 	if err != nil || !st.IsDir() {
 		return e, false
 	}
 	e.Installed = st.ModTime()
 	if rec, err := c.readRecordHeader(id); err == nil && rec.FullName == fullName && rec.Version == version {
-		e.Installed, e.InstalledBy = rec.Installed, InstalledByObjgc
+		e.Installed, e.InstalledBy = rec.Installed, installedByObjgc
 	}
 	return e, true
 }
@@ -395,7 +395,7 @@ func (c *Cache) newest(fullName, version string) (Entry, error) {
 	}
 	keys := c.scanFullName(fullName)
 	// Candidates: the ids of version, or of the highest version first.
-	sort.SliceStable(keys, func(i, j int) bool { return CompareVersions(keys[i].version, keys[j].version) > 0 })
+	sort.SliceStable(keys, func(i, j int) bool { return compareVersions(keys[i].version, keys[j].version) > 0 })
 	var best Entry
 	found := false
 	for _, k := range keys {
@@ -445,7 +445,7 @@ type VerifyResult struct {
 // and its files and links are exactly those recorded at unpack time, with
 // the same sha256; one the engine unpacked has no record (counted in
 // Engine), and its manifest and class files must parse (read as data,
-// with the limits of LoadPackage). It holds each package's usage lock
+// with the limits of loadPackage). It holds each package's usage lock
 // (shared, without marking a use) while it checks it, so no prune and no
 // engine cleanup removes it meanwhile. Names where the layout wants
 // something else are problems too. The error is non-nil only when the
@@ -473,11 +473,11 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 		if ok {
 			res.Checked++
 			var probs []Problem
-			if e.InstalledBy == InstalledByObjgc {
+			if e.InstalledBy == installedByObjgc {
 				probs = c.verifyEntry(e.Dir, k.id, h)
 			} else {
 				res.Engine++
-				if _, err := LoadPackage(e.Dir); err != nil {
+				if _, err := loadPackage(e.Dir); err != nil {
 					probs = []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + err.Error()}}
 				}
 			}
@@ -501,7 +501,7 @@ func (c *Cache) strays() []Problem {
 	sort.Strings(names)
 	for _, fn := range names {
 		p := filepath.Join(c.root, fn)
-		if fn == MetaDir {
+		if fn == metaDirName {
 			continue
 		}
 		if _, ok := lockID(fn, usageSuffix); ok {

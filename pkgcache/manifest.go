@@ -13,30 +13,30 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// ObjectClass is the root of every Murano class hierarchy: a class whose
+// objectClass is the root of every Murano class hierarchy: a class whose
 // file has no Extends extends it (Murano's rule), except itself.
-const ObjectClass = "io.murano.Object"
+const objectClass = "io.murano.Object"
 
 // Manifest is a package's manifest.yaml, as Murano ships it (package
 // format 1.x). Keys objgc does not read are ignored.
-type Manifest struct {
+type manifest struct {
 	Format   string            `yaml:"Format" json:"format,omitempty"`
 	Type     string            `yaml:"Type" json:"type,omitempty"`       // Application or Library
 	FullName string            `yaml:"FullName" json:"full_name"`        // e.g. io.murano
 	Name     string            `yaml:"Name" json:"name,omitempty"`       // display name
-	Version  string            `yaml:"Version" json:"version"`           // DefaultVersion when absent
+	Version  string            `yaml:"Version" json:"version"`           // defaultVersion when absent
 	Classes  map[string]string `yaml:"Classes" json:"classes,omitempty"` // full class name -> file under Classes/
 	Require  map[string]string `yaml:"Require" json:"require,omitempty"` // FullName -> version spec ("" = any)
 }
 
-// ParseManifest decodes manifest.yaml bytes and checks what the cache relies
+// parseManifest decodes manifest.yaml bytes and checks what the cache relies
 // on: FullName present and a safe path component (letters, digits, '_' and
 // '.', not starting with a dot, no ".."), Version a safe path component
-// (DefaultVersion when absent), and every class file a relative path under
+// (defaultVersion when absent), and every class file a relative path under
 // Classes/. Errors say what is wrong, without the file name (callers add
 // it).
-func ParseManifest(data []byte) (*Manifest, error) {
-	var m Manifest
+func parseManifest(data []byte) (*manifest, error) {
+	var m manifest
 	if err := decodeYAML(data, &m); err != nil {
 		return nil, fmt.Errorf("manifest.yaml is not valid YAML: %w", err)
 	}
@@ -47,7 +47,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 		return nil, fmt.Errorf("manifest.yaml: FullName %q is not a safe path component", m.FullName)
 	}
 	if m.Version == "" {
-		m.Version = DefaultVersion
+		m.Version = defaultVersion
 	}
 	if !safeComponent(m.Version, versionRE) {
 		return nil, fmt.Errorf("manifest.yaml: Version %q is not a safe path component", m.Version)
@@ -61,9 +61,9 @@ func ParseManifest(data []byte) (*Manifest, error) {
 }
 
 // Class is one class defined by a package, read from its class file.
-type Class struct {
+type classDef struct {
 	Name    string   // full name, e.g. io.murano.resources.LinuxMuranoInstance
-	Extends []string // full names of the direct parents, in file order; [ObjectClass] when the file has no Extends
+	Extends []string // full names of the direct parents, in file order; [objectClass] when the file has no Extends
 	File    string   // the class file, relative to the package's Classes/ directory
 	// Err is set when the class file cannot be resolved (an Extends name
 	// with an unknown prefix): Murano fails only when it loads that class,
@@ -75,12 +75,12 @@ type Class struct {
 type Package struct {
 	FullName string
 	Version  string
-	ID       string // the package's id in the cache; "" for a directory read with LoadPackage
+	ID       string // the package's id in the cache; "" for a directory read with loadPackage
 	Dir      string // absolute path of the unpacked package
-	Manifest *Manifest
-	Classes  map[string]*Class // by full name
-	// InstalledBy is InstalledByObjgc or InstalledByEngine for a package
-	// a Session returned; "" for a directory read with LoadPackage.
+	manifest *manifest
+	classes  map[string]*classDef // by full name
+	// InstalledBy is installedByObjgc or installedByEngine for a package
+	// a Session returned; "" for a directory read with loadPackage.
 	InstalledBy string
 	// RunsHooks says whether the hooks shipped in the package (its
 	// hooks/ folder) may run: a package objgc added (the operator chose
@@ -90,10 +90,10 @@ type Package struct {
 	RunsHooks bool
 }
 
-// LoadPackage reads dir/manifest.yaml and every class file it lists
+// loadPackage reads dir/manifest.yaml and every class file it lists
 // (dir/Classes/<file>). A class file may hold several YAML documents, one
 // class each; each document's Name and Extends are resolved through its
-// Namespaces exactly as Murano's NamespaceResolver does (see ResolveName).
+// Namespaces exactly as Murano's NamespaceResolver does (see resolveName).
 // A manifest class whose file has no matching document is an error, and
 // so is a class file that is not YAML; an Extends name with an unknown
 // prefix only marks that class (Class.Err).
@@ -104,16 +104,16 @@ type Package struct {
 // each YAML document at most maxYAMLNodes nodes with its aliases expanded
 // (see decodeYAML). Reading does not change the files' access times where
 // the system allows it (see accessTime).
-func LoadPackage(dir string) (*Package, error) {
+func loadPackage(dir string) (*Package, error) {
 	data, err := readLimited(filepath.Join(dir, "manifest.yaml"), maxManifestSize)
 	if err != nil {
 		return nil, fmt.Errorf("loading package %s: %w", dir, err)
 	}
-	m, err := ParseManifest(data)
+	m, err := parseManifest(data)
 	if err != nil {
 		return nil, fmt.Errorf("loading package %s: %w", dir, err)
 	}
-	p := &Package{FullName: m.FullName, Version: m.Version, Dir: dir, Manifest: m, Classes: map[string]*Class{}}
+	p := &Package{FullName: m.FullName, Version: m.Version, Dir: dir, manifest: m, classes: map[string]*classDef{}}
 	names := make([]string, 0, len(m.Classes))
 	for n := range m.Classes {
 		names = append(names, n)
@@ -134,7 +134,7 @@ func LoadPackage(dir string) (*Package, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loading package %s: %w", m.FullName, err)
 		}
-		p.Classes[name] = cl
+		p.classes[name] = cl
 	}
 	return p, nil
 }
@@ -177,11 +177,11 @@ func readClassFile(p string) ([]classDoc, error) {
 // classFromDocs picks the document defining class name: the one whose
 // Name resolves to name, else the one whose Name is name's last
 // component, else the only document of the file.
-func classFromDocs(name, file string, docs []classDoc) (*Class, error) {
+func classFromDocs(name, file string, docs []classDoc) (*classDef, error) {
 	short := name[strings.LastIndex(name, ".")+1:]
 	pick := -1
 	for i, d := range docs {
-		if full, err := ResolveName(d.Name, d.Namespaces); err == nil && full == name {
+		if full, err := resolveName(d.Name, d.Namespaces); err == nil && full == name {
 			pick = i
 			break
 		}
@@ -217,9 +217,9 @@ func classFromDocs(name, file string, docs []classDoc) (*Class, error) {
 	default:
 		return nil, fmt.Errorf("class %s: Classes/%s: Extends must be a class name or a list of them", name, file)
 	}
-	cl := &Class{Name: name, File: file}
+	cl := &classDef{Name: name, File: file}
 	for _, r := range raw {
-		full, err := ResolveName(r, d.Namespaces)
+		full, err := resolveName(r, d.Namespaces)
 		if err != nil {
 			cl.Err = fmt.Errorf("class %s: Classes/%s: Extends: %w", name, file, err)
 			cl.Extends = nil
@@ -227,18 +227,18 @@ func classFromDocs(name, file string, docs []classDoc) (*Class, error) {
 		}
 		cl.Extends = append(cl.Extends, full)
 	}
-	if len(raw) == 0 && name != ObjectClass {
-		cl.Extends = []string{ObjectClass}
+	if len(raw) == 0 && name != objectClass {
+		cl.Extends = []string{objectClass}
 	}
 	return cl, nil
 }
 
-// ResolveName turns a class name as written in a class file into a full
+// resolveName turns a class name as written in a class file into a full
 // name, as Murano's NamespaceResolver does: ":Name" is the global Name;
 // "prefix:Name" is namespaces[prefix] + "." + Name (an unknown prefix is
 // an error); a name with no dot is in the "=" namespace when there is one;
 // any other name (one containing a dot) is already full.
-func ResolveName(name string, namespaces map[string]string) (string, error) {
+func resolveName(name string, namespaces map[string]string) (string, error) {
 	if name == "" {
 		return "", errors.New("empty class name")
 	}
@@ -268,7 +268,7 @@ func ResolveName(name string, namespaces map[string]string) (string, error) {
 // Extends, each class once (docs/design.md, "Hooks"). lookup finds the
 // definition of a class (in any package); a class it cannot find is listed
 // but its parents are unknown. The first element is always class.
-func Hierarchy(class string, lookup func(name string) (*Class, error)) ([]string, error) {
+func hierarchy(class string, lookup func(name string) (*classDef, error)) ([]string, error) {
 	var out []string
 	seen := map[string]bool{class: true}
 	queue := []string{class}
@@ -297,7 +297,7 @@ func Hierarchy(class string, lookup func(name string) (*Class, error)) ([]string
 }
 
 // defines reports whether the manifest lists class.
-func (m *Manifest) defines(class string) bool {
+func (m *manifest) defines(class string) bool {
 	_, ok := m.Classes[class]
 	return ok
 }
@@ -321,7 +321,7 @@ func cleanZipName(name string) (string, error) {
 	return c, nil
 }
 
-// Limits on what objgc reads from a package (LoadPackage): Murano's API
+// Limits on what objgc reads from a package (loadPackage): Murano's API
 // refuses packages over 5 MB by default, so no real manifest or class file
 // comes near them.
 const (
@@ -396,10 +396,10 @@ func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, depth int) (int, error)
 }
 
 // readManifest reads and parses dir/manifest.yaml.
-func readManifest(dir string) (*Manifest, error) {
+func readManifest(dir string) (*manifest, error) {
 	data, err := readLimited(filepath.Join(dir, "manifest.yaml"), maxManifestSize)
 	if err != nil {
 		return nil, err
 	}
-	return ParseManifest(data)
+	return parseManifest(data)
 }

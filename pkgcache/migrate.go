@@ -56,7 +56,7 @@ func OpenForMigrate(root string) (*Cache, error) {
 		return nil, err
 	}
 	if !isDir(c.root) || !IsCache(c.root) {
-		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, MetaDir)
+		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
 	}
 	return c, nil
 }
@@ -180,7 +180,7 @@ func (c *Cache) migrateVersion(ctx context.Context, res *MigrateResult, vdir, fn
 // locks of both layouts.
 func (c *Cache) migrateEntry(res *MigrateResult, from, fn, v, id string) error {
 	to := c.entryDir(fn, v, id)
-	e := Entry{FullName: fn, Version: v, ID: id, Dir: to, InstalledBy: InstalledByObjgc}
+	e := Entry{FullName: fn, Version: v, ID: id, Dir: to, InstalledBy: installedByObjgc}
 	oldRec, recErr := readOldRecord(from)
 	if recErr == nil {
 		e.Size, e.Installed = oldRec.Size, oldRec.Installed

@@ -130,7 +130,7 @@ func TestMigrate(t *testing.T) {
 				t.Fatalf("List: %v, %v", list, err)
 			}
 			for _, e := range list {
-				if e.InstalledBy != InstalledByObjgc || e.Dir != c.entryDir(e.FullName, e.Version, e.ID) || e.Installed.IsZero() || e.LastUse.IsZero() {
+				if e.InstalledBy != installedByObjgc || e.Dir != c.entryDir(e.FullName, e.Version, e.ID) || e.Installed.IsZero() || e.LastUse.IsZero() {
 					t.Errorf("migrated %+v: want objgc's, in the engine's layout, with install time and last use", e)
 				}
 			}

@@ -93,7 +93,7 @@ func runHelper(role string) error {
 	case "holdusageid":
 		// As an objgc of the old layout reading package sources[0] (an
 		// id): the usage lock alone, no lookup.
-		unlock, err := c.AcquireUsage(ctx, sources[0])
+		unlock, err := c.acquireUsage(ctx, sources[0])
 		if err != nil {
 			return err
 		}
@@ -288,7 +288,7 @@ func TestKilledAdd(t *testing.T) {
 		srcs = append(srcs, writeFile(t, t.TempDir(), "big.zip", zipPackage(t, testPkg("io.murano"), extra)))
 	}
 	rng := rand.New(rand.NewPCG(seed, 2))
-	tmp := filepath.Join(root, MetaDir, "tmp")
+	tmp := filepath.Join(root, metaDirName, "tmp")
 	killed, midRun := 0, 0
 	for i := 0; i < kills; i++ {
 		before := map[string]bool{}
@@ -338,13 +338,13 @@ func TestKilledAdd(t *testing.T) {
 		}
 	}
 	// Make the dl.* leftovers old enough to be collected.
-	c.Now = func() time.Time { return time.Now().Add(2 * time.Minute) }
+	c.clock = func() time.Time { return time.Now().Add(2 * time.Minute) }
 	res, err := c.Prune(context.Background(), PruneOptions{Outdated: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("prune: removed %d outdated ids, %d tmp leftovers", len(res.Removed), res.Leftovers)
-	if n := dirNames(t, filepath.Join(root, MetaDir, "tmp")); len(n) != 0 {
+	if n := dirNames(t, filepath.Join(root, metaDirName, "tmp")); len(n) != 0 {
 		t.Errorf("tmp/ after prune: %v", n)
 	}
 	list, _ := c.List(context.Background())
@@ -458,7 +458,7 @@ func TestReinstallRepairs(t *testing.T) {
 	if n := damaged(); n != 0 {
 		t.Errorf("%d problems after the reinstall", n)
 	}
-	if n := dirNames(t, filepath.Join(root, MetaDir, "tmp")); len(n) != 0 {
+	if n := dirNames(t, filepath.Join(root, metaDirName, "tmp")); len(n) != 0 {
 		t.Errorf("tmp/ holds %v", n)
 	}
 }

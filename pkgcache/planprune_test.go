@@ -30,41 +30,41 @@ func TestPlanPrune(t *testing.T) {
 	b1old := pkg("b", "1.0.0", "b1old", 5, 9, -1, false)
 	b1new := pkg("b", "1.0.0", "b1new", 6, 8, -1, false) // re-uploaded: the later install wins
 	c1 := pkg("c", "1.0.0", "c1", 100, 40, 35, true)
-	all := []Entry{c1, a10, b1new, a1, b1old, a2} // PlanPrune sorts
+	all := []Entry{c1, a10, b1new, a1, b1old, a2} // planPrune sorts
 
 	type sel struct{ id, reason string }
 	for _, tc := range []struct {
 		name   string
-		policy PrunePolicy
+		policy prunePolicy
 		want   []sel
 	}{
-		{"outdated keep 1", PrunePolicy{Outdated: true},
+		{"outdated keep 1", prunePolicy{Outdated: true},
 			[]sel{{"a1", "older version (keeping 1)"}, {"a2", "older version (keeping 1)"}, {"b1old", "outdated id"}}},
-		{"outdated keep 2", PrunePolicy{Outdated: true, Keep: 2},
+		{"outdated keep 2", prunePolicy{Outdated: true, Keep: 2},
 			[]sel{{"a1", "older version (keeping 2)"}, {"b1old", "outdated id"}}},
-		{"unused 15 days", PrunePolicy{UnusedFor: 15 * day},
+		{"unused 15 days", prunePolicy{UnusedFor: 15 * day},
 			// a2 was installed 20 days ago but used yesterday; c1 is in
 			// use but selected all the same (execution skips it).
 			[]sel{{"a1", "unused for 30 days"}, {"c1", "unused for 35 days"}}},
-		{"outdated then unused", PrunePolicy{Outdated: true, UnusedFor: 15 * day},
+		{"outdated then unused", prunePolicy{Outdated: true, UnusedFor: 15 * day},
 			[]sel{{"a1", "older version (keeping 1)"}, {"a2", "older version (keeping 1)"}, {"b1old", "outdated id"}, {"c1", "unused for 35 days"}}},
-		{"max size, LRU first", PrunePolicy{LimitSize: true, MaxSize: 141},
+		{"max size, LRU first", prunePolicy{LimitSize: true, MaxSize: 141},
 			// 171 bytes, c1 (100, in use) included. Least recently used
 			// (last use or install, if later): a1 30 days, a10 10, b1old
 			// 9, b1new 8, a2 1. a1 leaves 161 > 141, a10 leaves 131.
 			[]sel{{"a1", "cache over max size"}, {"a10", "cache over max size"}}},
-		{"max size met without selecting", PrunePolicy{LimitSize: true, MaxSize: 171}, nil},
-		{"max size below what is in use", PrunePolicy{LimitSize: true, MaxSize: 50},
+		{"max size met without selecting", prunePolicy{LimitSize: true, MaxSize: 171}, nil},
+		{"max size below what is in use", prunePolicy{LimitSize: true, MaxSize: 50},
 			[]sel{{"a1", "cache over max size"}, {"a10", "cache over max size"}, {"b1old", "cache over max size"},
 				{"b1new", "cache over max size"}, {"a2", "cache over max size"}, {"c1", "cache over max size"}}},
-		{"outdated freed space counts for max size", PrunePolicy{Outdated: true, LimitSize: true, MaxSize: 136},
+		{"outdated freed space counts for max size", prunePolicy{Outdated: true, LimitSize: true, MaxSize: 136},
 			// outdated takes a1, a2, b1old (35 bytes): 136 left, met.
 			[]sel{{"a1", "older version (keeping 1)"}, {"a2", "older version (keeping 1)"}, {"b1old", "outdated id"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			plan := PlanPrune(all, tc.policy, now)
+			plan := planPrune(all, tc.policy, now)
 			var got []sel
-			for _, r := range plan.Selected {
+			for _, r := range plan.selected {
 				got = append(got, sel{r.ID, r.Reason})
 			}
 			if !reflect.DeepEqual(got, tc.want) {
@@ -76,9 +76,9 @@ func TestPlanPrune(t *testing.T) {
 	// The input is not reordered, and the dry-run split puts in-use
 	// packages apart and counts only the others' bytes.
 	in := append([]Entry(nil), all...)
-	plan := PlanPrune(in, PrunePolicy{UnusedFor: 15 * day}, now)
+	plan := planPrune(in, prunePolicy{UnusedFor: 15 * day}, now)
 	if !reflect.DeepEqual(in, all) {
-		t.Error("PlanPrune reordered its input")
+		t.Error("planPrune reordered its input")
 	}
 	removed, inUse, freed := plan.split()
 	if len(removed) != 1 || removed[0].ID != "a1" || len(inUse) != 1 || inUse[0].ID != "c1" || freed != 10 {

@@ -55,7 +55,7 @@ func TestReadDigestsHeader(t *testing.T) {
 }
 
 // TestLockFileLinkRefused: a symbolic link at a usage lock path (someone
-// else's file, or nothing) is never followed: AcquireUsage fails with
+// else's file, or nothing) is never followed: acquireUsage fails with
 // lockfile.ErrNotRegular naming the path, and nothing is created at the
 // link's target.
 func TestLockFileLinkRefused(t *testing.T) {
@@ -65,9 +65,9 @@ func TestLockFileLinkRefused(t *testing.T) {
 	if err := os.Symlink(victim, c.usageLockPath(id)); err != nil {
 		t.Skip("no symbolic links:", err)
 	}
-	_, err := c.AcquireUsage(context.Background(), id)
+	_, err := c.acquireUsage(context.Background(), id)
 	if !errors.Is(err, lockfile.ErrNotRegular) || !strings.Contains(err.Error(), c.usageLockPath(id)) {
-		t.Errorf("AcquireUsage through a link: %v, want ErrNotRegular naming the lock file", err)
+		t.Errorf("acquireUsage through a link: %v, want ErrNotRegular naming the lock file", err)
 	}
 	if _, err := os.Lstat(victim); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the link's target was created: %v", err)

@@ -42,6 +42,17 @@ type Removal struct {
 	Reason string `json:"reason"` // e.g. "older version (keeping 1)", "outdated id", "unused for 41 days" (ageText), "cache over max size"
 }
 
+// CheckPolicy returns ErrNoPolicy when o selects nothing: none of
+// Outdated, UnusedFor above zero or LimitSize. Prune calls it first; a
+// command line calls it before opening the cache, so that a prune
+// without a policy is refused whatever the cache.
+func (o PruneOptions) CheckPolicy() error {
+	if !o.Outdated && o.UnusedFor <= 0 && !o.LimitSize {
+		return ErrNoPolicy
+	}
+	return nil
+}
+
 // PruneResult is what Prune did.
 type PruneResult struct {
 	DryRun  bool      `json:"dry_run"`
@@ -90,8 +101,8 @@ func (c *Cache) lockPrune(doing string) (unlock func(), err error) {
 // refused (ErrOldLayout) before anything is removed.
 func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, error) {
 	res := PruneResult{DryRun: opts.DryRun}
-	if !opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize {
-		return res, ErrNoPolicy
+	if err := opts.CheckPolicy(); err != nil {
+		return res, err
 	}
 	if c.ownerErr != nil {
 		return res, c.ownerErr
@@ -111,17 +122,17 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		return res, fmt.Errorf("pruning: %w", err)
 	}
 	now := c.now()
-	plan := PlanPrune(entries, opts.policy(), now)
+	plan := planPrune(entries, opts.policy(), now)
 	if opts.DryRun {
 		res.Removed, res.InUse, res.Freed = plan.split()
 		res.PolicyMet = len(res.InUse) == 0
 		return res, ctx.Err()
 	}
 
-	outs, err := c.claimAndDelete(ctx, plan.Selected, opts.Progress)
+	outs, err := c.claimAndDelete(ctx, plan.selected, opts.Progress)
 	for k, o := range outs {
 		e := o.entry
-		r := Removal{Entry: e, Reason: plan.Selected[k].Reason}
+		r := Removal{Entry: e, Reason: plan.selected[k].Reason}
 		switch {
 		case o.removed:
 			r.InUse = false
@@ -140,8 +151,8 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	return res, nil
 }
 
-// PrunePolicy is the selection part of PruneOptions (see there).
-type PrunePolicy struct {
+// prunePolicy is the selection part of PruneOptions (see there).
+type prunePolicy struct {
 	Outdated  bool
 	Keep      int
 	UnusedFor time.Duration
@@ -149,23 +160,23 @@ type PrunePolicy struct {
 	MaxSize   int64
 }
 
-func (o PruneOptions) policy() PrunePolicy {
-	return PrunePolicy{Outdated: o.Outdated, Keep: o.Keep, UnusedFor: o.UnusedFor, LimitSize: o.LimitSize, MaxSize: o.MaxSize}
+func (o PruneOptions) policy() prunePolicy {
+	return prunePolicy{Outdated: o.Outdated, Keep: o.Keep, UnusedFor: o.UnusedFor, LimitSize: o.LimitSize, MaxSize: o.MaxSize}
 }
 
-// PrunePlan is what a prune selected: each package once, in selection
+// prunePlan is what a prune selected: each package once, in selection
 // order (outdated first, then unused, then over size), with the reason of
 // the first policy that selected it. A package whose Entry.InUse is true
 // was in use when listed; the execution learns it again from the lock.
-type PrunePlan struct {
-	Selected []Removal
+type prunePlan struct {
+	selected []Removal
 }
 
 // split divides the plan as a dry run reports it: the packages free when
 // listed (would be removed, with the bytes they would free) and those in
 // use (would be skipped).
-func (pl PrunePlan) split() (removed, inUse []Removal, freed int64) {
-	for _, r := range pl.Selected {
+func (pl prunePlan) split() (removed, inUse []Removal, freed int64) {
+	for _, r := range pl.selected {
 		if r.InUse {
 			inUse = append(inUse, r)
 		} else {
@@ -176,7 +187,7 @@ func (pl PrunePlan) split() (removed, inUse []Removal, freed int64) {
 	return removed, inUse, freed
 }
 
-// PlanPrune selects what policy removes from packages (as List returns
+// planPrune selects what policy removes from packages (as List returns
 // them; sorted here by FullName, version, install time and id), with now
 // as the current time for UnusedFor. It touches no file: Prune runs it on
 // a listing and then claims and deletes what it selected.
@@ -190,7 +201,7 @@ func (pl PrunePlan) split() (removed, inUse []Removal, freed int64) {
 //     (in-use ones included) is at most MaxSize bytes; if in-use packages
 //     still keep it over, they are selected too, least recently used
 //     first, so that the caller learns the policy is not met.
-func PlanPrune(packages []Entry, p PrunePolicy, now time.Time) PrunePlan {
+func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 	entries := append([]Entry(nil), packages...)
 	sort.SliceStable(entries, func(a, b int) bool { return entryLess(entries[a], entries[b]) })
 	reason := map[string]string{} // id -> why it goes
@@ -292,9 +303,9 @@ func PlanPrune(packages []Entry, p PrunePolicy, now time.Time) PrunePlan {
 		}
 	}
 
-	plan := PrunePlan{Selected: make([]Removal, 0, len(order))}
+	plan := prunePlan{selected: make([]Removal, 0, len(order))}
 	for _, i := range order {
-		plan.Selected = append(plan.Selected, Removal{Entry: entries[i], Reason: reason[entries[i].ID]})
+		plan.selected = append(plan.selected, Removal{Entry: entries[i], Reason: reason[entries[i].ID]})
 	}
 	return plan
 }

@@ -79,11 +79,11 @@ func (s *Session) hold(ctx context.Context, e Entry) (*Package, error) {
 		return p, nil
 	}
 	s.mu.Unlock()
-	unlock, err := s.c.AcquireUsage(ctx, e.ID)
+	unlock, err := s.c.acquireUsage(ctx, e.ID)
 	if err != nil {
 		return nil, err
 	}
-	if e.InstalledBy == InstalledByEngine {
+	if e.InstalledBy == installedByEngine {
 		// The engine unpacks in place (makedirs, then extractall) under
 		// its exclusive download lock: wait for a running unpack to end
 		// before reading what it writes.
@@ -98,13 +98,13 @@ func (s *Session) hold(ctx context.Context, e Entry) (*Package, error) {
 		unlock()
 		return nil, fmt.Errorf("package %s %s (%s) was removed: %w", e.FullName, e.Version, e.ID, ErrNotFound)
 	}
-	p, err := LoadPackage(e.Dir)
+	p, err := loadPackage(e.Dir)
 	if err != nil {
 		unlock()
 		return nil, err
 	}
 	p.ID, p.InstalledBy = e.ID, e.InstalledBy
-	p.RunsHooks = e.InstalledBy == InstalledByObjgc || s.TrustEnginePackages
+	p.RunsHooks = e.InstalledBy == installedByObjgc || s.TrustEnginePackages
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q, ok := s.pkgs[e.ID]; ok { // another goroutine won
@@ -154,7 +154,7 @@ func (s *Session) FindClass(ctx context.Context, class, version, pkg string) (*P
 		if err != nil {
 			return nil, fmt.Errorf("class %s: %w", class, err)
 		}
-		if _, ok := p.Classes[class]; !ok {
+		if _, ok := p.classes[class]; !ok {
 			return nil, fmt.Errorf("class %s: package %s %s does not define it: %w", class, p.FullName, p.Version, ErrNotFound)
 		}
 		return p, nil
@@ -203,7 +203,7 @@ func (c *Cache) findDefiner(class, version string) (Entry, error) {
 		return Entry{}, fmt.Errorf("class %s: %w", class, ErrNotFound)
 	}
 	sort.Slice(found, func(i, j int) bool {
-		if c := CompareVersions(found[i].Version, found[j].Version); c != 0 {
+		if c := compareVersions(found[i].Version, found[j].Version); c != 0 {
 			return c > 0
 		}
 		return found[i].FullName < found[j].FullName
@@ -226,11 +226,11 @@ type ClassRef struct {
 // Without any package for class, the hierarchy is class alone.
 func (s *Session) Hierarchy(ctx context.Context, class string, from *Package) ([]ClassRef, error) {
 	owner := map[string]*Package{}
-	lookup := func(name string) (*Class, error) {
+	lookup := func(name string) (*classDef, error) {
 		candidates := []*Package{from}
 		if from != nil {
-			reqs := make([]string, 0, len(from.Manifest.Require))
-			for r := range from.Manifest.Require {
+			reqs := make([]string, 0, len(from.manifest.Require))
+			for r := range from.manifest.Require {
 				reqs = append(reqs, r)
 			}
 			sort.Strings(reqs)
@@ -244,7 +244,7 @@ func (s *Session) Hierarchy(ctx context.Context, class string, from *Package) ([
 			if p == nil {
 				continue
 			}
-			if cl, ok := p.Classes[name]; ok {
+			if cl, ok := p.classes[name]; ok {
 				owner[name] = p
 				return cl, nil
 			}
@@ -254,9 +254,9 @@ func (s *Session) Hierarchy(ctx context.Context, class string, from *Package) ([
 			return nil, err
 		}
 		owner[name] = p
-		return p.Classes[name], nil
+		return p.classes[name], nil
 	}
-	names, err := Hierarchy(class, lookup)
+	names, err := hierarchy(class, lookup)
 	if err != nil {
 		return nil, err
 	}
