@@ -103,6 +103,10 @@ func TestScripts(t *testing.T) {
 			if cond == "unwritable" {
 				return canMakeUnwritable(), nil
 			}
+			if cond == "ci" {
+				// On CI (CI=true) a tool a check needs must be there.
+				return os.Getenv("CI") == "true", nil
+			}
 			if cond == "root" {
 				// A script can give a file to another user (chown).
 				return os.Geteuid() == 0, nil
