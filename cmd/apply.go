@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"io/fs"
 	"os"
@@ -203,7 +204,7 @@ type applyInputs struct {
 	planObjects int
 	planModel   string
 	// warnings are destroy.Report's: what the run could not see.
-	warnings []destroy.Warning
+	warnings []order.Warning
 	// read is the model file, read to tell it from a saved plan.
 	read *snapshot.Document
 }
@@ -668,8 +669,8 @@ type applyReport struct {
 	DestroyedWithoutHook []string `json:"destroyed_without_hook"`
 	// Warnings: code, message, id and path, as in a plan
 	// (destroy.Report.Warnings: package_missing).
-	Warnings []destroy.Warning `json:"warnings"`
-	Summary  applySummary      `json:"summary"`
+	Warnings []order.Warning `json:"warnings"`
+	Summary  applySummary    `json:"summary"`
 }
 
 type applyReportObject struct {
@@ -714,8 +715,8 @@ type applySummary struct {
 	Interrupted         bool `json:"interrupted"`
 }
 
-func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *applyReport {
-	rep := &applyReport{FormatVersion: applyReportFormatVersion, Target: ai.target, Unchanged: ai.unchanged, AppliedAlready: ai.applied, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}, Warnings: []destroy.Warning{}}
+func newApplyReport(ai *applyInputs, p *order.Plan, r *destroy.ApplyResult) *applyReport {
+	rep := &applyReport{FormatVersion: applyReportFormatVersion, Target: ai.target, Unchanged: ai.unchanged, AppliedAlready: ai.applied, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}, Warnings: []order.Warning{}}
 	rep.Warnings = append(rep.Warnings, ai.warnings...)
 	rep.Summary.Warnings = len(rep.Warnings)
 	for _, g := range p.Groups {
@@ -768,7 +769,7 @@ func newApplyReport(ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) *a
 	return rep
 }
 
-func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *destroy.Plan, r *destroy.ApplyResult) error {
+func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *order.Plan, r *destroy.ApplyResult) error {
 	rep := newApplyReport(ai, p, r)
 	if opts.JUnit != "" {
 		if err := writeJUnitFile(opts.JUnit, rep, opts.started); err != nil {

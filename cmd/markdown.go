@@ -3,6 +3,7 @@ package cmd
 import (
 	"bufio"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -356,9 +357,9 @@ func writeMermaid(w io.Writer, doc *destroy.PlanFile) {
 					continue
 				}
 				switch r.Code {
-				case destroy.ReasonOwnedBy:
+				case order.ReasonOwnedBy:
 					fmt.Fprintf(w, "  %s --> %s\n", from, to)
-				case destroy.ReasonSubscriber:
+				case order.ReasonSubscriber:
 					fmt.Fprintf(w, "  %s -.-> %s\n", from, to)
 				}
 			}
@@ -368,12 +369,12 @@ func writeMermaid(w io.Writer, doc *destroy.PlanFile) {
 }
 
 // mdReason is r.Text() with the id as a code span.
-func mdReason(r destroy.Reason) string {
+func mdReason(r order.Reason) string {
 	if r.ID == "" {
 		return mdText(r.Text())
 	}
 	const mark = "\x00"
-	t := destroy.Reason{Code: r.Code, ID: mark, Handler: r.Handler}.Text()
+	t := order.Reason{Code: r.Code, ID: mark, Handler: r.Handler}.Text()
 	before, after, _ := strings.Cut(t, mark)
 	return mdText(before) + mdCode(r.ID) + mdText(after)
 }

@@ -2,12 +2,11 @@ package cmd
 
 import (
 	"encoding/json"
+	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/objgc/objgc/destroy"
 )
 
 // TestApplyReportWarnsOfMissingPackage applies a model whose types name
@@ -42,7 +41,7 @@ func TestApplyReportWarnsOfMissingPackage(t *testing.T) {
 				Hook string `json:"path"`
 			} `json:"hooks"`
 		} `json:"objects"`
-		Warnings []destroy.Warning `json:"warnings"`
+		Warnings []order.Warning `json:"warnings"`
 		Summary  struct {
 			Warnings int `json:"warnings"`
 		} `json:"summary"`
@@ -54,7 +53,7 @@ func TestApplyReportWarnsOfMissingPackage(t *testing.T) {
 		t.Fatalf("want one warning, got %+v (summary %d)", rep.Warnings, rep.Summary.Warnings)
 	}
 	w := rep.Warnings[0]
-	if w.Code != destroy.WarnPackageMissing || w.ID != "tc1" || w.Path != "$.ObjectsCopy.apps[1]" {
+	if w.Code != order.WarnPackageMissing || w.ID != "tc1" || w.Path != "$.ObjectsCopy.apps[1]" {
 		t.Errorf("warning %+v", w)
 	}
 	for _, part := range []string{"package com.example.apache.Tomcat is not in the package cache", "2 doomed objects of 1 type", "class hierarchy", "hooks do not run"} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"io/fs"
 	"os"
 	"runtime/debug"
@@ -326,7 +327,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 	if err := stage("order"); err != nil {
 		return err
 	}
-	p, err := destroy.NewPlanContext(ctx, d)
+	p, err := order.NewPlanContext(ctx, d)
 	if err != nil {
 		return errPlanInterrupted
 	}
@@ -402,7 +403,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 // applyRefusals lists why apply would refuse plan p (what the summary's
 // apply_refuses says): hooks that cannot run, and dangling references
 // when onDangling is "error". Empty when apply would run.
-func applyRefusals(p *destroy.Plan, onDangling string, hooks *planHooks) []string {
+func applyRefusals(p *order.Plan, onDangling string, hooks *planHooks) []string {
 	var reasons []string
 	if n := hooks.refusals; n > 0 {
 		reasons = append(reasons, fmt.Sprintf("%d %s cannot run (see the hook_cannot_run %s)", n, plural(n, "hook", "hooks"), plural(n, "warning", "warnings")))

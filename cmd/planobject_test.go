@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/objgc/objgc/destroy/order"
 	"strings"
 	"testing"
 
@@ -33,11 +34,11 @@ func TestAppendPlanObject(t *testing.T) {
 	odd := []string{"", "plain", `quote " and \ backslash`, "<html> & more", "tab\tnew\nline\r\x00\x1f\x7f", "é ü 日本", "\u2028\u2029", "bad \xff utf-8", "\U0001F600"}
 	var objs []destroy.PlanObject
 	objs = append(objs, destroy.PlanObject{}) // nil slices and pointers
-	objs = append(objs, destroy.PlanObject{Reasons: []destroy.Reason{}, Classes: []string{}, Hooks: []destroy.PlanHook{}})
+	objs = append(objs, destroy.PlanObject{Reasons: []order.Reason{}, Classes: []string{}, Hooks: []destroy.PlanHook{}})
 	for _, s := range odd {
 		objs = append(objs, destroy.PlanObject{
 			ID: s, Type: s, Path: s, Owner: str(s), Package: str(s),
-			Reasons: []destroy.Reason{{Code: destroy.ReasonOwnedBy, ID: s}, {Code: destroy.ReasonTopLevel}, {Code: destroy.ReasonSubscriber, ID: "x", Handler: s}, {Code: "c", Handler: "h"}},
+			Reasons: []order.Reason{{Code: order.ReasonOwnedBy, ID: s}, {Code: order.ReasonTopLevel}, {Code: order.ReasonSubscriber, ID: "x", Handler: s}, {Code: "c", Handler: "h"}},
 			TypeRef: destroy.PlanType{Name: s, Version: s, Package: s},
 			Classes: []string{s, "a", s},
 			Hooks: []destroy.PlanHook{{Event: "destroy", Class: s, Path: s, SHA256: s}, {Event: s, Class: "c", Path: "p", Error: s},

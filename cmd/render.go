@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"math"
 	"os"
@@ -106,7 +107,7 @@ func (x *kindIndex) set(i int, k int32) {
 // "Hooks"): the destroy hooks of each doomed object's class hierarchy, the
 // handler hook of each notification's subscriber. session, when not nil,
 // is f.Packages: the packages it read are recorded.
-func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, cacheDir string) *planHooks {
+func findPlanHooks(ctx context.Context, p *order.Plan, f *destroy.HookFinder, cacheDir string) *planHooks {
 	h := &planHooks{
 		kind:      newKindIndex(len(p.Objects)),
 		subTypes:  make([]*snapshot.Type, len(p.Notifications)),
@@ -180,7 +181,7 @@ func findPlanHooks(ctx context.Context, p *destroy.Plan, f *destroy.HookFinder, 
 // found that someone other than the user or root could change
 // (hook.CheckWriters), once a hook: apply would refuse to run. It counts
 // them in refusals.
-func (h *planHooks) warnWriters(p *destroy.Plan) {
+func (h *planHooks) warnWriters(p *order.Plan) {
 	seen := map[string]bool{}
 	check := func(f hook.Found) {
 		if seen[f.Path] {
@@ -188,7 +189,7 @@ func (h *planHooks) warnWriters(p *destroy.Plan) {
 		}
 		seen[f.Path] = true
 		if err := hook.CheckWriters(f); err != nil {
-			p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, Message: err.Error() + ": apply refuses to run"})
+			p.Warnings = append(p.Warnings, order.Warning{Code: order.WarnHookCannotRun, Message: err.Error() + ": apply refuses to run"})
 			h.refusals++
 		}
 	}
@@ -208,7 +209,7 @@ func (h *planHooks) warnWriters(p *destroy.Plan) {
 // found that cannot be given its arguments and environment
 // (destroy.HookArgs): apply would refuse to run. It counts them in
 // refusals.
-func (h *planHooks) warnArgs(p *destroy.Plan, args *destroy.HookArgs) {
+func (h *planHooks) warnArgs(p *order.Plan, args *destroy.HookArgs) {
 	snap := p.Diff.Snapshot
 	for i := range p.Objects {
 		hs := h.of(i).destroy
@@ -219,7 +220,7 @@ func (h *planHooks) warnArgs(p *destroy.Plan, args *destroy.HookArgs) {
 		for _, f := range hs {
 			if err := args.Destroy(f, id, typ, int(p.Objects[i].Group)); err != nil {
 				pr := destroy.HookArgsProblem{ID: id, Type: typ, Hook: f.Path, Err: err}
-				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: id, Path: p.Path(i),
+				p.Warnings = append(p.Warnings, order.Warning{Code: order.WarnHookCannotRun, ID: id, Path: p.Path(i),
 					Message: pr.Message() + ": apply refuses to run"})
 				h.refusals++
 			}
@@ -230,7 +231,7 @@ func (h *planHooks) warnArgs(p *destroy.Plan, args *destroy.HookArgs) {
 			id, typ := p.ID(int(n.Publisher)), snap.TypeString(p.Objects[n.Publisher].Snapshot)
 			if err := args.Notify(*f, id, typ, n); err != nil {
 				pr := destroy.HookArgsProblem{ID: id, Type: typ, Hook: f.Path, Handler: n.Handler, Subscriber: n.Subscriber, Err: err}
-				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: n.Subscriber,
+				p.Warnings = append(p.Warnings, order.Warning{Code: order.WarnHookCannotRun, ID: n.Subscriber,
 					Message: pr.Message() + ": apply refuses to run"})
 				h.refusals++
 			}
@@ -240,19 +241,19 @@ func (h *planHooks) warnArgs(p *destroy.Plan, args *destroy.HookArgs) {
 
 // warnCannotRun adds to p's warnings (destroy.WarnHookCannotRun) every hook
 // found that cannot run: apply would fail its object or notification.
-func (h *planHooks) warnCannotRun(p *destroy.Plan) {
+func (h *planHooks) warnCannotRun(p *order.Plan) {
 	for i := range p.Objects {
 		for _, f := range h.of(i).destroy {
 			if f.Err != nil {
 				id := p.ID(i)
-				p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: id, Path: p.Path(i),
+				p.Warnings = append(p.Warnings, order.Warning{Code: order.WarnHookCannotRun, ID: id, Path: p.Path(i),
 					Message: fmt.Sprintf("destroy hook %s of %s cannot run (%s): apply would fail the object", f.Path, id, hookErrText(f))})
 			}
 		}
 	}
 	for i, n := range p.Notifications {
 		if f := h.notify[i]; f != nil && f.Err != nil {
-			p.Warnings = append(p.Warnings, destroy.Warning{Code: destroy.WarnHookCannotRun, ID: n.Subscriber,
+			p.Warnings = append(p.Warnings, order.Warning{Code: order.WarnHookCannotRun, ID: n.Subscriber,
 				Message: fmt.Sprintf("notify hook %s (%s of %s) cannot run (%s): the notification would fail", f.Path, n.Handler, n.Subscriber, hookErrText(*f))})
 		}
 	}
@@ -279,7 +280,7 @@ func (h *planHooks) withoutDestroyHook() int {
 
 // subscriberType returns the type of a notification's subscriber: from
 // the incoming model when it lives there, else from the snapshot.
-func subscriberType(p *destroy.Plan, n destroy.Notification) (snapshot.Type, bool) {
+func subscriberType(p *order.Plan, n order.Notification) (snapshot.Type, bool) {
 	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
 		if j, ok := t.Lookup(n.Subscriber); ok {
 			return t.Type(j), true
@@ -294,12 +295,12 @@ func subscriberType(p *destroy.Plan, n destroy.Notification) (snapshot.Type, boo
 // Both give the same bytes as encoding/json on the whole PlanFile.
 type planJSON struct {
 	in         *inputs
-	p          *destroy.Plan
+	p          *order.Plan
 	onDangling string
 	hooks      *planHooks
 }
 
-func newPlanJSON(in *inputs, p *destroy.Plan, onDangling string, hooks *planHooks) *planJSON {
+func newPlanJSON(in *inputs, p *order.Plan, onDangling string, hooks *planHooks) *planJSON {
 	return &planJSON{in: in, p: p, onDangling: onDangling, hooks: hooks}
 }
 
@@ -420,7 +421,7 @@ func (pj *planJSON) document() *destroy.PlanFile {
 		Summary:       pj.summary(),
 	}
 	if d.Warnings == nil {
-		d.Warnings = []destroy.Warning{}
+		d.Warnings = []order.Warning{}
 	}
 	for _, g := range p.Groups {
 		pg := destroy.PlanGroup{Index: g.Index, Objects: make([]destroy.PlanObject, 0, len(g.Objects))}
@@ -668,7 +669,7 @@ func newPalette(streams *IO, noColor bool) *palette {
 	}
 }
 
-func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDangling string, hooks *planHooks) error {
+func writePlanText(w io.Writer, pal *palette, in *inputs, p *order.Plan, onDangling string, hooks *planHooks) error {
 	bw := bufio.NewWriter(w)
 	names := make([]string, 0, 2)
 	for _, d := range in.Docs() {
@@ -730,7 +731,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *destroy.Plan, onDan
 
 // writeObjectText writes Plan.Objects[i] as the text plan lists it: type,
 // id and path, reasons, class hierarchy, destroy hooks.
-func writeObjectText(b *bytes.Buffer, pal *palette, p *destroy.Plan, hooks *planHooks, i int) {
+func writeObjectText(b *bytes.Buffer, pal *palette, p *order.Plan, hooks *planHooks, i int) {
 	o := p.Object(i)
 	k := hooks.of(i)
 	writeObjectHead(b, pal, o.Type, o.ID, o.Path, o.Reasons, k.classes, k.pkg)
@@ -762,7 +763,7 @@ func plural(n int, one, many string) string {
 // writeDot prints the plan as a Graphviz graph: one cluster a group,
 // ownership edges solid (owned -> owner), destruction dependencies dashed
 // (publisher -> subscriber), edges ignored in a cycle in red.
-func writeDot(w io.Writer, p *destroy.Plan) error {
+func writeDot(w io.Writer, p *order.Plan) error {
 	bw := bufio.NewWriter(w)
 	writeDotHead(bw)
 	for _, g := range p.Groups {
@@ -802,15 +803,15 @@ func writeDotGroup(w io.Writer, index, n int, object func(k int) (class, id stri
 // writeDotEdges writes the edges of the object id: ownership solid
 // (owned -> owner), destruction dependencies dashed (publisher ->
 // subscriber), an edge ignored in a cycle red.
-func writeDotEdges(w io.Writer, id string, reasons []destroy.Reason) {
+func writeDotEdges(w io.Writer, id string, reasons []order.Reason) {
 	q := dotID
 	for _, r := range reasons {
 		switch r.Code {
-		case destroy.ReasonOwnedBy:
+		case order.ReasonOwnedBy:
 			fmt.Fprintf(w, "  %s -> %s [style=solid];\n", q(id), q(r.ID))
-		case destroy.ReasonSubscriber:
+		case order.ReasonSubscriber:
 			fmt.Fprintf(w, "  %s -> %s [style=dashed];\n", q(id), q(r.ID))
-		case destroy.ReasonCycle:
+		case order.ReasonCycle:
 			fmt.Fprintf(w, "  %s -> %s [style=dashed, color=red, label=\"ignored: cycle\"];\n", q(id), q(r.ID))
 		}
 	}

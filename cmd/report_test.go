@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"errors"
+	"github.com/objgc/objgc/destroy/order"
 	"slices"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func TestApplyReportMarksForcedResumedAndHookless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := destroy.NewPlan(diff.Compare(snap, in))
+	p := order.NewPlan(diff.Compare(snap, in))
 	if len(p.Groups) != 1 || !slices.Equal(p.Groups[0].Objects, []int32{0, 1, 2, 3}) {
 		t.Fatalf("groups: %+v", p.Groups)
 	}

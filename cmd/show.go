@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"os"
 	"path/filepath"
@@ -198,7 +199,7 @@ func writeSavedPlanText(w io.Writer, pal *palette, sp *destroy.PlanFile) error {
 	}
 	refusals := 0
 	for _, wn := range sp.Warnings {
-		if wn.Code == destroy.WarnHookCannotRun && strings.HasSuffix(wn.Message, refusesSuffix) {
+		if wn.Code == order.WarnHookCannotRun && strings.HasSuffix(wn.Message, refusesSuffix) {
 			refusals++
 		}
 	}
@@ -214,7 +215,7 @@ const refusesSuffix = ": apply refuses to run"
 // writeObjectHead writes the first lines of a doomed object as the text
 // plan lists it: type, id and path, reasons, class hierarchy (when it is
 // more than the class). Its destroy hooks follow (writeDestroyHooks).
-func writeObjectHead(b *bytes.Buffer, pal *palette, typ, id, path string, reasons []destroy.Reason, classes []string, pkg string) {
+func writeObjectHead(b *bytes.Buffer, pal *palette, typ, id, path string, reasons []order.Reason, classes []string, pkg string) {
 	for _, s := range []string{"  ", term(orDash(typ)), " ", pal.id(term(id)), "  ", pal.dim(term(path)), "\n      "} {
 		b.WriteString(s)
 	}

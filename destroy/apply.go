@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -162,13 +163,13 @@ func (r *ApplyResult) FailedNotifications() int {
 // doomed object a notification's patch re-references (NotifyResult.Revives),
 // naming the subscriber, the handler and the doomed id, in notification
 // order.
-func (r *ApplyResult) RevivalWarnings(p *Plan) []Warning {
-	var out []Warning
+func (r *ApplyResult) RevivalWarnings(p *order.Plan) []order.Warning {
+	var out []order.Warning
 	for k, nr := range r.Notifications {
 		n := p.Notifications[k]
 		for _, i := range nr.Revives {
 			id := p.ID(i)
-			out = append(out, Warning{Code: WarnPatchRevivesDoomed, ID: id, Path: p.Path(i),
+			out = append(out, order.Warning{Code: order.WarnPatchRevivesDoomed, ID: id, Path: p.Path(i),
 				Message: fmt.Sprintf("the patch of handler %s of subscriber %s (notified of %s) re-references doomed object %s: the model written back keeps it, flagged destroyed, in Objects and ObjectsCopy (a patch drops a reference with null)",
 					n.Handler, n.Subscriber, p.ID(n.Publisher), id)})
 		}
@@ -178,7 +179,7 @@ func (r *ApplyResult) RevivalWarnings(p *Plan) []Warning {
 
 // Patches returns the notify hooks' merge patches by subscriber id, in
 // the order the notifications ran.
-func (r *ApplyResult) Patches(p *Plan) map[string][]json.RawMessage {
+func (r *ApplyResult) Patches(p *order.Plan) map[string][]json.RawMessage {
 	out := map[string][]json.RawMessage{}
 	for i, n := range r.Notifications {
 		if n.Patch != nil {
@@ -192,7 +193,7 @@ func (r *ApplyResult) Patches(p *Plan) map[string][]json.RawMessage {
 // applier carries one Apply run.
 type applier struct {
 	ctx  context.Context
-	p    *Plan
+	p    *order.Plan
 	opts ApplyOptions
 	res  *ApplyResult
 
@@ -235,7 +236,7 @@ func (a *applier) stepLocked(f func(*Progress)) {
 // (docs/journal.md, "Group commit"); hooks the journal says completed are
 // not run again. The error is for the journal alone (the run cannot be
 // recorded); hook failures are in the result.
-func Apply(ctx context.Context, p *Plan, opts ApplyOptions) (*ApplyResult, error) {
+func Apply(ctx context.Context, p *order.Plan, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.Parallelism < 1 {
 		opts.Parallelism = 1
 	}
@@ -493,7 +494,7 @@ func (a *applier) revives(sub string, patch json.RawMessage) []int {
 }
 
 // destroyGroup destroys the objects of one group in parallel.
-func (a *applier) destroyGroup(g Group) error {
+func (a *applier) destroyGroup(g order.Group) error {
 	var todo []int
 	for _, i := range g.Objects {
 		if a.res.Objects[i].Outcome == OutcomePending && a.res.Objects[i].BlockedBy < 0 {
@@ -596,7 +597,7 @@ func (a *applier) block(i int) {
 	}
 }
 
-func (a *applier) invocation(f hook.Found, o *Planned, group int, doc hook.Document) hook.Invocation {
+func (a *applier) invocation(f hook.Found, o *order.Planned, group int, doc hook.Document) hook.Invocation {
 	stdin, _ := doc.Marshal()
 	event := hook.EventDestroy
 	if doc.Event == hook.EventNotify {
@@ -667,7 +668,7 @@ func rawObject(t *snapshot.Tree, i int32) json.RawMessage {
 	return json.RawMessage(t.Doc.Data[o.Start:o.End])
 }
 
-func ownerID(o *Planned) *string {
+func ownerID(o *order.Planned) *string {
 	if o.Owner == "" {
 		return nil
 	}
@@ -679,7 +680,7 @@ func ownerID(o *Planned) *string {
 // inputs ran (Resume.Done), in the order they run, each marked resumed, so
 // that the report shows them; and, when one of them failed (that run
 // counted o destroyed under --force), the failure.
-func (a *applier) resumedHooks(o *Planned, t snapshot.Type) ([]HookRun, error) {
+func (a *applier) resumedHooks(o *order.Planned, t snapshot.Type) ([]HookRun, error) {
 	var runs []HookRun
 	var failure error
 	for _, f := range a.opts.Finder.DestroyHooks(a.ctx, t) {

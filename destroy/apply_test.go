@@ -2,6 +2,7 @@ package destroy
 
 import (
 	"context"
+	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,7 +18,7 @@ const cycleSnapshot = `{"?": {"id": "env", "type": "E"},
 // applyCycle runs Apply on the cycle model with a destroy hook for class
 // T that fails for a (exit 3) and, for b, waits until a has failed when
 // waitForA is set.
-func applyCycle(t *testing.T, parallelism int, waitForA bool) (*Plan, *ApplyResult, []byte) {
+func applyCycle(t *testing.T, parallelism int, waitForA bool) (*order.Plan, *ApplyResult, []byte) {
 	t.Helper()
 	p := planJSON(t, cycleSnapshot, `{"?": {"id": "env", "type": "E"}}`)
 	if len(p.Groups) != 1 || len(p.Groups[0].Objects) != 2 {
@@ -67,7 +68,7 @@ echo "end $OBJGC_OBJECT_ID" >> "$TRACE"
 	return p, r, out
 }
 
-func outcomes(p *Plan, r *ApplyResult) map[string]Outcome {
+func outcomes(p *order.Plan, r *ApplyResult) map[string]Outcome {
 	out := map[string]Outcome{}
 	for i, o := range r.Objects {
 		out[p.ID(i)] = o.Outcome

@@ -3,6 +3,7 @@ package destroy
 import (
 	"bufio"
 	"bytes"
+	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -43,7 +44,7 @@ func benchModel(b *testing.B, n int) (snapPath, incomingPath string) {
 
 // planBytes is what objgc plan --snapshot --graph does before printing:
 // both trees read in parallel, compared and ordered.
-func planBytes(b *testing.B, snapData, incomingData []byte) *Plan {
+func planBytes(b *testing.B, snapData, incomingData []byte) *order.Plan {
 	var snap, in *snapshot.Tree
 	var errS, errI error
 	var wg sync.WaitGroup
@@ -60,7 +61,7 @@ func planBytes(b *testing.B, snapData, incomingData []byte) *Plan {
 	if errS != nil || errI != nil {
 		b.Fatal(errS, errI)
 	}
-	return NewPlan(diff.Compare(snap, in))
+	return order.NewPlan(diff.Compare(snap, in))
 }
 
 // BenchmarkPlanMillion plans a 1,000,000-object snapshot against an
@@ -192,7 +193,7 @@ func BenchmarkNewPlanTiny200k(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
-		p := NewPlan(d)
+		p := order.NewPlan(d)
 		b.StopTimer()
 		runtime.GC()
 		runtime.ReadMemStats(&after)
@@ -219,7 +220,7 @@ func BenchmarkReasonsSubscribersCycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := NewPlan(diff.Compare(snap, in))
+	p := order.NewPlan(diff.Compare(snap, in))
 	if len(p.Cycles) != 1 || len(p.Cycles[0]) != 60_001 {
 		b.Fatalf("cycles: %d, want one of 60,001 objects", len(p.Cycles))
 	}
@@ -228,7 +229,7 @@ func BenchmarkReasonsSubscribersCycle(b *testing.B) {
 		cycle := 0
 		for i := range p.Objects {
 			for _, r := range p.Reasons(i) {
-				if r.Code == ReasonCycle {
+				if r.Code == order.ReasonCycle {
 					cycle++
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"io"
 
 	"github.com/objgc/objgc/internal/jsonedit"
@@ -13,7 +14,7 @@ import (
 
 // WriteBack writes the model BuildWriteBack decides to w; nothing is
 // written when BuildWriteBack returns an error.
-func WriteBack(w io.Writer, p *Plan, out Effects, attributes json.RawMessage, onDanglingKeep bool) error {
+func WriteBack(w io.Writer, p *order.Plan, out Effects, attributes json.RawMessage, onDanglingKeep bool) error {
 	m, err := BuildWriteBack(p, out, attributes, onDanglingKeep)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package destroy
 import (
 	"context"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/objgc/objgc/destroy/hook"
-	"github.com/objgc/objgc/snapshot"
 )
 
 // HookArgs checks that a hook can be given its arguments and environment
@@ -54,7 +54,7 @@ func (h *HookArgs) Destroy(f hook.Found, id, typ string, group int) error {
 
 // Notify returns nil, or the *hook.ArgsError of handler hook f of
 // notification n, whose publisher is pubID of type pubType.
-func (h *HookArgs) Notify(f hook.Found, pubID, pubType string, n Notification) error {
+func (h *HookArgs) Notify(f hook.Found, pubID, pubType string, n order.Notification) error {
 	inv := hookInvocation(f, pubID, pubType, n.Group, h.doomed)
 	inv.Handler, inv.SubscriberID = n.Handler, n.Subscriber
 	return h.checkInv(&inv)
@@ -141,11 +141,11 @@ func (e *HookArgsError) Error() string {
 
 // checkHookArgs returns a *HookArgsError naming every hook of p that
 // cannot be given its arguments, nil when every one can.
-func checkHookArgs(ctx context.Context, p *Plan, finder *HookFinder, env []string) error {
+func checkHookArgs(ctx context.Context, p *order.Plan, finder *HookFinder, env []string) error {
 	h := NewHookArgs(env)
 	var problems []HookArgsProblem
 	snap := p.Diff.Snapshot
-	eachHook(ctx, p, finder, func(f hook.Found, i int, n *Notification) {
+	eachHook(ctx, p, finder, func(f hook.Found, i int, n *order.Notification) {
 		id, typ := p.ID(i), snap.TypeString(p.Objects[i].Snapshot)
 		if n == nil {
 			if err := h.Destroy(f, id, typ, int(p.Objects[i].Group)); err != nil {
@@ -167,7 +167,7 @@ func checkHookArgs(ctx context.Context, p *Plan, finder *HookFinder, env []strin
 // hook of doomed object i (n nil), then the handler hook of each
 // notification n (i its publisher). It stops early when ctx is done:
 // Apply then starts nothing either.
-func eachHook(ctx context.Context, p *Plan, finder *HookFinder, fn func(f hook.Found, i int, n *Notification)) {
+func eachHook(ctx context.Context, p *order.Plan, finder *HookFinder, fn func(f hook.Found, i int, n *order.Notification)) {
 	if finder == nil {
 		return
 	}
@@ -185,7 +185,7 @@ func eachHook(ctx context.Context, p *Plan, finder *HookFinder, fn func(f hook.F
 			return
 		}
 		n := &p.Notifications[k]
-		t, ok := p.subscriberType(*n)
+		t, ok := subscriberType(p, *n)
 		if !ok {
 			continue
 		}
@@ -218,10 +218,10 @@ func (e *HookWritersError) Error() string {
 // checkHookWriters returns a *HookWritersError naming every hook of p
 // that someone other than the user or root could change, nil when there
 // is none. Each hook is checked once.
-func checkHookWriters(ctx context.Context, p *Plan, finder *HookFinder) error {
+func checkHookWriters(ctx context.Context, p *order.Plan, finder *HookFinder) error {
 	seen := map[string]bool{}
 	var problems []error
-	eachHook(ctx, p, finder, func(f hook.Found, _ int, _ *Notification) {
+	eachHook(ctx, p, finder, func(f hook.Found, _ int, _ *order.Notification) {
 		if seen[f.Path] {
 			return
 		}
@@ -249,16 +249,4 @@ func Abbrev(s string) string {
 		k--
 	}
 	return fmt.Sprintf("%s... (%d bytes)", s[:k], len(s))
-}
-
-// subscriberType returns the type of notification n's subscriber, whose
-// handler hook runs: from the incoming model when it lives there, else
-// from the snapshot, as Apply looks it up.
-func (p *Plan) subscriberType(n Notification) (snapshot.Type, bool) {
-	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
-		if j, ok := t.Lookup(n.Subscriber); ok {
-			return t.Type(j), true
-		}
-	}
-	return snapshot.Type{}, false
 }

@@ -5,6 +5,7 @@ package destroy
 import (
 	"context"
 	"encoding/json"
+	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,7 @@ func notifySnapshot(handler string, two bool) (snap, incoming string) {
 	return snap, incoming
 }
 
-func notifyPlan(t *testing.T, handler string, two bool) *Plan {
+func notifyPlan(t *testing.T, handler string, two bool) *order.Plan {
 	t.Helper()
 	snap, in := notifySnapshot(handler, two)
 	return planJSON(t, snap, in)
@@ -54,7 +55,7 @@ func writeScript(t *testing.T, dir, rel, body string) string {
 
 // applyNotify runs Apply on plan p with hooks dir hooks and a journal
 // for model dir/model.json; TRACE is dir/trace for the hooks.
-func applyNotify(t *testing.T, p *Plan, dir, hooks string) *ApplyResult {
+func applyNotify(t *testing.T, p *order.Plan, dir, hooks string) *ApplyResult {
 	t.Helper()
 	j, res, err := OpenJournal(JournalPath(filepath.Join(dir, "model.json")), testInputs())
 	if err != nil {
@@ -229,7 +230,7 @@ func TestApplyNotifyPatchChecked(t *testing.T) {
 // checking it: a hooks dir whose handler appends to the trace if it runs
 // again, and the journal. It returns the directory, the hooks dir and the
 // plan.
-func journalledPatch(t *testing.T, patch string) (dir, hooks string, p *Plan) {
+func journalledPatch(t *testing.T, patch string) (dir, hooks string, p *order.Plan) {
 	t.Helper()
 	dir = t.TempDir()
 	hooks = filepath.Join(dir, "hooks")
@@ -386,7 +387,7 @@ printf '%s' '{"patch": {"old": "pub", "list": ["pub", "x", {"deep": "pub"}], "pu
 		t.Fatalf("notification err %v, revives %v; want pub once", n.Err, n.Revives)
 	}
 	ws := r.RevivalWarnings(p)
-	if len(ws) != 1 || ws[0].Code != WarnPatchRevivesDoomed || ws[0].ID != "pub" ||
+	if len(ws) != 1 || ws[0].Code != order.WarnPatchRevivesDoomed || ws[0].ID != "pub" ||
 		!strings.Contains(ws[0].Message, "the patch of handler onPubRemoved of subscriber sub (notified of pub) re-references doomed object pub") {
 		t.Errorf("warnings %+v", ws)
 	}

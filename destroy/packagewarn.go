@@ -3,6 +3,7 @@ package destroy
 import (
 	"context"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,7 +28,7 @@ import (
 // one WarnHierarchyIncomplete warning per distinct error, counted the same
 // way: its class is taken alone, as for a missing package, and that must
 // not pass in silence either.
-func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
+func PackageWarnings(ctx context.Context, p *order.Plan, f *HookFinder) []order.Warning {
 	if f == nil || f.Packages == nil {
 		return nil
 	}
@@ -36,16 +37,16 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		objects int
 		types   map[string]bool
 	}
-	var order, errOrder, ignOrder []string
+	var pkgOrder, errOrder, ignOrder []string
 	byPkg, byErr, byIgn := map[string]*missing{}, map[string]*missing{}, map[string]*missing{}
 	ignPkg := map[string]*pkgcache.Package{}
 	ignHooks := map[string]map[string]bool{} // package dir -> hooks/<C>/ folders
-	count := func(by map[string]*missing, order *[]string, key string, i int, typ string) {
+	count := func(by map[string]*missing, keys *[]string, key string, i int, typ string) {
 		m := by[key]
 		if m == nil {
 			m = &missing{first: i, types: map[string]bool{}}
 			by[key] = m
-			*order = append(*order, key)
+			*keys = append(*keys, key)
 		}
 		m.objects++
 		m.types[typ] = true
@@ -59,7 +60,7 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		c := f.Hierarchy(ctx, snap.Type(si))
 		switch {
 		case c.Missing != "":
-			count(byPkg, &order, c.Missing, i, snap.TypeString(si))
+			count(byPkg, &pkgOrder, c.Missing, i, snap.TypeString(si))
 		case c.Err != nil:
 			count(byErr, &errOrder, c.Err.Error(), i, snap.TypeString(si))
 		}
@@ -88,10 +89,10 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 		}
 		return strings.Join(types, ", ")
 	}
-	var out []Warning
-	for _, pkg := range order {
+	var out []order.Warning
+	for _, pkg := range pkgOrder {
 		m := byPkg[pkg]
-		out = append(out, Warning{Code: WarnPackageMissing, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
+		out = append(out, order.Warning{Code: order.WarnPackageMissing, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
 			"package %s is not in the package cache: %d doomed %s of %d %s (%s) %s it; their class hierarchy is the class alone (no destroy hook of an ancestor class is found) and the package's hooks do not run; objgc cache add the package to use them",
 			pkg, m.objects, plural(m.objects, "object", "objects"), len(m.types), plural(len(m.types), "type", "types"), typesOf(m), plural(m.objects, "names", "name"))})
 	}
@@ -102,13 +103,13 @@ func PackageWarnings(ctx context.Context, p *Plan, f *HookFinder) []Warning {
 			folders = append(folders, h)
 		}
 		sort.Strings(folders)
-		out = append(out, Warning{Code: WarnHooksIgnored, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
+		out = append(out, order.Warning{Code: order.WarnHooksIgnored, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
 			"package %s %s (id %s) was unpacked by murano-engine: the hooks it ships (%s) do not run for %d doomed %s of %d %s (%s), because the engine's packages come from the catalog, which tenants upload to; objgc cache add the package's archive to run them, or trust engine packages (--trust-engine-packages, hooks.trust-engine-packages)",
 			pkg.FullName, pkg.Version, pkg.ID, strings.Join(folders, ", "), m.objects, plural(m.objects, "object", "objects"), len(m.types), plural(len(m.types), "type", "types"), typesOf(m))})
 	}
 	for _, msg := range errOrder {
 		m := byErr[msg]
-		out = append(out, Warning{Code: WarnHierarchyIncomplete, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
+		out = append(out, order.Warning{Code: order.WarnHierarchyIncomplete, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
 			"the package cache could not give the class hierarchy of %d doomed %s of %d %s (%s): %s; their class hierarchy is the class alone (no destroy hook of an ancestor class is found); objgc cache add the packages that define the ancestor classes",
 			m.objects, plural(m.objects, "object", "objects"), len(m.types), plural(len(m.types), "type", "types"), typesOf(m), msg)})
 	}

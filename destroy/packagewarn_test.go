@@ -2,6 +2,7 @@ package destroy
 
 import (
 	"context"
+	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,7 @@ func TestPackageWarnings(t *testing.T) {
 		{"t1", "$.apps[3]", "package com.example.Tomcat is not in the package cache: 3 doomed objects of 2 types (com.example.Tomcat@com.example.Tomcat, com.example.TomcatAgent@com.example.Tomcat) name it;"},
 	} {
 		w := got[i]
-		if w.Code != WarnPackageMissing || w.ID != want.id || w.Path != want.path || !strings.HasPrefix(w.Message, want.text) {
+		if w.Code != order.WarnPackageMissing || w.ID != want.id || w.Path != want.path || !strings.HasPrefix(w.Message, want.text) {
 			t.Errorf("warning %d: %+v\nwant id %s, path %s, message starting %q", i, w, want.id, want.path, want.text)
 		}
 		if !strings.Contains(w.Message, "class hierarchy is the class alone") || !strings.Contains(w.Message, "package's hooks do not run") {
@@ -105,7 +106,7 @@ func TestHierarchyIncompleteWarning(t *testing.T) {
 	}
 	w := got[0]
 	want := "the package cache could not give the class hierarchy of 2 doomed objects of 2 types (com.example.Web/1.0.0@com.example.Web, com.example.Web@com.example.Web): "
-	if w.Code != WarnHierarchyIncomplete || w.ID != "web1" || w.Path != "$.apps[0]" || !strings.HasPrefix(w.Message, want) ||
+	if w.Code != order.WarnHierarchyIncomplete || w.ID != "web1" || w.Path != "$.apps[0]" || !strings.HasPrefix(w.Message, want) ||
 		!strings.Contains(w.Message, "Web.yaml") || !strings.Contains(w.Message, "class hierarchy is the class alone") {
 		t.Errorf("warning %+v\nwant id web1, path $.apps[0], a message starting %q naming the class file", w, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -265,7 +266,7 @@ func headerFree(v []byte, vs int, path string) error {
 // flagged destroyed, as a re-referenced object (docs/design.md, "Hooks"
 // and "Write-back").
 // Strings holding a lone surrogate escape equal no id.
-func revivedBy(p *Plan, patch []byte) []int {
+func revivedBy(p *order.Plan, patch []byte) []int {
 	snap := p.Diff.Snapshot
 	var out []int
 	seen := map[int]bool{}
@@ -282,7 +283,7 @@ func revivedBy(p *Plan, patch []byte) []int {
 				return
 			}
 			if j, ok := snap.Lookup(s); ok {
-				if i := p.index(snap.First(j)); i >= 0 && !seen[i] {
+				if i := p.IndexOf(snap.First(j)); i >= 0 && !seen[i] {
 					seen[i] = true
 					out = append(out, i)
 				}
@@ -344,7 +345,7 @@ type patchedCopy struct {
 // subscriber that is not in the incoming model (doomed, or the whole
 // environment is deleted) leaves the model: the write-back drops its
 // patches, so any patch passes.
-func (c *patchChecker) accept(p *Plan, sub string, patch json.RawMessage) error {
+func (c *patchChecker) accept(p *order.Plan, sub string, patch json.RawMessage) error {
 	in := p.Diff.Incoming
 	if in.Null {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,7 +40,7 @@ type PlanFile struct {
 	Notifications []PlanNotification `json:"notifications"`
 	Cycles        [][]string         `json:"cycles"`
 	Dropped       []PlanDropped      `json:"dropped"`
-	Warnings      []Warning          `json:"warnings"`
+	Warnings      []order.Warning    `json:"warnings"`
 	Summary       PlanSummary        `json:"summary"`
 }
 
@@ -81,15 +82,15 @@ type PlanGroup struct {
 
 // PlanObject is part of a PlanFile (docs/plan-format.md).
 type PlanObject struct {
-	ID      string     `json:"id"`
-	Type    string     `json:"type"`
-	Path    string     `json:"path"`
-	Owner   *string    `json:"owner"`
-	Reasons []Reason   `json:"reasons"`
-	TypeRef PlanType   `json:"type_ref"`
-	Classes []string   `json:"classes"`
-	Package *string    `json:"package"`
-	Hooks   []PlanHook `json:"hooks"`
+	ID      string         `json:"id"`
+	Type    string         `json:"type"`
+	Path    string         `json:"path"`
+	Owner   *string        `json:"owner"`
+	Reasons []order.Reason `json:"reasons"`
+	TypeRef PlanType       `json:"type_ref"`
+	Classes []string       `json:"classes"`
+	Package *string        `json:"package"`
+	Hooks   []PlanHook     `json:"hooks"`
 }
 
 // PlanHook is part of a PlanFile (docs/plan-format.md).
@@ -389,6 +390,14 @@ func shortList(ids []string) string {
 	return strings.Join(s, ", ")
 }
 
+// orNone is s, or "(none)" for an empty type.
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
 func orNoneSum(s string) string {
 	if s == "" {
 		return "none"
@@ -419,7 +428,7 @@ func dedupe(s []string) []string {
 // of it. None: nil. With the types checked here, the hooks sp lists for
 // its objects and notifications (compared with the files by
 // PlanChanges) are the hooks the run finds.
-func PlanMismatch(sp *PlanFile, p *Plan) []string {
+func PlanMismatch(sp *PlanFile, p *order.Plan) []string {
 	var diffs []string
 	type listed struct {
 		group int
@@ -492,7 +501,7 @@ func PlanMismatch(sp *PlanFile, p *Plan) []string {
 }
 
 // notificationMismatch is PlanMismatch's comparison of the notifications.
-func notificationMismatch(sp *PlanFile, p *Plan) []string {
+func notificationMismatch(sp *PlanFile, p *order.Plan) []string {
 	type key struct {
 		group                          int
 		publisher, subscriber, handler string
@@ -539,7 +548,7 @@ func notificationMismatch(sp *PlanFile, p *Plan) []string {
 // subscriberType returns the type of a notification's subscriber, from
 // the incoming model when it lives there, else from the snapshot: where
 // Apply finds it.
-func subscriberType(p *Plan, n Notification) (snapshot.Type, bool) {
+func subscriberType(p *order.Plan, n order.Notification) (snapshot.Type, bool) {
 	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
 		if t == nil {
 			continue
@@ -577,7 +586,7 @@ func typePtrText(t *PlanType) string {
 // of the inputs now has nothing to do (nothing doomed, nothing dropped).
 // The inputs' sha256 cannot tell: the apply that carried the plan out
 // rewrote the model.
-func Applied(sp *PlanFile, in *Inputs, p *Plan) (left []string, applied bool) {
+func Applied(sp *PlanFile, in *Inputs, p *order.Plan) (left []string, applied bool) {
 	alive := func(t *snapshot.Tree, id string) (present, isAlive bool) {
 		if t == nil {
 			return false, false

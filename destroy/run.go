@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"io/fs"
 	"os"
@@ -78,7 +79,7 @@ func (e *DanglingError) Error() string {
 // MissingHooksError refuses a run (RunOptions.RequireHooks) in which
 // doomed objects have no destroy hook.
 type MissingHooksError struct {
-	Objects []*Planned // in destruction order
+	Objects []*order.Planned // in destruction order
 }
 
 func (e *MissingHooksError) Error() string {
@@ -158,7 +159,7 @@ type RunOptions struct {
 // Report is what Run did.
 type Report struct {
 	Inputs *Inputs
-	Plan   *Plan
+	Plan   *order.Plan
 	Result *ApplyResult
 	// Unchanged: nothing was to be done and File, being the model
 	// itself, was not written.
@@ -169,7 +170,7 @@ type Report struct {
 	// Warnings are about what the run could not see: a package that
 	// doomed objects' types name and the package cache does not hold
 	// (PackageWarnings). Never nil.
-	Warnings []Warning
+	Warnings []order.Warning
 }
 
 // Run carries out one apply (docs/apply.md, docs/journal.md), in this
@@ -230,7 +231,7 @@ type Report struct {
 func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	var (
 		in      *Inputs
-		p       *Plan
+		p       *order.Plan
 		applied bool
 	)
 	// The pages of a mapped model are released until the caller is done
@@ -260,7 +261,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
 			return nil, err
 		}
-		p = NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+		p = order.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
 	}
 	if p != nil {
 		if err := refusePlan(ctx, p, opts, needSource); err != nil {
@@ -307,7 +308,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		if in, err = ReadInputs(opts.Stdin, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
 			return nil, err
 		}
-		p = NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+		p = order.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
 	case opts.Plan == nil && !in.Unchanged():
 		// Changed while apply waited for the lock: what runs is what is
 		// there now.
@@ -316,7 +317,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, nil, true); err != nil {
 			return nil, err
 		}
-		p = NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+		p = order.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
 	case opts.Plan != nil && !in.Unchanged():
 		// Changed while apply waited for the lock: by another apply of
 		// this plan (it was applied), or by anything else (stale). The
@@ -331,7 +332,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 			return appliedReport(in, p), nil
 		}
 	}
-	rep := &Report{Inputs: in, Plan: p, Warnings: []Warning{}}
+	rep := &Report{Inputs: in, Plan: p, Warnings: []order.Warning{}}
 	rep.Warnings = append(rep.Warnings, PackageWarnings(ctx, p, opts.Finder)...)
 	// Again on what runs: the inputs may have changed during the wait.
 	if err := refusePlan(ctx, p, opts, needSource); err != nil {
@@ -438,7 +439,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 // (unless OnDanglingKeep), no hook source when needSource, doomed objects
 // without a destroy hook under RequireHooks, hooks that cannot run
 // (checkHooks).
-func refusePlan(ctx context.Context, p *Plan, opts RunOptions, needSource bool) error {
+func refusePlan(ctx context.Context, p *order.Plan, opts RunOptions, needSource bool) error {
 	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
 		return &DanglingError{Refs: p.Diff.Dangling}
 	}
@@ -458,7 +459,7 @@ func refusePlan(ctx context.Context, p *Plan, opts RunOptions, needSource bool) 
 // checkHooks refuses a run in which a hook that would run could be
 // changed by someone other than the user or root (*HookWritersError) or
 // cannot be given its arguments (*HookArgsError).
-func checkHooks(ctx context.Context, p *Plan, opts RunOptions) error {
+func checkHooks(ctx context.Context, p *order.Plan, opts RunOptions) error {
 	if err := checkHookWriters(ctx, p, opts.Finder); err != nil {
 		return err
 	}
@@ -468,7 +469,7 @@ func checkHooks(ctx context.Context, p *Plan, opts RunOptions) error {
 // doomedTypes returns the types of p's doomed objects, each once, in the
 // order of their first object: hooks are found by type, so a million
 // objects of a few types cost a few lookups.
-func doomedTypes(p *Plan) []snapshot.Type {
+func doomedTypes(p *order.Plan) []snapshot.Type {
 	snap := p.Diff.Snapshot
 	var types []snapshot.Type
 	seen := map[snapshot.Type]bool{}
@@ -486,7 +487,7 @@ func doomedTypes(p *Plan) []snapshot.Type {
 // opts.Finder, which has no hooks dir, finds no cached package whose
 // hooks run defining the class of any of them (or an ancestor of it);
 // nil otherwise.
-func hookSource(ctx context.Context, p *Plan, opts RunOptions) error {
+func hookSource(ctx context.Context, p *order.Plan, opts RunOptions) error {
 	if len(p.Objects) == 0 {
 		return nil
 	}
@@ -504,8 +505,8 @@ func hookSource(ctx context.Context, p *Plan, opts RunOptions) error {
 
 // requireHooks returns a *MissingHooksError naming the doomed objects of
 // p that have no destroy hook, nil when every one has.
-func requireHooks(ctx context.Context, p *Plan, finder *HookFinder) error {
-	var missing []*Planned
+func requireHooks(ctx context.Context, p *order.Plan, finder *HookFinder) error {
+	var missing []*order.Planned
 	snap := p.Diff.Snapshot
 	for _, g := range p.Groups {
 		for _, i := range g.Objects {
@@ -525,7 +526,7 @@ func requireHooks(ctx context.Context, p *Plan, finder *HookFinder) error {
 // hook's isDoomed). The list is unambiguous by construction: the reader
 // refuses ids holding a control character, LF and CR included, so that
 // grep -qxF matches exactly one id (docs/hooks.md).
-func writeDoomedFile(p *Plan) (string, error) {
+func writeDoomedFile(p *order.Plan) (string, error) {
 	f, err := os.CreateTemp("", "objgc-doomed-*.txt")
 	if err != nil {
 		return "", fmt.Errorf("writing the doomed list: %w", err)
@@ -619,9 +620,9 @@ func envelopeAttributes(in *Inputs) json.RawMessage {
 // plan of the inputs differs from what the saved plan lists
 // (PlanMismatch). An input gone, or one that no longer reads as a model,
 // is a change too.
-func readSavedPlan(opts RunOptions, hookDiffs []string) (in *Inputs, p *Plan, applied bool, err error) {
+func readSavedPlan(opts RunOptions, hookDiffs []string) (in *Inputs, p *order.Plan, applied bool, err error) {
 	sp := opts.Plan
-	stale := func(diffs []string) (*Inputs, *Plan, bool, error) {
+	stale := func(diffs []string) (*Inputs, *order.Plan, bool, error) {
 		if in != nil {
 			in.Close()
 		}
@@ -639,7 +640,7 @@ func readSavedPlan(opts RunOptions, hookDiffs []string) (in *Inputs, p *Plan, ap
 			diffs = append(diffs, InputChanged(d.Name, sp.Inputs[k].SHA256, d.SHA256()))
 		}
 	}
-	p = NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+	p = order.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
 	if len(diffs) > 0 {
 		left, applied := Applied(sp, in, p)
 		if applied {
@@ -674,8 +675,8 @@ func planObjects(sp *PlanFile) int {
 }
 
 // appliedReport is Run's report of a saved plan applied already.
-func appliedReport(in *Inputs, p *Plan) *Report {
-	return &Report{Inputs: in, Plan: p, Result: &ApplyResult{}, Unchanged: true, Applied: true, Warnings: []Warning{}}
+func appliedReport(in *Inputs, p *order.Plan) *Report {
+	return &Report{Inputs: in, Plan: p, Result: &ApplyResult{}, Unchanged: true, Applied: true, Warnings: []order.Warning{}}
 }
 
 // planHookSums returns the sha256 of every hook the saved plan sp lists,
@@ -704,7 +705,7 @@ func planHookSums(sp *PlanFile) map[string]string {
 // hashed now (each file once): a run without a saved plan runs its hooks
 // as they were when it planned, and a hook changed while it ran an
 // earlier group fails rather than runs.
-func foundHookSums(ctx context.Context, p *Plan, finder *HookFinder) map[string]string {
+func foundHookSums(ctx context.Context, p *order.Plan, finder *HookFinder) map[string]string {
 	sums := map[string]string{}
 	hs := NewHookSums()
 	add := func(f hook.Found) {

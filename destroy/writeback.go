@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"sort"
 
@@ -231,7 +232,7 @@ func (c *countWriter) finish() (int64, error) {
 // nothing. Where those places are not in bytes copied from the model
 // (errNotStreamed), Objects is built in memory and indexed once more, as
 // before (docs/writeback.md, "Memory").
-func BuildWriteBack(p *Plan, out Effects, attributes json.RawMessage, onDanglingKeep bool) (*WrittenModel, error) {
+func BuildWriteBack(p *order.Plan, out Effects, attributes json.RawMessage, onDanglingKeep bool) (*WrittenModel, error) {
 	if len(out.Destroyed) != len(p.Objects) {
 		return nil, fmt.Errorf("write-back: %d destroyed flags for %d doomed objects", len(out.Destroyed), len(p.Objects))
 	}
@@ -278,7 +279,7 @@ func BuildWriteBack(p *Plan, out Effects, attributes json.RawMessage, onDangling
 	return m, nil
 }
 
-func newWriteBack(p *Plan, destroyed []bool) *writeBack {
+func newWriteBack(p *order.Plan, destroyed []bool) *writeBack {
 	d := p.Diff
 	wb := &writeBack{p: p, d: d, snap: d.Snapshot, in: d.Incoming,
 		destroyed: make([]bool, len(d.Snapshot.Objects)), retained: make([]bool, len(d.Snapshot.Objects))}
@@ -293,7 +294,7 @@ func newWriteBack(p *Plan, destroyed []bool) *writeBack {
 }
 
 type writeBack struct {
-	p        *Plan
+	p        *order.Plan
 	d        *diff.Result
 	snap, in *snapshot.Tree
 	// destroyed and retained are by snapshot object index (first copies

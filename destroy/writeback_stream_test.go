@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ import (
 // wbCase is one write-back: a plan, what the run did, and the flags.
 type wbCase struct {
 	name  string
-	p     *Plan
+	p     *order.Plan
 	out   Effects
 	attrs json.RawMessage
 	keep  bool
@@ -110,7 +111,7 @@ func wbCases(t *testing.T, models map[string][]byte) []wbCase {
 		data := models[name]
 		doc := snapshot.NewDocument(name, data)
 		if snap, in, err := snapshot.LoadModel(doc); err == nil && !snap.Null && len(snap.Objects) > 0 {
-			p := NewPlan(diff.Compare(snap, in))
+			p := order.NewPlan(diff.Compare(snap, in))
 			if len(p.Objects) > 0 || len(p.Diff.Dropped) > 0 {
 				cases = append(cases, wbOutcomes(name, p, envAttrs(in), nil)...)
 			}
@@ -134,13 +135,13 @@ func wbCases(t *testing.T, models map[string][]byte) []wbCase {
 	return cases
 }
 
-func planOf(t *testing.T, name string, env []byte) *Plan {
+func planOf(t *testing.T, name string, env []byte) *order.Plan {
 	t.Helper()
 	snap, in, err := snapshot.LoadModel(snapshot.NewDocument(name, env))
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", name, err, env)
 	}
-	return NewPlan(diff.Compare(snap, in))
+	return order.NewPlan(diff.Compare(snap, in))
 }
 
 func envAttrs(in *snapshot.Tree) json.RawMessage {
@@ -155,7 +156,7 @@ func envAttrs(in *snapshot.Tree) json.RawMessage {
 
 // wbOutcomes returns the cases of plan p: every doomed object destroyed,
 // every other one failed, and, given patches, both again with them.
-func wbOutcomes(name string, p *Plan, attrs json.RawMessage, patches map[string][]json.RawMessage) []wbCase {
+func wbOutcomes(name string, p *order.Plan, attrs json.RawMessage, patches map[string][]json.RawMessage) []wbCase {
 	keep := len(p.Diff.Dangling) > 0
 	all := make([]bool, len(p.Objects))
 	half := make([]bool, len(p.Objects))
@@ -239,7 +240,7 @@ func isMember(t *snapshot.Tree, k int32) bool { return int(t.Objects[k].Start) !
 // on two others of the incoming model, adding properties, one holding a
 // doomed id (a re-reference), one an object with a null member, and a
 // second patch to the same subscriber removing what the first added.
-func patchesFor(p *Plan) map[string][]json.RawMessage {
+func patchesFor(p *order.Plan) map[string][]json.RawMessage {
 	in := p.Diff.Incoming
 	if in.Null || len(p.Objects) == 0 {
 		return nil
@@ -397,7 +398,7 @@ func BenchmarkWriteBackMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := NewPlan(diff.Compare(snap, in))
+	p := order.NewPlan(diff.Compare(snap, in))
 	patches := map[string][]json.RawMessage{}
 	for id, list := range patchesFor(p) {
 		if k, _ := in.Lookup(id); int(in.Objects[k].Start) != in.Start {
@@ -452,7 +453,7 @@ func BenchmarkWriteBackMemory(b *testing.B) {
 // failedAndBlocked returns a Destroyed vector of a run in which every
 // seventh doomed object failed and blocked what must come after it (its
 // owner chain, its subscribers, transitively), as Apply blocks them.
-func failedAndBlocked(p *Plan) []bool {
+func failedAndBlocked(p *order.Plan) []bool {
 	out := make([]bool, len(p.Objects))
 	for i := range out {
 		out[i] = true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -42,13 +43,13 @@ func readPair(t *testing.T, name string) []byte {
 	return data
 }
 
-func planData(t *testing.T, name string, data []byte) *Plan {
+func planData(t *testing.T, name string, data []byte) *order.Plan {
 	t.Helper()
 	snap, in, err := snapshot.LoadModel(snapshot.NewDocument(name, data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewPlan(diff.Compare(snap, in))
+	return order.NewPlan(diff.Compare(snap, in))
 }
 
 // pairNames lists testdata/pairs/*.json.
@@ -66,7 +67,7 @@ func pairNames(t *testing.T) []string {
 
 // destroyedExcept returns a Destroyed vector with every object destroyed
 // but those with the given ids.
-func destroyedExcept(p *Plan, ids ...string) []bool {
+func destroyedExcept(p *order.Plan, ids ...string) []bool {
 	out := make([]bool, len(p.Objects))
 	for i := range p.Objects {
 		out[i] = !slices.Contains(ids, p.ID(i))
@@ -76,7 +77,7 @@ func destroyedExcept(p *Plan, ids ...string) []bool {
 
 // writeBackOK runs WriteBack and checks what every output must satisfy: it
 // is valid JSON, loads as a model, and is the envelope of BuildWriteBack.
-func writeBackOK(t *testing.T, p *Plan, out Effects, attrs json.RawMessage, keep bool) (env []byte, snap, in *snapshot.Tree) {
+func writeBackOK(t *testing.T, p *order.Plan, out Effects, attrs json.RawMessage, keep bool) (env []byte, snap, in *snapshot.Tree) {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteBack(&b, p, out, attrs, keep); err != nil {
@@ -532,7 +533,7 @@ func TestWriteBackRandomOutcomes(t *testing.T) {
 	}
 }
 
-func checkOutcome(t *testing.T, p *Plan, out Effects, keep bool) {
+func checkOutcome(t *testing.T, p *order.Plan, out Effects, keep bool) {
 	_, snap, in := writeBackOK(t, p, out, nil, keep)
 	inc := p.Diff.Incoming
 	var retained []string

@@ -1,9 +1,9 @@
 package diff_test
 
 import (
+	"github.com/objgc/objgc/destroy/order"
 	"testing"
 
-	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/internal/modelgen"
 	"github.com/objgc/objgc/snapshot"
@@ -34,7 +34,7 @@ func BenchmarkPlanDanglingRefs(b *testing.B) {
 				if s != modelgen.TinyObjects && s != modelgen.Subscribers && len(r.Dangling) == 0 {
 					b.Fatal("no dangling references")
 				}
-				destroy.NewPlan(r)
+				order.NewPlan(r)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package destroy
+package order
 
 import (
 	"os"
@@ -15,7 +15,7 @@ import (
 
 func planFile(t *testing.T, name string) *Plan {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "pairs", name)
+	path := filepath.Join("..", "..", "testdata", "pairs", name)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

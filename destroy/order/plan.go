@@ -1,4 +1,4 @@
-package destroy
+package order
 
 import (
 	"cmp"
@@ -240,7 +240,7 @@ type Plan struct {
 	Warnings []Warning
 
 	// ignored holds, by index into Objects, the snapshot indexes of the
-	// subscribers whose dependency edge Order ignored to break a cycle:
+	// subscribers whose dependency edge order ignored to break a cycle:
 	// the one fact about an object's reasons the snapshot cannot tell.
 	ignored map[int32][]int32
 	// lazy are the comparison's warnings, kept as what each is about;
@@ -364,10 +364,10 @@ func (p *Plan) doomedSubscribers(si int32, yield func(j int32, id string)) {
 	}
 }
 
-// index returns the index in Objects of doomed snapshot object j, -1 when
-// it is not doomed: Objects is in document order, so a binary search on
-// the objects' Start offsets.
-func (p *Plan) index(j int32) int {
+// IndexOf returns the index in Objects of snapshot object j, -1 when it
+// is not doomed: Objects is in document order, so a binary search on the
+// objects' Start offsets.
+func (p *Plan) IndexOf(j int32) int {
 	if !p.Diff.IsDoomed(j) {
 		return -1
 	}
@@ -381,26 +381,35 @@ func (p *Plan) index(j int32) int {
 }
 
 // Successors returns the doomed objects that must be destroyed after
-// object i (indexes into Objects): its owner when doomed, and its doomed
-// subscribers (also those whose edge was ignored to break a cycle), each
-// once. A failed destroy of i blocks them (docs/design.md, "Hooks"). They are
-// found again in the snapshot: O(s log n) for s onDestruction records.
+// object i (indexes into Objects), as successors finds them. A failed
+// destroy of i blocks them (docs/design.md, "Hooks"). They are found again
+// in the snapshot: O(s log n) for s onDestruction records.
 func (p *Plan) Successors(i int) []int {
-	snap := p.Diff.Snapshot
-	si := p.Objects[i].Snapshot
-	owner := snap.Owner(si)
 	var out []int
-	if k := p.index(owner); owner >= 0 && k >= 0 {
-		out = append(out, k)
+	p.successors(p.Objects[i].Snapshot, func(j int32, _ bool) {
+		out = append(out, p.IndexOf(j))
+	})
+	return out
+}
+
+// successors is the order's rule (docs/design.md, "The order"): the doomed
+// objects that must be destroyed after snapshot object si are its owner
+// when doomed, then its doomed subscribers (doomedSubscribers, which also
+// names those whose edge is ignored to break a cycle), each once. yield
+// gets each one's snapshot index, and owner true for the owner. The
+// ordering's graph and Successors are both made here.
+func (p *Plan) successors(si int32, yield func(j int32, owner bool)) {
+	owner := p.Diff.Snapshot.Owner(si)
+	if owner >= 0 && p.Diff.IsDoomed(owner) {
+		yield(owner, true)
 	} else {
 		owner = -1
 	}
 	p.doomedSubscribers(si, func(j int32, _ string) {
 		if j != owner {
-			out = append(out, p.index(j))
+			yield(j, false)
 		}
 	})
-	return out
 }
 
 // NewPlan orders the doomed objects of d (docs/design.md, "The order").
@@ -432,11 +441,7 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 		if n%checkEvery == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		owner := snap.Owner(i)
-		if owner >= 0 {
-			owner = nodeOf[owner]
-		}
-		g.owner[n] = owner
+		g.owner[n] = -1
 		for _, dep := range snap.Dependencies(i) {
 			if _, ok := snap.Lookup(dep.Subscriber); ok {
 				continue
@@ -446,9 +451,11 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 					"onDestruction record of %s names subscriber %s, which is in neither model; ignored", snap.ID(i), dep.Subscriber)
 			}
 		}
-		p.doomedSubscribers(i, func(j int32, _ string) {
-			if w := nodeOf[j]; w != owner {
-				g.subs = append(g.subs, w)
+		p.successors(i, func(j int32, owner bool) {
+			if owner {
+				g.owner[n] = nodeOf[j]
+			} else {
+				g.subs = append(g.subs, nodeOf[j])
 			}
 		})
 		g.subEnd[n] = int32(len(g.subs))
@@ -497,7 +504,7 @@ func NewPlanContext(ctx context.Context, d *diff.Result) (*Plan, error) {
 	return p, nil
 }
 
-func (p *Plan) notifications(ord *Ordering) {
+func (p *Plan) notifications(ord *ordering) {
 	d := p.Diff
 	snap, in := d.Snapshot, d.Incoming
 	for g, members := range ord.Groups {

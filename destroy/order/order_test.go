@@ -1,4 +1,4 @@
-package destroy
+package order
 
 import (
 	"math/rand/v2"
@@ -7,13 +7,38 @@ import (
 	"testing"
 )
 
+// node is one doomed object as the tests write an ordering's input.
+// Indexes refer to the slice of nodes passed to orderNodes.
+type node struct {
+	// Owner is the node of the object's owner when the owner is doomed too,
+	// else -1: a surviving owner (or none) does not delay anything.
+	Owner int32
+	// Subscribers are the doomed subscribers of the object's onDestruction
+	// records, each once, without the object itself.
+	Subscribers []int32
+	// Key orders nodes that tie: document order of the snapshot (the
+	// object's byte offset).
+	Key int
+}
+
+// orderNodes orders nodes (graph, order).
+func orderNodes(nodes []node) *ordering {
+	g := &graph{owner: make([]int32, len(nodes)), subEnd: make([]int32, len(nodes)), key: make([]int, len(nodes))}
+	for v, nd := range nodes {
+		g.owner[v], g.key[v] = nd.Owner, nd.Key
+		g.subs = append(g.subs, nd.Subscribers...)
+		g.subEnd[v] = int32(len(g.subs))
+	}
+	return order(g)
+}
+
 // muranoIndexes is a transcription, for testing, of the group index
 // computation of Murano's engine (murano/dsl/object_store.py,
 // ObjectStore._destroy_garbage, its nested dfs): successors are the owner
 // first, then the subscribers; a successor that is not doomed has index 0.
 // It walks the graph in the order of graphOrder, as the engine walks its
 // dict.
-func muranoIndexes(nodes []Node, graphOrder []int32) []int32 {
+func muranoIndexes(nodes []node, graphOrder []int32) []int32 {
 	succ := func(v int32) []int32 {
 		// The engine's list: [owner] + subscribers not already listed.
 		// -1 stands for an owner that is not doomed (or none).
@@ -63,10 +88,10 @@ func muranoIndexes(nodes []Node, graphOrder []int32) []int32 {
 // (owners before what they own) with some owners surviving, and random
 // dependency edges. With acyclic set, dependencies only point to nodes
 // that cannot reach back (a random topological order is respected).
-func randomForest(r *rand.Rand, n int, deps int, acyclic bool) []Node {
-	nodes := make([]Node, n)
+func randomForest(r *rand.Rand, n int, deps int, acyclic bool) []node {
+	nodes := make([]node, n)
 	for i := range nodes {
-		nodes[i] = Node{Owner: -1, Key: i * 10}
+		nodes[i] = node{Owner: -1, Key: i * 10}
 		if i > 0 && r.IntN(4) != 0 {
 			nodes[i].Owner = int32(r.IntN(i))
 		}
@@ -95,7 +120,7 @@ func TestOrderMatchesMuranoEngineOnAcyclicGraphs(t *testing.T) {
 	for iter := 0; iter < 500; iter++ {
 		n := 1 + r.IntN(60)
 		nodes := randomForest(r, n, r.IntN(2*n), true)
-		o := Order(nodes)
+		o := orderNodes(nodes)
 		if len(o.Cycles) != 0 {
 			t.Fatalf("acyclic graph reported cycles %v", o.Cycles)
 		}
@@ -114,14 +139,14 @@ func TestOrderMatchesMuranoEngineOnAcyclicGraphs(t *testing.T) {
 func TestOrderTable(t *testing.T) {
 	tests := []struct {
 		name   string
-		nodes  []Node
+		nodes  []node
 		index  []int32
 		groups [][]int32
 		cycles [][]int32
 	}{
 		{
 			name:   "single object whose owner survives",
-			nodes:  []Node{{Owner: -1}},
+			nodes:  []node{{Owner: -1}},
 			index:  []int32{1},
 			groups: [][]int32{{0}},
 		},
@@ -130,7 +155,7 @@ func TestOrderTable(t *testing.T) {
 			// sibling (net) shares the group of its sibling that has
 			// children (app): depth from the surviving part.
 			name:   "childless sibling shares its group with a sibling that has children",
-			nodes:  []Node{{Owner: -1, Key: 0}, {Owner: 0, Key: 1}, {Owner: 1, Key: 2}, {Owner: 0, Key: 3}},
+			nodes:  []node{{Owner: -1, Key: 0}, {Owner: 0, Key: 1}, {Owner: 1, Key: 2}, {Owner: 0, Key: 3}},
 			index:  []int32{1, 2, 3, 2},
 			groups: [][]int32{{0}, {1, 3}, {2}},
 		},
@@ -138,7 +163,7 @@ func TestOrderTable(t *testing.T) {
 			// vm(1) subscribes to net(0)'s destruction: net is destroyed
 			// first (higher index), the subscriber after it.
 			name:   "publisher before its subscriber",
-			nodes:  []Node{{Owner: -1, Key: 0, Subscribers: []int32{1}}, {Owner: -1, Key: 1}},
+			nodes:  []node{{Owner: -1, Key: 0, Subscribers: []int32{1}}, {Owner: -1, Key: 1}},
 			index:  []int32{2, 1},
 			groups: [][]int32{{1}, {0}},
 		},
@@ -146,7 +171,7 @@ func TestOrderTable(t *testing.T) {
 			// The owner (0) subscribes to its child's (1) destruction:
 			// consistent with ownership.
 			name:   "owner subscribes to what it owns",
-			nodes:  []Node{{Owner: -1, Key: 0}, {Owner: 0, Key: 1, Subscribers: []int32{0}}},
+			nodes:  []node{{Owner: -1, Key: 0}, {Owner: 0, Key: 1, Subscribers: []int32{0}}},
 			index:  []int32{1, 2},
 			groups: [][]int32{{0}, {1}},
 		},
@@ -155,14 +180,14 @@ func TestOrderTable(t *testing.T) {
 			// cycle of an ownership edge and a dependency edge. Ownership
 			// is kept: the child still goes first.
 			name:   "child subscribes to its owner: ownership kept",
-			nodes:  []Node{{Owner: -1, Key: 0, Subscribers: []int32{1}}, {Owner: 0, Key: 1}},
+			nodes:  []node{{Owner: -1, Key: 0, Subscribers: []int32{1}}, {Owner: 0, Key: 1}},
 			index:  []int32{1, 2},
 			groups: [][]int32{{0}, {1}},
 			cycles: [][]int32{{0, 1}},
 		},
 		{
 			name: "three-way dependency cycle plus an outside subscriber",
-			nodes: []Node{
+			nodes: []node{
 				{Owner: -1, Key: 30, Subscribers: []int32{1}},
 				{Owner: -1, Key: 10, Subscribers: []int32{2}},
 				{Owner: -1, Key: 20, Subscribers: []int32{0, 3}},
@@ -175,7 +200,7 @@ func TestOrderTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := Order(tt.nodes)
+			o := orderNodes(tt.nodes)
 			if !reflect.DeepEqual(o.Index, tt.index) {
 				t.Errorf("Index = %v, want %v", o.Index, tt.index)
 			}
@@ -201,7 +226,7 @@ func TestOrderInvariantsWithCycles(t *testing.T) {
 	for iter := 0; iter < 300; iter++ {
 		n := 1 + r.IntN(50)
 		nodes := randomForest(r, n, r.IntN(3*n), false)
-		o := Order(nodes)
+		o := orderNodes(nodes)
 		seen := make([]int, n)
 		for g, members := range o.Groups {
 			for k, v := range members {
@@ -247,9 +272,9 @@ func TestOrderInvariantsWithCycles(t *testing.T) {
 		for i := range perm {
 			perm[i] = int32(n - 1 - i)
 		}
-		rev := make([]Node, n)
+		rev := make([]node, n)
 		for i, nd := range nodes {
-			m := Node{Owner: -1, Key: nd.Key}
+			m := node{Owner: -1, Key: nd.Key}
 			if nd.Owner >= 0 {
 				m.Owner = perm[nd.Owner]
 			}
@@ -258,7 +283,7 @@ func TestOrderInvariantsWithCycles(t *testing.T) {
 			}
 			rev[perm[i]] = m
 		}
-		o2 := Order(rev)
+		o2 := orderNodes(rev)
 		for i := range nodes {
 			if o.Index[i] != o2.Index[perm[i]] {
 				t.Fatalf("iteration %d: index of node %d depends on input order: %d vs %d", iter, i, o.Index[i], o2.Index[perm[i]])
@@ -279,11 +304,11 @@ func TestOrderInvariantsWithCycles(t *testing.T) {
 
 func TestOrderDeepChainDoesNotRecurse(t *testing.T) {
 	const n = 1_000_000
-	nodes := make([]Node, n)
+	nodes := make([]node, n)
 	for i := range nodes {
-		nodes[i] = Node{Owner: int32(i) - 1, Key: i}
+		nodes[i] = node{Owner: int32(i) - 1, Key: i}
 	}
-	o := Order(nodes)
+	o := orderNodes(nodes)
 	if len(o.Groups) != n || o.Index[n-1] != n {
 		t.Fatalf("chain of %d: %d groups, deepest index %d", n, len(o.Groups), o.Index[n-1])
 	}
@@ -311,7 +336,7 @@ func TestOwnedFirstMatchesComponents(t *testing.T) {
 		for v, nd := range nodes {
 			g.owner[v] = nd.Owner
 		}
-		want := &Ordering{Index: make([]int32, n), Ignored: map[int32][]int32{}}
+		want := &ordering{Index: make([]int32, n), Ignored: map[int32][]int32{}}
 		want.components(g)
 		got := make([]int32, n)
 		if !ownedFirst(g, got) {

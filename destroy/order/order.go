@@ -1,26 +1,14 @@
-// Package destroy orders the destruction of doomed objects exactly as
-// Murano's engine does, builds the plan that objgc prints and carries out,
-// and runs it.
-package destroy
+// Package order orders the destruction of the doomed objects of a
+// comparison exactly as Murano's engine does (docs/design.md, "The
+// order"): Plan holds the groups, the notifications, each object's
+// reasons and successors, and the plan's warnings, which plan prints and
+// apply carries out.
+package order
 
 import "sort"
 
-// Node is one doomed object as the ordering sees it. Indexes refer to the
-// slice of nodes passed to Order.
-type Node struct {
-	// Owner is the node of the object's owner when the owner is doomed too,
-	// else -1: a surviving owner (or none) does not delay anything.
-	Owner int32
-	// Subscribers are the doomed subscribers of the object's onDestruction
-	// records, each once, without the object itself.
-	Subscribers []int32
-	// Key orders nodes that tie: document order of the snapshot (the
-	// object's byte offset).
-	Key int
-}
-
-// Ordering is the result of Order.
-type Ordering struct {
+// ordering is the result of order.
+type ordering struct {
 	// Index is each node's group index, 1 for objects nothing doomed must
 	// outlive. Notification runs groups in ascending index, destruction in
 	// descending index (Murano's engine, murano/dsl/object_store.py).
@@ -37,10 +25,12 @@ type Ordering struct {
 }
 
 // graph is the ordering's input in compact form, 8 bytes a node plus 4 a
-// subscriber (a []Node costs 40 bytes a node, and a plan's memory must
-// stay near its input's): node v's owner is owner[v] (-1 for none or a
-// survivor), its subscribers subs[subEnd[v-1]:subEnd[v]] (from 0 for v ==
-// 0). key[v] orders nodes that tie; nil means the nodes' own order.
+// subscriber (a struct a node with a slice of subscribers costs 40 bytes,
+// and a plan's memory must stay near its input's): node v's owner is
+// owner[v] (-1 for none or a survivor), its subscribers
+// subs[subEnd[v-1]:subEnd[v]] (from 0 for v == 0), each once, without v
+// itself or its owner. key[v] orders nodes that tie; nil means the nodes'
+// own order.
 type graph struct {
 	owner, subEnd, subs []int32
 	key                 []int
@@ -62,7 +52,7 @@ func (g *graph) less(a, b int32) bool {
 	return g.key[a] < g.key[b]
 }
 
-// Order computes the destruction groups of nodes.
+// order computes the destruction groups of the nodes of g.
 //
 // The successors of a node are its owner and its subscribers. Its index is
 // 1 + the largest index among doomed successors (0 for none): the depth
@@ -73,20 +63,9 @@ func (g *graph) less(a, b int32) bool {
 // cycle), which makes the graph acyclic while still destroying owned
 // objects before their owners; Murano leaves the order of a cycle
 // undefined, objgc makes it deterministic.
-func Order(nodes []Node) *Ordering {
-	g := &graph{owner: make([]int32, len(nodes)), subEnd: make([]int32, len(nodes)), key: make([]int, len(nodes))}
-	for v, nd := range nodes {
-		g.owner[v], g.key[v] = nd.Owner, nd.Key
-		g.subs = append(g.subs, nd.Subscribers...)
-		g.subEnd[v] = int32(len(g.subs))
-	}
-	return order(g)
-}
-
-// order is Order of a compact graph.
-func order(g *graph) *Ordering {
+func order(g *graph) *ordering {
 	n := len(g.owner)
-	o := &Ordering{Index: make([]int32, n), Ignored: map[int32][]int32{}}
+	o := &ordering{Index: make([]int32, n), Ignored: map[int32][]int32{}}
 	if !ownedFirst(g, o.Index) {
 		o.components(g)
 	}
@@ -151,7 +130,7 @@ func ownedFirst(g *graph, index []int32) bool {
 
 // components sets o.Index, o.Cycles and o.Ignored from the strongly
 // connected components of g (scc).
-func (o *Ordering) components(g *graph) {
+func (o *ordering) components(g *graph) {
 	comp, flat, ends := scc(g)
 	// Components come in reverse topological order: every successor's
 	// component before the component itself.

@@ -1,0 +1,55 @@
+package destroy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/snapshot"
+)
+
+// planFile plans the envelope testdata/pairs/name (its Objects against
+// its ObjectsCopy).
+func planFile(t *testing.T, name string) *order.Plan {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "pairs", name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, in, err := snapshot.LoadModel(snapshot.NewDocument(path, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return order.NewPlan(diff.Compare(snap, in))
+}
+
+// planJSON plans two bare object trees (or envelopes), as --snapshot and
+// --graph do.
+func planJSON(t *testing.T, snapJSON, incomingJSON string) *order.Plan {
+	t.Helper()
+	snap, err := snapshot.LoadSnapshot(snapshot.NewDocument("snap.json", []byte(snapJSON)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := snapshot.LoadGraph(snapshot.NewDocument("in.json", []byte(incomingJSON)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return order.NewPlan(diff.Compare(snap, in))
+}
+
+// groupIDs returns the plan's groups as ids, in destruction order.
+func groupIDs(p *order.Plan) [][]string {
+	var out [][]string
+	for _, g := range p.Groups {
+		var ids []string
+		for _, i := range g.Objects {
+			ids = append(ids, p.ID(int(i)))
+		}
+		out = append(out, ids)
+	}
+	return out
+}
