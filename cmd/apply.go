@@ -20,6 +20,7 @@ import (
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/internal/inputfile"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -491,7 +492,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		OnDanglingKeep: ai.onDangling == "keep",
 		RequireHooks:   opts.RequireHooks,
 		NoHooks:        opts.NoHooks,
-		Resumed: func(resume *destroy.Resume) {
+		Resumed: func(resume *journal.Resume) {
 			for _, note := range resume.Notes {
 				fmt.Fprintf(streams.Err, "objgc: %s\n", term(note))
 			}

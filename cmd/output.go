@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/internal/atomicfile"
 )
 
@@ -153,7 +154,7 @@ func checkClash(flag, path string, files []namedFile, advice string) error {
 			return fmt.Errorf("%s %s: is %s %s; %s", flag, path, f.role, f.path, advice)
 		}
 		for _, base := range []string{absPath(f.path), resolvedAbs(f.path)} {
-			for _, side := range []struct{ path, kind string }{{destroy.LockPath(base), "lock"}, {destroy.JournalPath(base), "journal"}} {
+			for _, side := range []struct{ path, kind string }{{destroy.LockPath(base), "lock"}, {journal.PathFor(base), "journal"}} {
 				if same(side.path) {
 					return fmt.Errorf("%s %s: is the %s file of %s %s, objgc's own; %s", flag, path, side.kind, f.role, f.path, advice)
 				}

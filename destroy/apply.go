@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -35,8 +36,8 @@ type ApplyOptions struct {
 	Drain <-chan struct{}
 	// Journal records every state change and hook run; Resume is what it
 	// held from an earlier run on the same inputs. Both required.
-	Journal *Journal
-	Resume  *Resume
+	Journal *journal.Journal
+	Resume  *journal.Resume
 	// Progress, when not nil, is called once at the start, after each
 	// notification and each object's end (destroyed, failed or blocked)
 	// and when a group begins,
@@ -253,7 +254,7 @@ func Apply(ctx context.Context, p *order.Plan, opts ApplyOptions) (*ApplyResult,
 	a.step(func(*Progress) {})
 	for i := range a.res.Objects {
 		a.res.Objects[i] = ObjectResult{Outcome: OutcomePending, BlockedBy: -1}
-		if err := a.advance(p.ID(i), StateDoomed); err != nil {
+		if err := a.advance(p.ID(i), journal.StateDoomed); err != nil {
 			return a.res, err
 		}
 	}
@@ -291,21 +292,21 @@ func (a *applier) mayStart() bool {
 }
 
 // lifecycle is the order of the states an object passes through in a run.
-var lifecycle = []State{StateDoomed, StateNotified, StateDestroying, StateDestroyed}
+var lifecycle = []journal.State{journal.StateDoomed, journal.StateNotified, journal.StateDestroying, journal.StateDestroyed}
 
 // advance records the object's way to state to, through the states in
 // between (a resumed run may find it further on already, or failed).
-func (a *applier) advance(id string, to State) error {
+func (a *applier) advance(id string, to journal.State) error {
 	j := a.opts.Journal
 	cur := j.State(id)
 	if cur == to {
 		return nil
 	}
-	if cur == StateFailed || cur == StateAlive {
-		if err := j.SetState(id, StateDoomed); err != nil {
+	if cur == journal.StateFailed || cur == journal.StateAlive {
+		if err := j.SetState(id, journal.StateDoomed); err != nil {
 			return err
 		}
-		cur = StateDoomed
+		cur = journal.StateDoomed
 	}
 	start, target := -1, -1
 	for k, s := range lifecycle {
@@ -398,7 +399,7 @@ func (a *applier) notifyAll() error {
 			return nil
 		}
 		for _, i := range grp.Objects {
-			if err := a.advance(p.ID(int(i)), StateNotified); err != nil {
+			if err := a.advance(p.ID(int(i)), journal.StateNotified); err != nil {
 				return err
 			}
 		}
@@ -433,7 +434,7 @@ func (a *applier) notify(i int) error {
 		}
 		return nil
 	}
-	key := HookKey{Hook: f.Path, Event: n.Handler, ID: pub.ID, Subscriber: n.Subscriber}
+	key := journal.HookKey{Hook: f.Path, Event: n.Handler, ID: pub.ID, Subscriber: n.Subscriber}
 	run := &HookRun{Hook: f.Path, Class: f.Class, Event: hook.EventNotify}
 	a.res.Notifications[i].Hook = run
 	if done, ok := a.opts.Resume.Done[key]; ok && done.OK {
@@ -531,18 +532,18 @@ func (a *applier) destroy(i int) error {
 	if blocked {
 		return nil
 	}
-	if a.opts.Journal.State(o.ID) == StateDestroyed {
+	if a.opts.Journal.State(o.ID) == journal.StateDestroyed {
 		r.Outcome = OutcomeDestroyed // an earlier run on these inputs did it
 		r.Hooks, r.Err = a.resumedHooks(&o, objType)
 		return nil
 	}
-	if err := a.advance(o.ID, StateDestroying); err != nil {
+	if err := a.advance(o.ID, journal.StateDestroying); err != nil {
 		return err
 	}
 	doc := hook.Document{Event: hook.EventDestroy, Object: rawObject(snap, o.Snapshot), OwnerID: ownerID(&o)}
 	var failure error
 	for _, f := range a.opts.Finder.DestroyHooks(a.ctx, objType) {
-		key := HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}
+		key := journal.HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}
 		run := HookRun{Hook: f.Path, Class: f.Class, Event: hook.EventDestroy}
 		if done, ok := a.opts.Resume.Done[key]; ok && done.OK {
 			run.Resumed, run.ExitCode = true, done.Exit
@@ -565,14 +566,14 @@ func (a *applier) destroy(i int) error {
 	}
 	if failure != nil && !a.opts.Force {
 		r.Outcome, r.Err = OutcomeFailed, failure
-		if err := a.opts.Journal.SetState(o.ID, StateFailed); err != nil {
+		if err := a.opts.Journal.SetState(o.ID, journal.StateFailed); err != nil {
 			return err
 		}
 		a.block(i)
 		return nil
 	}
 	r.Outcome, r.Err = OutcomeDestroyed, failure
-	return a.advance(o.ID, StateDestroyed)
+	return a.advance(o.ID, journal.StateDestroyed)
 }
 
 // block marks every object that must come after failed object i blocked,
@@ -620,7 +621,7 @@ func (a *applier) invocation(f hook.Found, o *order.Planned, group int, doc hook
 // of its object's previous destroy hook. Its own start record is only
 // written: a hook without a durable end record runs again on resume
 // anyway. Its end record is fsynced in the background (Journal.EndHook).
-func (a *applier) run(key HookKey, inv hook.Invocation, run *HookRun) (*hook.Result, error) {
+func (a *applier) run(key journal.HookKey, inv hook.Invocation, run *HookRun) (*hook.Result, error) {
 	j := a.opts.Journal
 	a.mu.Lock()
 	dep := a.barrier
@@ -646,7 +647,7 @@ func (a *applier) run(key HookKey, inv hook.Invocation, run *HookRun) (*hook.Res
 			return res, fmt.Errorf("running hook %s: %w", inv.Hook, err)
 		}
 	}
-	end := HookResult{OK: err == nil, Exit: run.ExitCode}
+	end := journal.HookResult{OK: err == nil, Exit: run.ExitCode}
 	if res != nil && err == nil {
 		end.Patch = res.Patch
 	}
@@ -684,7 +685,7 @@ func (a *applier) resumedHooks(o *order.Planned, t snapshot.Type) ([]HookRun, er
 	var runs []HookRun
 	var failure error
 	for _, f := range a.opts.Finder.DestroyHooks(a.ctx, t) {
-		done, ok := a.opts.Resume.Done[HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}]
+		done, ok := a.opts.Resume.Done[journal.HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}]
 		if !ok {
 			continue
 		}

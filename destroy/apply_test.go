@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/objgc/objgc/destroy/journal"
 )
 
 // cycleModel has two doomed siblings a and b that subscribe to each other:
@@ -43,7 +45,7 @@ echo "end $OBJGC_OBJECT_ID" >> "$TRACE"
 	if err := os.WriteFile(filepath.Join(hookDir, "destroy"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	j, res, err := OpenJournal(JournalPath(filepath.Join(dir, "model.json")), testInputs())
+	j, res, err := journal.Open(journal.PathFor(filepath.Join(dir, "model.json")), testInputs())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"github.com/objgc/objgc/destroy/order"
 	"io"
+	"os"
+	"strings"
+	"testing"
 
+	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/internal/jsonedit"
 )
 
@@ -50,14 +54,27 @@ func EnvelopeOf(objects, objectsCopy, attributes []byte) []byte {
 		",\n  \"Attributes\": " + string(attributes) + "\n}\n")
 }
 
-// States returns every lifecycle state, in lifecycle order.
-func States() []State {
-	return []State{StateAlive, StateDoomed, StateNotified, StateDestroying,
-		StateDestroyed, StateRemoved, StateFailed}
+// testInputs are the inputs of the journals the tests open.
+func testInputs() []journal.Input {
+	return []journal.Input{{Path: "snap.json", SHA256: strings.Repeat("a", 64)}, {Path: "graph.json", SHA256: strings.Repeat("b", 64)}}
 }
 
-// HookEnded writes a hook run's result (EndHook without the Seq).
-func (j *Journal) HookEnded(k HookKey, res HookResult) error {
+// hookEnded writes a hook run's result to j (EndHook without the Seq).
+func hookEnded(j *journal.Journal, k journal.HookKey, res journal.HookResult) error {
 	_, err := j.EndHook(k, res)
 	return err
+}
+
+// readLines returns the lines of the journal at path, which must end in
+// a newline.
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		t.Fatalf("journal %q does not end in a newline", b)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }

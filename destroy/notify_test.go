@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/objgc/objgc/destroy/journal"
 )
 
 // notifySnapshot has a live subscriber sub (class S) that owns a live
@@ -57,7 +59,7 @@ func writeScript(t *testing.T, dir, rel, body string) string {
 // for model dir/model.json; TRACE is dir/trace for the hooks.
 func applyNotify(t *testing.T, p *order.Plan, dir, hooks string) *ApplyResult {
 	t.Helper()
-	j, res, err := OpenJournal(JournalPath(filepath.Join(dir, "model.json")), testInputs())
+	j, res, err := journal.Open(journal.PathFor(filepath.Join(dir, "model.json")), testInputs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func TestApplyNotifyPatchChecked(t *testing.T) {
 				t.Errorf("written model lacks %s:\n%s", tc.check, b.String())
 			}
 			// The journal: a rejected patch is not a successful end.
-			j, res, err := OpenJournal(JournalPath(filepath.Join(dir, "model.json")), testInputs())
+			j, res, err := journal.Open(journal.PathFor(filepath.Join(dir, "model.json")), testInputs())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,15 +238,15 @@ func journalledPatch(t *testing.T, patch string) (dir, hooks string, p *order.Pl
 	hooks = filepath.Join(dir, "hooks")
 	hook := writeScript(t, hooks, "S/notify/onPubRemoved", "echo ran >>\"$TRACE\"\n")
 	p = notifyPlan(t, "onPubRemoved", false)
-	j, _, err := OpenJournal(JournalPath(filepath.Join(dir, "model.json")), testInputs())
+	j, _, err := journal.Open(journal.PathFor(filepath.Join(dir, "model.json")), testInputs())
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := HookKey{Hook: hook, Event: "onPubRemoved", ID: "pub", Subscriber: "sub"}
+	k := journal.HookKey{Hook: hook, Event: "onPubRemoved", ID: "pub", Subscriber: "sub"}
 	if err := j.HookStarted(k); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.HookEnded(k, HookResult{OK: true, Patch: json.RawMessage(patch)}); err != nil {
+	if err := hookEnded(j, k, journal.HookResult{OK: true, Patch: json.RawMessage(patch)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil {
@@ -261,7 +263,7 @@ func TestApplyNotifyPatchResumedChecked(t *testing.T) {
 	r := applyNotify(t, p, dir, hooks)
 	n := r.Notifications[0]
 	if n.Err == nil || n.Patch != nil || !strings.Contains(n.Err.Error(), "it removes object vm at $.vm") ||
-		!strings.Contains(n.Err.Error(), JournalPath(filepath.Join(dir, "model.json"))) {
+		!strings.Contains(n.Err.Error(), journal.PathFor(filepath.Join(dir, "model.json"))) {
 		t.Errorf("notification err %v, patch %s; want the journalled patch rejected, naming the journal", n.Err, n.Patch)
 	}
 	if got := readTrace(t, dir); got != "" {
@@ -394,7 +396,7 @@ printf '%s' '{"patch": {"old": "pub", "list": ["pub", "x", {"deep": "pub"}], "pu
 
 	// A patch naming no doomed id warns of nothing.
 	writeScript(t, hooks, "S/notify/onPubRemoved", "cat >/dev/null\nprintf '%s' '{\"patch\": {\"pub\": \"vm\"}}'\n")
-	os.Remove(JournalPath(filepath.Join(dir, "model.json")))
+	os.Remove(journal.PathFor(filepath.Join(dir, "model.json")))
 	r = applyNotify(t, p, dir, hooks)
 	if n := r.Notifications[0]; n.Err != nil || n.Revives != nil || len(r.RevivalWarnings(p)) != 0 {
 		t.Errorf("notification err %v, revives %v; want none", n.Err, n.Revives)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/destroy/journal"
 )
 
 // TestApplyReportsHooksOfAResumedObject: a run destroyed object a (its
@@ -31,23 +32,23 @@ func testResumedHooks(t *testing.T, hookOK bool) {
 	if err := os.WriteFile(hookPath, []byte("#!/bin/sh\necho \"$OBJGC_OBJECT_ID\" >> \"$TRACE\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	journalPath := JournalPath(filepath.Join(dir, "model.json"))
+	journalPath := journal.PathFor(filepath.Join(dir, "model.json"))
 
 	// The crashed run, as its journal tells it.
-	j, _, err := OpenJournal(journalPath, testInputs())
+	j, _, err := journal.Open(journalPath, testInputs())
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := HookKey{Hook: hookPath, Event: hook.EventDestroy, ID: "a"}
+	key := journal.HookKey{Hook: hookPath, Event: hook.EventDestroy, ID: "a"}
 	for _, step := range []func() error{
-		func() error { return j.SetState("a", StateDoomed) },
-		func() error { return j.SetState("a", StateNotified) },
-		func() error { return j.SetState("a", StateDestroying) },
+		func() error { return j.SetState("a", journal.StateDoomed) },
+		func() error { return j.SetState("a", journal.StateNotified) },
+		func() error { return j.SetState("a", journal.StateDestroying) },
 		func() error { return j.HookStarted(key) },
 		func() error {
-			return j.HookEnded(key, HookResult{OK: hookOK, Exit: map[bool]int{true: 0, false: 3}[hookOK]})
+			return hookEnded(j, key, journal.HookResult{OK: hookOK, Exit: map[bool]int{true: 0, false: 3}[hookOK]})
 		},
-		func() error { return j.SetState("a", StateDestroyed) },
+		func() error { return j.SetState("a", journal.StateDestroyed) },
 	} {
 		if err := step(); err != nil {
 			t.Fatal(err)
@@ -57,7 +58,7 @@ func testResumedHooks(t *testing.T, hookOK bool) {
 		t.Fatal(err)
 	}
 
-	j, resume, err := OpenJournal(journalPath, testInputs())
+	j, resume, err := journal.Open(journalPath, testInputs())
 	if err != nil {
 		t.Fatal(err)
 	}

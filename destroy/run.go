@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/internal/atomicfile"
 	"github.com/objgc/objgc/snapshot"
@@ -150,7 +151,7 @@ type RunOptions struct {
 
 	// Resumed, when not nil, is called once the journal is open, with
 	// what it held from an earlier run.
-	Resumed func(*Resume)
+	Resumed func(*journal.Resume)
 	// HooksDone, when not nil, is called once no hook runs any more,
 	// before the model is written (a progress line is erased then).
 	HooksDone func()
@@ -201,7 +202,7 @@ type Report struct {
 //  4. with nothing to do (nothing doomed, nothing dropped) and no journal
 //     to resume, writes the model (not when InPlace: File is left as it
 //     is) and returns;
-//  5. opens the journal (OpenJournal), resuming an earlier run on the same
+//  5. opens the journal (journal.Open), resuming an earlier run on the same
 //     inputs, and writes the doomed-ids file (OBJGC_DOOMED);
 //  6. runs the notifications and destroys (Apply) with RunHook;
 //  7. decides the write-back (BuildWriteBack), streams it to File
@@ -224,7 +225,7 @@ type Report struct {
 // *HardLinksError; *HookWritersError; *HookArgsError;
 // reading errors of the inputs
 // (*snapshot.SyntaxError, *snapshot.ModelError, ...); journal errors
-// (*ReplayError, ErrJournalInputs, ErrNotRegular); an "apply stopped"
+// (one that cannot be replayed, journal.ErrOtherInputs, ErrNotRegular); an "apply stopped"
 // error when the hooks could not go on (the journal stays, for the next
 // run to resume); write-back and writing errors. When Run fails the model
 // is not written, unless the failure is the write's own.
@@ -342,7 +343,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	// Nothing to do (nothing doomed, nothing dropped: no hook, no patch)
 	// needs no journal, unless one is there to resume or refuse.
 	if len(p.Objects) == 0 && len(p.Diff.Dropped) == 0 {
-		if _, err := os.Lstat(JournalPath(opts.File)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(journal.PathFor(opts.File)); errors.Is(err, fs.ErrNotExist) {
 			rep.Result = &ApplyResult{}
 			if opts.InPlace {
 				rep.Unchanged = true
@@ -365,15 +366,15 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		}
 	}
 
-	var journalInputs []JournalInput
+	var journalInputs []journal.Input
 	for _, d := range in.Docs() {
-		journalInputs = append(journalInputs, JournalInput{Path: d.Name, SHA256: d.SHA256()})
+		journalInputs = append(journalInputs, journal.Input{Path: d.Name, SHA256: d.SHA256()})
 	}
-	journal, resume, err := OpenJournal(JournalPath(opts.File), journalInputs)
+	jnl, resume, err := journal.Open(journal.PathFor(opts.File), journalInputs)
 	if err != nil {
 		return nil, err
 	}
-	defer journal.Close()
+	defer jnl.Close()
 	if opts.Resumed != nil {
 		opts.Resumed(resume)
 	}
@@ -384,7 +385,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	defer os.Remove(doomedFile)
 
 	ao := opts.ApplyOptions
-	ao.Journal, ao.Resume, ao.DoomedFile = journal, resume, doomedFile
+	ao.Journal, ao.Resume, ao.DoomedFile = jnl, resume, doomedFile
 	ao.HookSHA256 = planHookSums(opts.Plan)
 	if opts.Plan == nil {
 		ao.HookSHA256 = foundHookSums(ctx, p, opts.Finder)
@@ -394,7 +395,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		opts.HooksDone()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("apply stopped: %w; nothing was written, the journal %s keeps what was done", err, journal.Path())
+		return nil, fmt.Errorf("apply stopped: %w; nothing was written, the journal %s keeps what was done", err, jnl.Path())
 	}
 	rep.Result = result
 	rep.Warnings = append(rep.Warnings, result.RevivalWarnings(p)...)
@@ -405,31 +406,31 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		return nil, err
 	}
 	write := func(w io.Writer) error { return writeModel(w, in, written) }
-	var outputs []JournalInput
+	var outputs []journal.Input
 	if opts.Stdout != nil {
 		// No rename to record: the commit record follows the last byte.
 		sum, err := writeStdout(opts.Stdout, write)
 		if err != nil {
 			return nil, err
 		}
-		outputs = []JournalInput{{Path: "-", SHA256: sum}}
+		outputs = []journal.Input{{Path: "-", SHA256: sum}}
 	} else {
 		target, err := filepath.Abs(opts.File)
 		if err != nil {
 			return nil, err
 		}
 		err = atomicfile.WriteCommitted(opts.File, 0o644, write, func(sum string) error {
-			outputs = []JournalInput{{Path: target, SHA256: sum}}
-			return journal.Committing(outputs)
+			outputs = []journal.Input{{Path: target, SHA256: sum}}
+			return jnl.Committing(outputs)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	if err := journal.Commit(outputs); err != nil {
+	if err := jnl.Commit(outputs); err != nil {
 		return nil, err
 	}
-	if err := journal.Remove(); err != nil {
+	if err := jnl.Remove(); err != nil {
 		return nil, err
 	}
 	return rep, nil

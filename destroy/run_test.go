@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -208,7 +209,7 @@ func TestRunProtocol(t *testing.T) {
 			if got := copyIDs(t, model); got != tc.kept {
 				t.Errorf("ObjectsCopy written %q, want %q", got, tc.kept)
 			}
-			if _, err := os.Lstat(JournalPath(model)); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Lstat(journal.PathFor(model)); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("journal left after a committed run: %v", err)
 			}
 		})
@@ -226,7 +227,7 @@ func TestRunResume(t *testing.T) {
 	}
 	first := &fakeHooks{crash: "vm"}
 	_, err = Run(context.Background(), runOptions(model, hooks, first))
-	if err == nil || !strings.Contains(err.Error(), "apply stopped") || !strings.Contains(err.Error(), JournalPath(model)) {
+	if err == nil || !strings.Contains(err.Error(), "apply stopped") || !strings.Contains(err.Error(), journal.PathFor(model)) {
 		t.Fatalf("first run: %v, want apply stopped naming the journal", err)
 	}
 	if after, _ := os.ReadFile(model); string(after) != string(before) {
@@ -318,7 +319,7 @@ func TestRunRefuses(t *testing.T) {
 			if after, _ := os.ReadFile(model); string(after) != string(before) {
 				t.Error("model written")
 			}
-			if _, err := os.Lstat(JournalPath(model)); !errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Lstat(journal.PathFor(model)); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("journal made: %v", err)
 			}
 		})

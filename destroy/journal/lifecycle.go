@@ -1,10 +1,10 @@
-package destroy
+package journal
 
 import "fmt"
 
 // State is where a doomed object is in its lifecycle (docs/design.md, "Lock,
 // journal and resume"). The apply journal records every change of state;
-// Transition says which changes are legal.
+// transition says which changes are legal.
 type State string
 
 // The lifecycle states. An object is alive until a run finds it doomed; it
@@ -27,9 +27,12 @@ const (
 	// StateDestroyed: every destroy hook succeeded (or --force overrode a
 	// failure); the object is flagged destroyed in the output.
 	StateDestroyed State = "destroyed"
-	// StateRemoved: the destroyed object is left out of the output model
-	// because nothing references it.
-	StateRemoved State = "removed"
+	// stateRemoved is read, never written: no objgc run records it (a
+	// destroyed object's place in the output is the write-back's
+	// business, not the journal's), but the journal API of earlier
+	// builds accepted destroyed -> removed, so a journal holding it still
+	// replays. write refuses it.
+	stateRemoved State = "removed"
 	// StateFailed: a destroy hook failed. The object stays in ObjectsCopy
 	// and the next run dooms it again.
 	StateFailed State = "failed"
@@ -38,8 +41,10 @@ const (
 // transitions is the table of the journal's states (docs/design.md, "Lock,
 // journal and resume"):
 //
-//	alive -> doomed -> notified -> destroying -> destroyed -> removed
+//	alive -> doomed -> notified -> destroying -> destroyed
 //	destroying -> failed -> doomed (the next run)
+//
+// and, read from an old journal only, destroyed -> removed.
 //
 // There is deliberately no doomed -> destroying shortcut for an object
 // with no handler to notify: it is recorded as notified, so that a resumed
@@ -52,33 +57,33 @@ var transitions = map[State][]State{
 	StateDoomed:     {StateNotified},
 	StateNotified:   {StateDestroying},
 	StateDestroying: {StateDestroyed, StateFailed},
-	StateDestroyed:  {StateRemoved},
+	StateDestroyed:  {stateRemoved},
 	StateFailed:     {StateDoomed},
 }
 
 // Valid reports whether s is one of the lifecycle states.
-func (s State) Valid() bool {
+func (s State) valid() bool {
 	switch s {
 	case StateAlive, StateDoomed, StateNotified, StateDestroying,
-		StateDestroyed, StateRemoved, StateFailed:
+		StateDestroyed, stateRemoved, StateFailed:
 		return true
 	}
 	return false
 }
 
-// TransitionError is an illegal change of state: a move that is not in the
+// transitionError is an illegal change of state: a move that is not in the
 // lifecycle table, or a state that does not exist.
-type TransitionError struct {
-	ID       string // the object's id; "" when Transition was called alone
+type transitionError struct {
+	ID       string // the object's id; "" when transition was called alone
 	From, To State
 }
 
-func (e *TransitionError) Error() string {
+func (e *transitionError) Error() string {
 	var what string
 	switch {
-	case !e.From.Valid():
+	case !e.From.valid():
 		what = fmt.Sprintf("unknown state %q", e.From)
-	case !e.To.Valid():
+	case !e.To.valid():
 		what = fmt.Sprintf("unknown state %q", e.To)
 	default:
 		what = fmt.Sprintf("illegal state transition %s -> %s", e.From, e.To)
@@ -89,14 +94,14 @@ func (e *TransitionError) Error() string {
 	return what
 }
 
-// Transition returns nil when an object may go from one state to the
-// other, and a *TransitionError otherwise (including from == to, unknown
+// transition returns nil when an object may go from one state to the
+// other, and a *transitionError otherwise (including from == to, unknown
 // states, and any move back to alive).
-func Transition(from, to State) error {
+func transition(from, to State) error {
 	for _, s := range transitions[from] {
 		if s == to {
 			return nil
 		}
 	}
-	return &TransitionError{From: from, To: to}
+	return &transitionError{From: from, To: to}
 }

@@ -1,4 +1,4 @@
-package destroy
+package journal
 
 import (
 	"bytes"
@@ -10,15 +10,15 @@ import (
 	"testing"
 )
 
-// fixtureInputs are the inputs the journals in testdata/journal were
+// fixtureInputs are the inputs the journals in testdata were
 // written for.
-var fixtureInputs = []JournalInput{{Path: "model.json", SHA256: "6a8a6f0e2b1ed1b6e1b0c8b5b61e3dbd3c9b5a2bf0c3a1d4f2e6b8a9c7d5e3f1"}}
+var fixtureInputs = []Input{{Path: "model.json", SHA256: "6a8a6f0e2b1ed1b6e1b0c8b5b61e3dbd3c9b5a2bf0c3a1d4f2e6b8a9c7d5e3f1"}}
 
-// copyFixture copies testdata/journal/name to a temporary folder and
+// copyFixture copies testdata/name to a temporary folder and
 // returns its path there. A missing fixture fails the test.
 func copyFixture(t *testing.T, name string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "journal", name))
+	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,13 +30,13 @@ func copyFixture(t *testing.T, name string) string {
 }
 
 // TestJournalFormatV1: a journal that a run of an earlier build left
-// behind when it was killed (testdata/journal/v1-crashed.journal, written
+// behind when it was killed (testdata/v1-crashed.journal, written
 // by that build: every kind of record but the commit ones, a hook end
 // with a patch, one without an exit status, a hook with no end) is
 // resumed with every state, result and unfinished hook it records.
 func TestJournalFormatV1(t *testing.T) {
 	path := copyFixture(t, "v1-crashed.journal")
-	j, res, err := OpenJournal(path, fixtureInputs)
+	j, res, err := Open(path, fixtureInputs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,12 +79,12 @@ func TestJournalFormatV1(t *testing.T) {
 }
 
 // TestJournalFormatV1Committed: a journal of an earlier build whose run
-// committed its write-back (testdata/journal/v1-committed.journal: a
+// committed its write-back (testdata/v1-committed.journal: a
 // committing and a commit record) is finished: it is replaced, with a
 // note.
 func TestJournalFormatV1Committed(t *testing.T) {
 	path := copyFixture(t, "v1-committed.journal")
-	j, res, err := OpenJournal(path, fixtureInputs)
+	j, res, err := Open(path, fixtureInputs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +96,12 @@ func TestJournalFormatV1Committed(t *testing.T) {
 
 // currentInputs are the inputs the v1-current-* journals were written
 // for: the sha256 of "model.json of the fixture\n".
-var currentInputs = []JournalInput{{Path: "model.json", SHA256: "52b463762ca66b44c782157a26ceba1d16d0c8f2d98a4f7342079d2de6f26a75"}}
+var currentInputs = []Input{{Path: "model.json", SHA256: "52b463762ca66b44c782157a26ceba1d16d0c8f2d98a4f7342079d2de6f26a75"}}
 
-// TestJournalFormatCurrent: journals written through OpenJournal,
+// TestJournalFormatCurrent: journals written through Open,
 // SetState, HookStarted, EndHook, Committing, Commit and Close by the
 // build before the records were typed (commit 6528557;
-// testdata/journal/v1-current-*.journal: every kind of record, a hook
+// testdata/v1-current-*.journal: every kind of record, a hook
 // end with a patch, one without an exit status, a failed hook retried,
 // a hook with no end) replay to the same states, results and unfinished
 // hooks, and every line encodes back to the same bytes.
@@ -129,7 +129,7 @@ func TestJournalFormatCurrent(t *testing.T) {
 		t.Errorf("records by kind %v, want %v", kinds, want)
 	}
 
-	j, res, err := OpenJournal(path, currentInputs)
+	j, res, err := Open(path, currentInputs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestJournalFormatCurrent(t *testing.T) {
 	// The journal of a run that committed is finished: replaced, with a
 	// note.
 	path = copyFixture(t, "v1-current-committed.journal")
-	j2, res, err := OpenJournal(path, currentInputs)
+	j2, res, err := Open(path, currentInputs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestJournalFormatCurrent(t *testing.T) {
 // escapes.
 func TestEncodeStateChange(t *testing.T) {
 	for _, id := range []string{"", "a", "9acb04420000000178629a0f5f3f164f", `q"uote`, `back\slash`, "<b>&", "é", "tab\t", "\x7f"} {
-		for _, sc := range []StateChange{{ID: id, From: StateDoomed, To: StateDestroying}, {ID: id, To: StateDestroyed}, {ID: id}} {
+		for _, sc := range []stateChange{{ID: id, From: StateDoomed, To: StateDestroying}, {ID: id, To: StateDestroyed}, {ID: id}} {
 			got, err := encodeRecord(42, sc)
 			if err != nil {
 				t.Fatal(err)

@@ -1,4 +1,4 @@
-package destroy
+package journal
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/objgc/objgc/internal/lockfile"
 )
 
 var (
@@ -24,14 +26,14 @@ var (
 	shaC = strings.Repeat("c", 64)
 )
 
-func testInputs() []JournalInput {
-	return []JournalInput{{Path: "snap.json", SHA256: shaA}, {Path: "graph.json", SHA256: shaB}}
+func testInputs() []Input {
+	return []Input{{Path: "snap.json", SHA256: shaA}, {Path: "graph.json", SHA256: shaB}}
 }
 
 func openNew(t *testing.T) (*Journal, string) {
 	t.Helper()
-	path := JournalPath(filepath.Join(t.TempDir(), "model.json"))
-	j, res, err := OpenJournal(path, testInputs())
+	path := PathFor(filepath.Join(t.TempDir(), "model.json"))
+	j, res, err := Open(path, testInputs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +44,10 @@ func openNew(t *testing.T) (*Journal, string) {
 	return j, path
 }
 
-func mustAppend(t *testing.T, j *Journal, recs ...Record) {
+func mustAppend(t *testing.T, j *Journal, recs ...record) {
 	t.Helper()
 	for _, r := range recs {
-		if err := j.Append(r); err != nil {
+		if err := j.writeSync(r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,7 +70,7 @@ func TestJournalFormat(t *testing.T) {
 	j, path := openNew(t)
 	destroy := HookKey{Hook: "/h/C/destroy", Event: "destroy", ID: "o1"}
 	notify := HookKey{Hook: "/h/S/onGone", Event: "onGone", ID: "o1", Subscriber: "s1"}
-	mustAppend(t, j, StateChange{ID: "o1", To: StateDoomed})
+	mustAppend(t, j, stateChange{ID: "o1", To: StateDoomed})
 	if err := j.HookStarted(notify); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestJournalFormat(t *testing.T) {
 	if err := j.SetState("o1", StateNotified); err != nil {
 		t.Fatal(err)
 	}
-	mustAppend(t, j, StateChange{ID: "o1", From: StateNotified, To: StateDestroying})
+	mustAppend(t, j, stateChange{ID: "o1", From: StateNotified, To: StateDestroying})
 	if err := j.HookStarted(destroy); err != nil {
 		t.Fatal(err)
 	}
@@ -120,33 +122,33 @@ func TestJournalResume(t *testing.T) {
 	c := HookKey{Hook: "/h/C/destroy", Event: "destroy", ID: "c"}
 	n := HookKey{Hook: "/h/S/h", Event: "h", ID: "a", Subscriber: "s"}
 	for _, id := range []string{"a", "b", "c"} {
-		mustAppend(t, j, StateChange{ID: id, To: StateDoomed})
+		mustAppend(t, j, stateChange{ID: id, To: StateDoomed})
 	}
 	mustAppend(t, j,
-		HookStart{Key: n},
-		HookEnd{Key: n, Result: HookResult{OK: true, Exit: 0, Patch: json.RawMessage(`{"x":"a"}`)}},
+		hookStart{Key: n},
+		hookEnd{Key: n, Result: HookResult{OK: true, Exit: 0, Patch: json.RawMessage(`{"x":"a"}`)}},
 	)
 	for _, id := range []string{"a", "b", "c"} {
-		mustAppend(t, j, StateChange{ID: id, To: StateNotified}, StateChange{ID: id, To: StateDestroying})
+		mustAppend(t, j, stateChange{ID: id, To: StateNotified}, stateChange{ID: id, To: StateDestroying})
 	}
 	mustAppend(t, j,
-		HookStart{Key: c},
-		HookStart{Key: a},
-		HookStart{Key: b},
-		HookEnd{Key: a, Result: HookResult{OK: true, Exit: 0}},
-		StateChange{ID: "a", To: StateDestroyed},
-		HookEnd{Key: b, Result: HookResult{OK: false, Exit: 3}},
-		StateChange{ID: "b", To: StateFailed},
+		hookStart{Key: c},
+		hookStart{Key: a},
+		hookStart{Key: b},
+		hookEnd{Key: a, Result: HookResult{OK: true, Exit: 0}},
+		stateChange{ID: "a", To: StateDestroyed},
+		hookEnd{Key: b, Result: HookResult{OK: false, Exit: 3}},
+		stateChange{ID: "b", To: StateFailed},
 	)
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Append(StateChange{ID: "c", To: StateFailed}); err == nil {
-		t.Error("Append after Close succeeded")
+	if err := j.writeSync(stateChange{ID: "c", To: StateFailed}); err == nil {
+		t.Error("writeSync after Close succeeded")
 	}
 
 	// Other paths, same contents: resumed.
-	j2, res, err := OpenJournal(path, []JournalInput{{Path: "/abs/snap.json", SHA256: shaA}, {Path: "g", SHA256: shaB}})
+	j2, res, err := Open(path, []Input{{Path: "/abs/snap.json", SHA256: shaA}, {Path: "g", SHA256: shaB}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +177,7 @@ func TestJournalResume(t *testing.T) {
 		t.Errorf("restarting a done hook: %v", err)
 	}
 	// A failed one may be retried, once its object is doomed again.
-	mustAppend(t, j2, StateChange{ID: "b", To: StateDoomed}, StateChange{ID: "b", To: StateNotified}, StateChange{ID: "b", To: StateDestroying})
+	mustAppend(t, j2, stateChange{ID: "b", To: StateDoomed}, stateChange{ID: "b", To: StateNotified}, stateChange{ID: "b", To: StateDestroying})
 	if err := j2.HookStarted(b); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +187,7 @@ func TestJournalResume(t *testing.T) {
 	if err := j2.HookEnded(b, HookResult{OK: true, Exit: 0}); err == nil || !strings.Contains(err.Error(), "already has an end record") {
 		t.Errorf("a second end record: %v", err)
 	}
-	mustAppend(t, j2, StateChange{ID: "b", To: StateDestroyed})
+	mustAppend(t, j2, stateChange{ID: "b", To: StateDestroyed})
 	if err := j2.HookStarted(c); err != nil {
 		t.Fatal(err)
 	}
@@ -196,18 +198,22 @@ func TestJournalResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The record after the resume continues the numbering.
-	mustAppend(t, j2, StateChange{ID: "c", To: StateDestroyed}, StateChange{ID: "c", To: StateRemoved})
+	mustAppend(t, j2, stateChange{ID: "c", To: StateDestroyed})
 	lines := readLines(t, path)
-	if last := lines[len(lines)-1]; last != `{"seq":28,"id":"c","from":"destroyed","to":"removed"}` {
+	if last := lines[len(lines)-1]; last != `{"seq":27,"id":"c","from":"destroying","to":"destroyed"}` {
 		t.Errorf("last record %s", last)
+	}
+	// removed, which old journals may hold, is never written.
+	if err := j2.SetState("c", stateRemoved); err == nil || !strings.Contains(err.Error(), "object c: state removed is read from old journals, never written") {
+		t.Errorf("SetState(removed) = %v", err)
 	}
 	j2.Close()
 
-	_, res, err = OpenJournal(path, testInputs())
+	_, res, err = Open(path, testInputs())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.States["c"] != StateRemoved || res.States["b"] != StateDestroyed || len(res.Unfinished) != 0 || len(res.Done) != 4 || !res.Done[b].OK {
+	if res.States["c"] != StateDestroyed || res.States["b"] != StateDestroyed || len(res.Unfinished) != 0 || len(res.Done) != 4 || !res.Done[b].OK {
 		t.Errorf("second resume %+v", res)
 	}
 }
@@ -215,32 +221,32 @@ func TestJournalResume(t *testing.T) {
 func TestJournalRefusesBadRecords(t *testing.T) {
 	j, path := openNew(t)
 	k := HookKey{Hook: "/h", Event: "destroy", ID: "o"}
-	mustAppend(t, j, StateChange{ID: "o", To: StateDoomed})
+	mustAppend(t, j, stateChange{ID: "o", To: StateDoomed})
 	before, _ := os.ReadFile(path)
 	for _, tc := range []struct {
-		rec  Record
+		rec  record
 		want string
 	}{
-		{StateChange{ID: "o", To: StateDestroying}, "object o: illegal state transition doomed -> destroying"},
-		{StateChange{ID: "o", To: StateAlive}, "object o: illegal state transition doomed -> alive"},
-		{StateChange{ID: "p", To: StateNotified}, "object p: illegal state transition alive -> notified"},
-		{StateChange{ID: "o", From: StateAlive, To: StateDoomed}, "object o: state change from alive, but its recorded state is doomed"},
-		{StateChange{ID: "o", To: "zombie"}, `object o: unknown state "zombie"`},
-		{StateChange{To: StateDoomed}, "state change without an object id"},
-		{HookEnd{Key: k, Result: HookResult{OK: true}}, "end record without a start record"},
-		{HookStart{Key: HookKey{Hook: "/h", ID: "o"}}, "without hook, event or object id"},
-		{HookEnd{Key: HookKey{Hook: "/h", Event: "destroy"}, Result: HookResult{OK: true}}, "without hook, event or object id"},
-		{CommittingRecord{}, "committing record without outputs"},
-		{CommittingRecord{Outputs: []JournalInput{{Path: "rel.json", SHA256: shaA}}}, "want an absolute path"},
+		{stateChange{ID: "o", To: StateDestroying}, "object o: illegal state transition doomed -> destroying"},
+		{stateChange{ID: "o", To: StateAlive}, "object o: illegal state transition doomed -> alive"},
+		{stateChange{ID: "p", To: StateNotified}, "object p: illegal state transition alive -> notified"},
+		{stateChange{ID: "o", From: StateAlive, To: StateDoomed}, "object o: state change from alive, but its recorded state is doomed"},
+		{stateChange{ID: "o", To: "zombie"}, `object o: unknown state "zombie"`},
+		{stateChange{To: StateDoomed}, "state change without an object id"},
+		{hookEnd{Key: k, Result: HookResult{OK: true}}, "end record without a start record"},
+		{hookStart{Key: HookKey{Hook: "/h", ID: "o"}}, "without hook, event or object id"},
+		{hookEnd{Key: HookKey{Hook: "/h", Event: "destroy"}, Result: HookResult{OK: true}}, "without hook, event or object id"},
+		{committingRecord{}, "committing record without outputs"},
+		{committingRecord{Outputs: []Input{{Path: "rel.json", SHA256: shaA}}}, "want an absolute path"},
 	} {
-		err := j.Append(tc.rec)
+		err := j.writeSync(tc.rec)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "journal "+path+": ") {
-			t.Errorf("Append(%+v) = %v, want %q", tc.rec, err, tc.want)
+			t.Errorf("writeSync(%+v) = %v, want %q", tc.rec, err, tc.want)
 		}
 	}
-	var te *TransitionError
-	if err := j.SetState("o", StateRemoved); !errors.As(err, &te) || te.ID != "o" || te.From != StateDoomed || te.To != StateRemoved {
-		t.Errorf("SetState: %v, want a *TransitionError", err)
+	var te *transitionError
+	if err := j.SetState("o", stateRemoved); !errors.As(err, &te) || te.ID != "o" || te.From != StateDoomed || te.To != stateRemoved {
+		t.Errorf("SetState: %v, want a *transitionError", err)
 	}
 	if err := j.HookStarted(k); err != nil {
 		t.Fatal(err)
@@ -259,36 +265,36 @@ func TestJournalRefusesBadRecords(t *testing.T) {
 
 func TestJournalOtherInputs(t *testing.T) {
 	j, path := openNew(t)
-	mustAppend(t, j, StateChange{ID: "o", To: StateDoomed})
+	mustAppend(t, j, stateChange{ID: "o", To: StateDoomed})
 	j.Close()
 	before, _ := os.ReadFile(path)
-	for _, in := range [][]JournalInput{
+	for _, in := range [][]Input{
 		{{Path: "snap.json", SHA256: shaA}, {Path: "graph.json", SHA256: shaC}},
 		{{Path: "graph.json", SHA256: shaB}, {Path: "snap.json", SHA256: shaA}},
 		{{Path: "snap.json", SHA256: shaA}},
 	} {
-		_, _, err := OpenJournal(path, in)
-		if !errors.Is(err, ErrJournalInputs) || !strings.Contains(err.Error(), "journal "+path+" is of a run started ") ||
+		_, _, err := Open(path, in)
+		if !errors.Is(err, ErrOtherInputs) || !strings.Contains(err.Error(), "journal "+path+" is of a run started ") ||
 			!strings.Contains(err.Error(), "before deleting "+path) {
-			t.Errorf("OpenJournal(%v) = %v, want ErrJournalInputs naming the file", in, err)
+			t.Errorf("Open(%v) = %v, want ErrOtherInputs naming the file", in, err)
 		}
 	}
-	if _, _, err := OpenJournal(path, []JournalInput{{Path: "x", SHA256: "ABC"}}); err == nil || !strings.Contains(err.Error(), "64 lower-case hex") {
+	if _, _, err := Open(path, []Input{{Path: "x", SHA256: "ABC"}}); err == nil || !strings.Contains(err.Error(), "64 lower-case hex") {
 		t.Errorf("bad sha256: %v", err)
 	}
-	if _, _, err := OpenJournal(path, nil); err == nil {
+	if _, _, err := Open(path, nil); err == nil {
 		t.Error("no inputs: no error")
 	}
 	after, _ := os.ReadFile(path)
 	if !bytes.Equal(before, after) {
-		t.Error("a refused OpenJournal changed the journal")
+		t.Error("a refused Open changed the journal")
 	}
 }
 
 func TestJournalCommitThenRemove(t *testing.T) {
 	j, path := openNew(t)
-	mustAppend(t, j, StateChange{ID: "o", To: StateDoomed})
-	out := []JournalInput{{Path: "model.json", SHA256: shaC}}
+	mustAppend(t, j, stateChange{ID: "o", To: StateDoomed})
+	out := []Input{{Path: "model.json", SHA256: shaC}}
 	if err := j.Commit(out); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +304,7 @@ func TestJournalCommitThenRemove(t *testing.T) {
 	j.Close()
 	// A crash before Remove: the next run, on the written model, replaces
 	// the finished journal.
-	j2, res, err := OpenJournal(path, out)
+	j2, res, err := Open(path, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +323,7 @@ func TestJournalCommitThenRemove(t *testing.T) {
 	if err := j2.Remove(); err != nil {
 		t.Errorf("second Remove: %v", err)
 	}
-	if err := j2.Append(StateChange{ID: "o", To: StateDoomed}); err == nil {
+	if err := j2.writeSync(stateChange{ID: "o", To: StateDoomed}); err == nil {
 		t.Error("Append after Remove succeeded")
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 0 {
@@ -327,14 +333,14 @@ func TestJournalCommitThenRemove(t *testing.T) {
 
 func TestJournalTornLastLine(t *testing.T) {
 	j, path := openNew(t)
-	mustAppend(t, j, StateChange{ID: "o", To: StateDoomed}, StateChange{ID: "o", To: StateNotified})
+	mustAppend(t, j, stateChange{ID: "o", To: StateDoomed}, stateChange{ID: "o", To: StateNotified})
 	j.Close()
 	good, _ := os.ReadFile(path)
 	torn := `{"seq":3,"id":"o","from":"notif`
 	if err := os.WriteFile(path, append(bytes.Clone(good), torn...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	j2, res, err := OpenJournal(path, testInputs())
+	j2, res, err := Open(path, testInputs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +355,7 @@ func TestJournalTornLastLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	j2.Close()
-	_, res, err = OpenJournal(path, testInputs())
+	_, res, err = Open(path, testInputs())
 	if err != nil || res.States["o"] != StateDestroying || len(res.Notes) != 0 {
 		t.Fatalf("after repair: %+v, %v", res, err)
 	}
@@ -392,10 +398,10 @@ func TestJournalCorrupt(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, _, err := OpenJournal(path, []JournalInput{{Path: "m", SHA256: shaA}})
+			_, _, err := Open(path, []Input{{Path: "m", SHA256: shaA}})
 			want := "journal " + path + " cannot be replayed: " + tc.want
 			hint := "; if no objgc apply is running on its target, inspect it"
-			var re *ReplayError
+			var re *replayError
 			if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), hint) ||
 				!strings.HasSuffix(err.Error(), "mv "+path+" "+path+".old") || !errors.As(err, &re) || re.Path != path {
 				t.Errorf("got %v, want %q... naming how to recover", err, want)
@@ -440,7 +446,7 @@ func TestJournalConcurrentAppends(t *testing.T) {
 	if lines := readLines(t, path); len(lines) != 1+3*workers*each {
 		t.Errorf("%d lines", len(lines))
 	}
-	_, res, err := OpenJournal(path, testInputs())
+	_, res, err := Open(path, testInputs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +471,7 @@ func crashKey(n int) HookKey {
 // objects o000000, o000001, ... as a resumed apply would (doomed, notify
 // hook unless done, notified), saying "ready" first, until it is killed.
 func journalAppendHelper(path string) int {
-	j, res, err := OpenJournal(path, testInputs())
+	j, res, err := Open(path, testInputs())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -496,7 +502,7 @@ func journalAppendHelper(path string) int {
 }
 
 func TestJournalSurvivesSIGKILL(t *testing.T) {
-	path := JournalPath(filepath.Join(t.TempDir(), "model.json"))
+	path := PathFor(filepath.Join(t.TempDir(), "model.json"))
 	// The kill moments (5 to 65 ms after the helper is ready: it works
 	// until killed, so every kill lands mid-run) and the cuts are random;
 	// OBJGC_STRESS_SEED repeats a run.
@@ -528,7 +534,7 @@ func TestJournalSurvivesSIGKILL(t *testing.T) {
 			chopLastLine(t, path, rng)
 		}
 
-		j, res, err := OpenJournal(path, testInputs())
+		j, res, err := Open(path, testInputs())
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
@@ -603,18 +609,18 @@ func TestJournalCommittingRecord(t *testing.T) {
 	newSHA := hex.EncodeToString(sum[:])
 	crashAfterCommitting := func(t *testing.T) string {
 		t.Helper()
-		path := JournalPath(model)
+		path := PathFor(model)
 		os.Remove(path)
-		j, _, err := OpenJournal(path, testInputs())
+		j, _, err := Open(path, testInputs())
 		if err != nil {
 			t.Fatal(err)
 		}
-		mustAppend(t, j, StateChange{ID: "o", To: StateDoomed})
-		if err := j.Committing([]JournalInput{{Path: model, SHA256: newSHA}}); err != nil {
+		mustAppend(t, j, stateChange{ID: "o", To: StateDoomed})
+		if err := j.Committing([]Input{{Path: model, SHA256: newSHA}}); err != nil {
 			t.Fatal(err)
 		}
 		// Records may follow a committing record: a resumed run.
-		mustAppend(t, j, StateChange{ID: "o", To: StateNotified})
+		mustAppend(t, j, stateChange{ID: "o", To: StateNotified})
 		j.Close()
 		return path
 	}
@@ -624,11 +630,11 @@ func TestJournalCommittingRecord(t *testing.T) {
 		if err := os.WriteFile(model, newContent, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for _, in := range [][]JournalInput{
+		for _, in := range [][]Input{
 			{{Path: model, SHA256: newSHA}},          // the new model, known from the inputs
 			{{Path: "elsewhere.json", SHA256: shaC}}, // read from the file
 		} {
-			j, res, err := OpenJournal(path, in)
+			j, res, err := Open(path, in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -644,7 +650,7 @@ func TestJournalCommittingRecord(t *testing.T) {
 		if err := os.WriteFile(model, []byte(`{"old": true}`), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		j, res, err := OpenJournal(path, testInputs())
+		j, res, err := Open(path, testInputs())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -652,14 +658,14 @@ func TestJournalCommittingRecord(t *testing.T) {
 		if !res.Resumed || res.States["o"] != StateNotified {
 			t.Errorf("resume %+v, want the journal resumed", res)
 		}
-		_, _, err = OpenJournal(path, []JournalInput{{Path: "x", SHA256: shaC}})
-		if !errors.Is(err, ErrJournalInputs) {
-			t.Errorf("other inputs: %v, want ErrJournalInputs", err)
+		_, _, err = Open(path, []Input{{Path: "x", SHA256: shaC}})
+		if !errors.Is(err, ErrOtherInputs) {
+			t.Errorf("other inputs: %v, want ErrOtherInputs", err)
 		}
 	})
 	t.Run("bad record", func(t *testing.T) {
 		j, _ := openNew(t)
-		for _, out := range [][]JournalInput{{}, {{Path: "model.json", SHA256: shaC}}, {{Path: model, SHA256: "abc"}}} {
+		for _, out := range [][]Input{{}, {{Path: "model.json", SHA256: shaC}}, {{Path: model, SHA256: "abc"}}} {
 			if err := j.Committing(out); err == nil {
 				t.Errorf("Committing(%v) succeeded", out)
 			}
@@ -686,19 +692,19 @@ func TestJournalNotRegular(t *testing.T) {
 		{"fifo", "a named pipe (FIFO)", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
 		{"dir", "a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
 	} {
-		path := JournalPath(filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json"))
+		path := PathFor(filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json"))
 		if err := tc.make(path); err != nil {
 			t.Fatal(err)
 		}
 		var err error
-		within(t, 10*time.Second, "OpenJournal on a "+tc.name, func() {
+		within(t, 10*time.Second, "Open on a "+tc.name, func() {
 			var j *Journal
-			j, _, err = OpenJournal(path, testInputs())
+			j, _, err = Open(path, testInputs())
 			if err == nil {
 				j.Close()
 			}
 		})
-		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "journal "+path+" is "+tc.want+" (not a regular file)") {
+		if !errors.Is(err, lockfile.ErrNotRegular) || !strings.Contains(err.Error(), "journal "+path+" is "+tc.want+" (not a regular file)") {
 			t.Errorf("%s: %v, want ErrNotRegular naming %s and %q", tc.name, err, path, tc.want)
 		}
 	}

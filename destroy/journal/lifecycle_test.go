@@ -1,4 +1,4 @@
-package destroy
+package journal
 
 import (
 	"errors"
@@ -14,28 +14,28 @@ func TestTransitionEveryPair(t *testing.T) {
 		{StateNotified, StateDestroying}:  true,
 		{StateDestroying, StateDestroyed}: true,
 		{StateDestroying, StateFailed}:    true,
-		{StateDestroyed, StateRemoved}:    true,
+		{StateDestroyed, stateRemoved}:    true,
 		{StateFailed, StateDoomed}:        true,
 	}
 	states := append(States(), "", "bogus")
 	n := 0
 	for _, from := range states {
 		for _, to := range states {
-			err := Transition(from, to)
+			err := transition(from, to)
 			if legal[[2]State{from, to}] {
 				n++
 				if err != nil {
-					t.Errorf("Transition(%q, %q) = %v, want nil", from, to, err)
+					t.Errorf("transition(%q, %q) = %v, want nil", from, to, err)
 				}
 				continue
 			}
-			var te *TransitionError
+			var te *transitionError
 			if !errors.As(err, &te) {
-				t.Errorf("Transition(%q, %q) = %v, want *TransitionError", from, to, err)
+				t.Errorf("transition(%q, %q) = %v, want *transitionError", from, to, err)
 				continue
 			}
 			if te.From != from || te.To != to || te.ID != "" {
-				t.Errorf("Transition(%q, %q) = %+v", from, to, te)
+				t.Errorf("transition(%q, %q) = %+v", from, to, te)
 			}
 		}
 	}
@@ -46,7 +46,7 @@ func TestTransitionEveryPair(t *testing.T) {
 
 func TestTransitionNeverBackToAlive(t *testing.T) {
 	for _, s := range States() {
-		if Transition(s, StateAlive) == nil {
+		if transition(s, StateAlive) == nil {
 			t.Errorf("%s -> alive is legal", s)
 		}
 	}
@@ -54,13 +54,13 @@ func TestTransitionNeverBackToAlive(t *testing.T) {
 
 func TestTransitionErrorText(t *testing.T) {
 	for _, tc := range []struct {
-		err  *TransitionError
+		err  *transitionError
 		want string
 	}{
-		{&TransitionError{From: StateDoomed, To: StateDestroying}, "illegal state transition doomed -> destroying"},
-		{&TransitionError{ID: "abc", From: StateRemoved, To: StateAlive}, "object abc: illegal state transition removed -> alive"},
-		{&TransitionError{ID: "abc", From: "zombie", To: StateAlive}, `object abc: unknown state "zombie"`},
-		{&TransitionError{From: StateAlive, To: ""}, `unknown state ""`},
+		{&transitionError{From: StateDoomed, To: StateDestroying}, "illegal state transition doomed -> destroying"},
+		{&transitionError{ID: "abc", From: stateRemoved, To: StateAlive}, "object abc: illegal state transition removed -> alive"},
+		{&transitionError{ID: "abc", From: "zombie", To: StateAlive}, `object abc: unknown state "zombie"`},
+		{&transitionError{From: StateAlive, To: ""}, `unknown state ""`},
 	} {
 		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.err, got, tc.want)
@@ -71,12 +71,12 @@ func TestTransitionErrorText(t *testing.T) {
 func TestStatesValid(t *testing.T) {
 	seen := map[State]bool{}
 	for _, s := range States() {
-		if !s.Valid() || seen[s] || strings.ToLower(string(s)) != string(s) {
+		if !s.valid() || seen[s] || strings.ToLower(string(s)) != string(s) {
 			t.Errorf("state %q", s)
 		}
 		seen[s] = true
 	}
-	if len(seen) != 7 || State("Alive").Valid() {
+	if len(seen) != 7 || State("Alive").valid() {
 		t.Error(fmt.Sprint(seen))
 	}
 }
