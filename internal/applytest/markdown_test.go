@@ -1,4 +1,4 @@
-package cmd_test
+package applytest
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/objgc/objgc/cmd"
@@ -33,7 +34,7 @@ func gfmCells(row string) int {
 // inject HTML, mention someone or end a Mermaid label stay inside their
 // cell and label, shown as they are.
 func TestMarkdownHostileIDs(t *testing.T) {
-	isolate(t)
+	e := newEnv(t)
 	hostile := []string{
 		"a|b", `a\|b`, "x`y", "``", "<img src=x onerror=alert(1)>", `say "hi"`, "[click](https://evil.example)",
 		"@root #1 !2", "**bold** _it_", "end\\", "a\u202eb", "#quot;", "--> n0", "\"]\n",
@@ -53,7 +54,8 @@ func TestMarkdownHostileIDs(t *testing.T) {
 	if err := os.WriteFile(path, []byte(model), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr := run(t, "", "plan", "--format", "markdown", path)
+	r := e.objgc("plan", "--format", "markdown", path)
+	code, out, stderr := r.code, r.stdout, r.stderr
 	if code != cmd.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -114,7 +116,7 @@ func TestMarkdownHostileIDs(t *testing.T) {
 // TestMarkdownMermaidCutOff: a diagram up to cmd.MermaidMaxObjects doomed
 // objects, a sentence saying why there is none above.
 func TestMarkdownMermaidCutOff(t *testing.T) {
-	isolate(t)
+	e := newEnv(t)
 	dir := t.TempDir()
 	for _, n := range []int{cmd.MermaidMaxObjects, cmd.MermaidMaxObjects + 1} {
 		var apps []string
@@ -127,7 +129,8 @@ func TestMarkdownMermaidCutOff(t *testing.T) {
 		if err := os.WriteFile(path, []byte(model), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, stderr := run(t, "", "plan", "--format", "markdown", path)
+		r := e.objgc("plan", "--format", "markdown", path)
+		code, out, stderr := r.code, r.stdout, r.stderr
 		if code != cmd.ExitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -166,21 +169,30 @@ func mdRows(md, header string) []string {
 // variable) that keeps the counts, shows the first rows of each table
 // folded in <details>, and says what it cut; with no bound, every row.
 func TestMarkdownMaxChars(t *testing.T) {
-	isolate(t)
+	e := newEnv(t)
 	snap, inc, st, err := modelgen.WriteFiles(t.TempDir(), modelgen.Config{Objects: 30000, RemoveApps: 0.1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := func(args ...string) string {
+	// plan runs objgc plan --format markdown on the model with args and,
+	// when maxChars is not empty, OBJGC_MARKDOWN_MAX_CHARS.
+	plan := func(t *testing.T, maxChars string, args ...string) string {
 		t.Helper()
-		code, out, stderr := run(t, "", append([]string{"plan", "--snapshot", snap, "--graph", inc, "--format", "markdown"}, args...)...)
-		if code != cmd.ExitOK {
-			t.Fatalf("exit %d: %s", code, stderr)
+		c, stdout, stderr := e.in(t).command(append([]string{"plan", "--snapshot", snap, "--graph", inc, "--format", "markdown"}, args...)...)
+		if maxChars != "" {
+			c.Env = append(c.Env, "OBJGC_MARKDOWN_MAX_CHARS="+maxChars)
 		}
-		return out
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r := e.in(t).wait(c, stdout, stderr, time.Minute)
+		if r.code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		return r.stdout
 	}
 	const objHeader, notHeader = "| group | type |", "| # | subscriber |"
-	full := plan("--markdown-max-chars", "0")
+	full := plan(t, "", "--markdown-max-chars", "0")
 	allObjects, allNotes := mdRows(full, objHeader), mdRows(full, notHeader)
 	if len(allObjects) != st.DoomedObjects {
 		t.Fatalf("no bound: %d rows of objects, want %d", len(allObjects), st.DoomedObjects)
@@ -202,8 +214,7 @@ func TestMarkdownMaxChars(t *testing.T) {
 		{"variable", nil, "5000", 5000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv("OBJGC_MARKDOWN_MAX_CHARS", c.env)
-			out := plan(c.args...)
+			out := plan(t, c.env, c.args...)
 			if n := utf8.RuneCountInString(out); n > c.limit {
 				t.Errorf("%d characters, more than %d", n, c.limit)
 			}
@@ -235,7 +246,8 @@ func TestMarkdownMaxChars(t *testing.T) {
 			}
 		})
 	}
-	code, _, stderr := run(t, "", "plan", "--snapshot", snap, "--graph", inc, "--format", "markdown", "--markdown-max-chars", "999")
+	r := e.objgc("plan", "--snapshot", snap, "--graph", inc, "--format", "markdown", "--markdown-max-chars", "999")
+	code, stderr := r.code, r.stderr
 	if code != cmd.ExitError || !strings.Contains(stderr, "--markdown-max-chars must be 0 (no limit) or at least 1000, not 999") {
 		t.Errorf("--markdown-max-chars 999: exit %d, %s", code, stderr)
 	}
@@ -245,7 +257,7 @@ func TestMarkdownMaxChars(t *testing.T) {
 // a table longer than cmd.MarkdownFoldRows rows is folded, a shorter one
 // is not (the bytes of small plans are the goldens').
 func TestMarkdownFoldsLongTable(t *testing.T) {
-	isolate(t)
+	e := newEnv(t)
 	dir := t.TempDir()
 	for _, n := range []int{cmd.MarkdownFoldRows, cmd.MarkdownFoldRows + 1} {
 		var apps []string
@@ -258,7 +270,8 @@ func TestMarkdownFoldsLongTable(t *testing.T) {
 		if err := os.WriteFile(path, []byte(model), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, stderr := run(t, "", "plan", "--format", "markdown", path)
+		r := e.objgc("plan", "--format", "markdown", path)
+		code, out, stderr := r.code, r.stdout, r.stderr
 		if code != cmd.ExitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}

@@ -1,4 +1,4 @@
-package cmd_test
+package applytest
 
 import (
 	"encoding/json"
@@ -42,13 +42,20 @@ var hostileStrings = []struct {
 	{"UTF-8 surrogate", "a\xed\xa0\x80b", "a\xed\xa0\x80b", true, true},
 }
 
-// hostileModel dooms one object with id ID under the key KEY, with a
+// keyedModel dooms one object with id ID under the key KEY, with a
 // handler HANDLER notifying "env", of type t.VM/VERSION@p.
-func hostileModel(key, id, handler, version string) string {
+func keyedModel(key, id, handler, version string) string {
 	return fmt.Sprintf(`{"Objects": {"?": {"id": "env", "type": "t.Env"}, "apps": []},
 "ObjectsCopy": {"?": {"id": "env", "type": "t.Env"}, "apps": [{"%s": {"?": {"id": "%s", "type": "t.VM/%s@p",
   "dependencies": {"onDestruction": [{"subscriber": "env", "handler": "%s"}]}}}}]}}
 `, key, id, version, handler)
+}
+
+// in returns e for the subtest t: the same work directory, t's failures.
+func (e *env) in(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
 }
 
 // checkSafe fails when text output holds a control character but
@@ -72,7 +79,7 @@ func checkSafe(t *testing.T, what, out string) {
 // handler name. Refused ones stop plan and apply with exit 1 and the JSON
 // path; accepted ones are shown quoted in text output and exact in JSON.
 func TestHostileIDs(t *testing.T) {
-	isolate(t)
+	e := newEnv(t)
 	dir := t.TempDir()
 	// An empty hooks dir: apply runs no hook, and a missing one would be
 	// refused before the model is read.
@@ -81,12 +88,13 @@ func TestHostileIDs(t *testing.T) {
 	}
 	for i, h := range hostileStrings {
 		fields := []struct{ what, path, model string }{
-			{"id", `$.ObjectsCopy.apps[0].k["?"].id`, hostileModel("k", h.json, "onGone", "1")},
-			{"version", `$.ObjectsCopy.apps[0].k["?"].type`, hostileModel("k", "vm-1", "onGone", h.json)},
-			{"handler", `$.ObjectsCopy.apps[0].k["?"].dependencies.onDestruction[0].handler`, hostileModel("k", "vm-1", h.json, "1")},
+			{"id", `$.ObjectsCopy.apps[0].k["?"].id`, keyedModel("k", h.json, "onGone", "1")},
+			{"version", `$.ObjectsCopy.apps[0].k["?"].type`, keyedModel("k", "vm-1", "onGone", h.json)},
+			{"handler", `$.ObjectsCopy.apps[0].k["?"].dependencies.onDestruction[0].handler`, keyedModel("k", "vm-1", h.json, "1")},
 		}
 		for _, f := range fields {
 			t.Run(h.name+"/"+f.what, func(t *testing.T) {
+				t.Parallel() // each case its own model file: the runs are processes
 				model := filepath.Join(dir, fmt.Sprintf("m%d-%s.json", i, f.what))
 				if err := os.WriteFile(model, []byte(f.model), 0o644); err != nil {
 					t.Fatal(err)
@@ -95,7 +103,8 @@ func TestHostileIDs(t *testing.T) {
 					{"plan", model}, {"plan", "--format", "json", model}, {"plan", "--format", "dot", model},
 					{"apply", "--hooks-dir", filepath.Join(dir, "none"), "--write", model + ".out", model},
 				} {
-					code, stdout, stderr := run(t, "", args...)
+					r := e.in(t).objgc(args...)
+					code, stdout, stderr := r.code, r.stdout, r.stderr
 					checkSafe(t, strings.Join(args[:1], " ")+" stdout", stdout)
 					checkSafe(t, strings.Join(args[:1], " ")+" stderr", stderr)
 					if h.refused {
@@ -147,25 +156,28 @@ func TestHostileIDs(t *testing.T) {
 // TestHostileKeysInPaths: a key is never refused for what it holds (only
 // invalid UTF-8 is), but the JSON path that names it is shown escaped.
 func TestHostileKeysInPaths(t *testing.T) {
-	isolate(t)
+	e := newEnv(t)
 	dir := t.TempDir()
 	for i, h := range hostileStrings {
 		if h.syntax || h.raw == "" {
 			continue
 		}
 		t.Run(h.name, func(t *testing.T) {
+			t.Parallel()
 			model := filepath.Join(dir, fmt.Sprintf("k%d.json", i))
-			if err := os.WriteFile(model, []byte(hostileModel(h.json, "vm-1", "onGone", "1")), 0o644); err != nil {
+			if err := os.WriteFile(model, []byte(keyedModel(h.json, "vm-1", "onGone", "1")), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			for _, args := range [][]string{{"plan", model}, {"plan", "--format", "dot", model}} {
-				code, stdout, stderr := run(t, "", args...)
+				r := e.in(t).objgc(args...)
+				code, stdout, stderr := r.code, r.stdout, r.stderr
 				if code != cmd.ExitOK {
 					t.Fatalf("%q: exit %d\n%s", args, code, stderr)
 				}
 				checkSafe(t, "stdout", stdout)
 			}
-			code, stdout, _ := run(t, "", "plan", "--format", "json", model)
+			r := e.in(t).objgc("plan", "--format", "json", model)
+			code, stdout, _ := r.code, r.stdout, r.stderr
 			if code != cmd.ExitOK {
 				t.Fatal(code)
 			}
