@@ -1,0 +1,32 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain keeps the developer's settings out of the package's tests: no
+// OBJGC_* variable, and a home, configuration and cache directory of the
+// test run's own, so that <user config dir>/objgc/config.yaml or a
+// default package cache cannot change a plan a test compares.
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "objgc-cmd-test-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "OBJGC_") {
+			os.Unsetenv(k)
+		}
+	}
+	os.Setenv("HOME", home)
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
