@@ -10,8 +10,16 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/objgc/objgc/cmd"
 	"github.com/objgc/objgc/internal/modelgen"
+)
+
+// The Markdown format's bounds, as docs/plan-format.md states them: a
+// diagram for at most 50 objects, a table of more than 50 rows folded, the
+// summary at most 60,000 characters by default.
+const (
+	mermaidMaxObjects = 50
+	markdownFoldRows  = 50
+	markdownMaxChars  = 60000
 )
 
 // gfmCells counts the cells of a GFM table row as GitHub's and GitLab's
@@ -56,7 +64,7 @@ func TestMarkdownHostileIDs(t *testing.T) {
 	}
 	r := e.objgc("plan", "--format", "markdown", path)
 	code, out, stderr := r.code, r.stdout, r.stderr
-	if code != cmd.ExitOK {
+	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	checkSafe(t, "markdown", out)
@@ -113,12 +121,12 @@ func TestMarkdownHostileIDs(t *testing.T) {
 	}
 }
 
-// TestMarkdownMermaidCutOff: a diagram up to cmd.MermaidMaxObjects doomed
+// TestMarkdownMermaidCutOff: a diagram up to mermaidMaxObjects doomed
 // objects, a sentence saying why there is none above.
 func TestMarkdownMermaidCutOff(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
-	for _, n := range []int{cmd.MermaidMaxObjects, cmd.MermaidMaxObjects + 1} {
+	for _, n := range []int{mermaidMaxObjects, mermaidMaxObjects + 1} {
 		var apps []string
 		for i := 0; i < n; i++ {
 			apps = append(apps, fmt.Sprintf(`{"?": {"id": "app%d", "type": "t.App"}}`, i))
@@ -131,14 +139,14 @@ func TestMarkdownMermaidCutOff(t *testing.T) {
 		}
 		r := e.objgc("plan", "--format", "markdown", path)
 		code, out, stderr := r.code, r.stdout, r.stderr
-		if code != cmd.ExitOK {
+		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		has := strings.Contains(out, "```mermaid\n")
-		if has != (n <= cmd.MermaidMaxObjects) {
+		if has != (n <= mermaidMaxObjects) {
 			t.Errorf("%d objects: mermaid diagram %v", n, has)
 		}
-		if !has && !strings.Contains(out, fmt.Sprintf("No diagram: %d objects are more than %d.", n, cmd.MermaidMaxObjects)) {
+		if !has && !strings.Contains(out, fmt.Sprintf("No diagram: %d objects are more than %d.", n, mermaidMaxObjects)) {
 			t.Errorf("%d objects: no sentence saying why there is no diagram:\n%s", n, out)
 		}
 	}
@@ -165,7 +173,7 @@ func mdRows(md, header string) []string {
 
 // TestMarkdownMaxChars: a generated plan of thousands of doomed objects,
 // whose whole summary is far past the bound, gives a summary of at most
-// cmd.MarkdownMaxChars characters by default (or the bound set by flag or
+// markdownMaxChars characters by default (or the bound set by flag or
 // variable) that keeps the counts, shows the first rows of each table
 // folded in <details>, and says what it cut; with no bound, every row.
 func TestMarkdownMaxChars(t *testing.T) {
@@ -186,7 +194,7 @@ func TestMarkdownMaxChars(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := e.in(t).wait(c, stdout, stderr, time.Minute)
-		if r.code != cmd.ExitOK {
+		if r.code != exitOK {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
 		return r.stdout
@@ -197,7 +205,7 @@ func TestMarkdownMaxChars(t *testing.T) {
 	if len(allObjects) != st.DoomedObjects {
 		t.Fatalf("no bound: %d rows of objects, want %d", len(allObjects), st.DoomedObjects)
 	}
-	if utf8.RuneCountInString(full) <= cmd.MarkdownMaxChars || strings.Contains(full, "**Cut:**") {
+	if utf8.RuneCountInString(full) <= markdownMaxChars || strings.Contains(full, "**Cut:**") {
 		t.Fatalf("no bound: %d characters, a cut note %v: the model is too small for this test", utf8.RuneCountInString(full), strings.Contains(full, "**Cut:**"))
 	}
 	if want := fmt.Sprintf("<details><summary>%d objects</summary>\n\n%s", st.DoomedObjects, objHeader); !strings.Contains(full, want) {
@@ -209,7 +217,7 @@ func TestMarkdownMaxChars(t *testing.T) {
 		env   string
 		limit int
 	}{
-		{"default", nil, "", cmd.MarkdownMaxChars},
+		{"default", nil, "", markdownMaxChars},
 		{"flag", []string{"--markdown-max-chars", "20000"}, "", 20000},
 		{"variable", nil, "5000", 5000},
 	} {
@@ -248,18 +256,18 @@ func TestMarkdownMaxChars(t *testing.T) {
 	}
 	r := e.objgc("plan", "--snapshot", snap, "--graph", inc, "--format", "markdown", "--markdown-max-chars", "999")
 	code, stderr := r.code, r.stderr
-	if code != cmd.ExitError || !strings.Contains(stderr, "--markdown-max-chars must be 0 (no limit) or at least 1000, not 999") {
+	if code != exitError || !strings.Contains(stderr, "--markdown-max-chars must be 0 (no limit) or at least 1000, not 999") {
 		t.Errorf("--markdown-max-chars 999: exit %d, %s", code, stderr)
 	}
 }
 
 // TestMarkdownFoldsLongTable: a summary under the bound keeps every row;
-// a table longer than cmd.MarkdownFoldRows rows is folded, a shorter one
+// a table longer than markdownFoldRows rows is folded, a shorter one
 // is not (the bytes of small plans are the goldens').
 func TestMarkdownFoldsLongTable(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
-	for _, n := range []int{cmd.MarkdownFoldRows, cmd.MarkdownFoldRows + 1} {
+	for _, n := range []int{markdownFoldRows, markdownFoldRows + 1} {
 		var apps []string
 		for i := 0; i < n; i++ {
 			apps = append(apps, fmt.Sprintf(`{"?": {"id": "app%d", "type": "t.App"}}`, i))
@@ -272,14 +280,14 @@ func TestMarkdownFoldsLongTable(t *testing.T) {
 		}
 		r := e.objgc("plan", "--format", "markdown", path)
 		code, out, stderr := r.code, r.stdout, r.stderr
-		if code != cmd.ExitOK {
+		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		if rows := mdRows(out, "| group |"); len(rows) != n {
 			t.Errorf("%d objects: %d rows", n, len(rows))
 		}
 		folded := strings.Contains(out, fmt.Sprintf("<details><summary>%d objects</summary>\n\n| group |", n)) && strings.Contains(out, "\n</details>\n")
-		if folded != (n > cmd.MarkdownFoldRows) || strings.Contains(out, "**Cut:**") {
+		if folded != (n > markdownFoldRows) || strings.Contains(out, "**Cut:**") {
 			t.Errorf("%d objects: folded %v, cut %v:\n%s", n, folded, strings.Contains(out, "**Cut:**"), out)
 		}
 	}

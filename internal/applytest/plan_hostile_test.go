@@ -9,8 +9,12 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+)
 
-	"github.com/objgc/objgc/cmd"
+// objgc's exit statuses these tests expect (README.md, "Exit status").
+const (
+	exitOK    = 0
+	exitError = 1
 )
 
 // hostileStrings are written into models as JSON string contents (escapes
@@ -108,7 +112,7 @@ func TestHostileIDs(t *testing.T) {
 					checkSafe(t, strings.Join(args[:1], " ")+" stdout", stdout)
 					checkSafe(t, strings.Join(args[:1], " ")+" stderr", stderr)
 					if h.refused {
-						if code != cmd.ExitError || stdout != "" {
+						if code != exitError || stdout != "" {
 							t.Fatalf("%q: exit %d, stdout %q; want exit 1 and nothing", args, code, stdout)
 						}
 						want := f.path
@@ -120,7 +124,7 @@ func TestHostileIDs(t *testing.T) {
 						}
 						continue
 					}
-					if code != cmd.ExitOK {
+					if code != exitOK {
 						t.Fatalf("%q: exit %d\n%s%s", args, code, stdout, stderr)
 					}
 					if args[1] == "--format" && args[2] == "json" {
@@ -171,14 +175,14 @@ func TestHostileKeysInPaths(t *testing.T) {
 			for _, args := range [][]string{{"plan", model}, {"plan", "--format", "dot", model}} {
 				r := e.in(t).objgc(args...)
 				code, stdout, stderr := r.code, r.stdout, r.stderr
-				if code != cmd.ExitOK {
+				if code != exitOK {
 					t.Fatalf("%q: exit %d\n%s", args, code, stderr)
 				}
 				checkSafe(t, "stdout", stdout)
 			}
 			r := e.in(t).objgc("plan", "--format", "json", model)
 			code, stdout, _ := r.code, r.stdout, r.stderr
-			if code != cmd.ExitOK {
+			if code != exitOK {
 				t.Fatal(code)
 			}
 			var doc struct {
