@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/objgc/objgc/destroy/order"
 	"io"
-	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -29,264 +27,42 @@ import (
 // (destroy.PlanFormatVersion).
 const PlanFormatVersion = destroy.PlanFormatVersion
 
-// planHooks are the hooks a plan would run, and where it looked. What
-// depends on a doomed object's type only (its class hierarchy, package and
-// destroy hooks: HookFinder looks them up by type) is kept once a type, in
-// kinds; an object keeps the index of its type: a byte an object (four
-// past 256 types) however many hooks its classes have.
+// planHooks are the hooks a plan would run (destroy.FindHooks), and what
+// the JSON and text plans say of them: where objgc looked, the packages
+// read, each hook's sha256, and how many hooks apply refuses to run.
 type planHooks struct {
-	kind     kindIndex        // by index into Plan.Objects: index into kinds
-	kinds    []*typeHooks     // one for each distinct type of a doomed object
-	subTypes []*snapshot.Type // by index into Plan.Notifications: the subscriber's type; nil: not found
-	notify   []*hook.Found    // by index into Plan.Notifications; nil: none
-	// oldNotify are, by index into Plan.Notifications when it has no
-	// hook, files at <dir>/<C>/<handler>: where notify hooks were kept
-	// before <C>/notify/<handler>. They do not run.
-	oldNotify [][]string
-	sums      *destroy.HookSums
-	dirs      []string              // the hooks dirs searched, absolute
-	cacheDir  string                // the package cache root, absolute
-	packages  []destroy.PlanPackage // the cached packages read
+	*destroy.PlanHooks
+	sums     *destroy.HookSums
+	dirs     []string              // the hooks dirs searched, absolute
+	cacheDir string                // the package cache root, absolute
+	packages []destroy.PlanPackage // the cached packages read
+	// planned holds, by index into Types, its destroy hooks as the JSON
+	// plan lists them (with sha256); nil until needed.
+	planned [][]destroy.PlanHook
 	// refusals counts the hooks apply refuses to run: they cannot be
-	// given their arguments (warnArgs) or others could change them
-	// (warnWriters).
+	// given their arguments or others could change them.
 	refusals int
 }
 
-// typeHooks is what a plan knows of one type of doomed object.
-type typeHooks struct {
-	typ     snapshot.Type      // the type its hooks are looked up by
-	own     []string           // the classes listed when the hierarchy is not known: typ's own, or none
-	classes []string           // the class hierarchy; nil when not looked up
-	pkg     string             // FullName/version of the defining package, "" if not cached
-	destroy []hook.Found       // its destroy hooks
-	planned []destroy.PlanHook // destroy as the JSON plan lists them (with sha256); nil until needed
-}
-
-// of returns what is known of the type of Plan.Objects[i].
-func (h *planHooks) of(i int) *typeHooks { return h.kinds[h.kind.at(i)] }
-
-// kindIndex holds an index into planHooks.kinds for each doomed object: a
-// byte each while they number at most 256 (a model's types are a few
-// dozen), widened to four once one is past that: four bytes each would
-// be a visible part of the memory bound of a plan of a million tiny
-// objects.
-type kindIndex struct {
-	narrow []uint8
-	wide   []int32 // once widened; narrow is then nil
-}
-
-func newKindIndex(n int) kindIndex { return kindIndex{narrow: make([]uint8, n)} }
-
-func (x *kindIndex) len() int { return len(x.narrow) + len(x.wide) }
-
-func (x *kindIndex) at(i int) int32 {
-	if x.wide != nil {
-		return x.wide[i]
-	}
-	return int32(x.narrow[i])
-}
-
-func (x *kindIndex) set(i int, k int32) {
-	switch {
-	case x.wide != nil:
-		x.wide[i] = k
-	case k <= math.MaxUint8:
-		x.narrow[i] = uint8(k)
-	default:
-		x.wide = make([]int32, len(x.narrow))
-		for j, v := range x.narrow {
-			x.wide[j] = int32(v)
-		}
-		x.narrow = nil
-		x.wide[i] = k
-	}
-}
-
-// findPlanHooks looks up every hook the plan would run (docs/design.md,
-// "Hooks"): the destroy hooks of each doomed object's class hierarchy, the
-// handler hook of each notification's subscriber. session, when not nil,
-// is f.Packages: the packages it read are recorded.
+// findPlanHooks finds the hooks of p (destroy.FindHooks) and adds to p's
+// warnings those that cannot run or that apply refuses to run.
 func findPlanHooks(ctx context.Context, p *order.Plan, f *destroy.HookFinder, cacheDir string) *planHooks {
 	h := &planHooks{
-		kind:      newKindIndex(len(p.Objects)),
-		subTypes:  make([]*snapshot.Type, len(p.Notifications)),
-		notify:    make([]*hook.Found, len(p.Notifications)),
-		oldNotify: make([][]string, len(p.Notifications)),
+		PlanHooks: destroy.FindHooks(ctx, p, f),
 		sums:      destroy.NewHookSums(),
 		dirs:      absPaths(f.Dirs),
 		cacheDir:  absPath(cacheDir),
 		packages:  []destroy.PlanPackage{},
 	}
-	snap := p.Diff.Snapshot
-	index := map[snapshot.Type]int32{}
-	for i := range p.Objects {
-		t := snap.Type(p.Objects[i].Snapshot)
-		k, ok := index[t]
-		if !ok {
-			k = int32(len(h.kinds))
-			index[t] = k
-			th := &typeHooks{typ: t, own: []string{}}
-			if t.Name != "" {
-				th.own = []string{t.Name} // one slice a type, not one an object
-			}
-			h.kinds = append(h.kinds, th)
-		}
-		h.kind.set(i, k)
-	}
-	// One Type a distinct subscriber type, shared by its notifications:
-	// a copy for each of tens of thousands of subscribers of one type
-	// would cost memory in proportion to them.
-	subTypes := map[snapshot.Type]*snapshot.Type{}
-	for i, n := range p.Notifications {
-		snap.Doc.MaybeRelease() // subscribers lie pages apart: see snapshot.Document.Release
-		if t, ok := subscriberType(p, n); ok {
-			if subTypes[t] == nil {
-				subTypes[t] = &t
-			}
-			h.subTypes[i] = subTypes[t]
-		}
-	}
-	if len(f.Dirs) == 0 && f.Packages == nil {
-		return h
-	}
-	for _, k := range h.kinds {
-		if ctx.Err() != nil {
-			return h // interrupted: the caller writes nothing
-		}
-		c := f.Hierarchy(ctx, k.typ)
-		k.classes, k.pkg = c.Names, c.Package
-		k.destroy = f.DestroyHooks(ctx, k.typ)
-	}
-	for i, n := range p.Notifications {
-		if ctx.Err() != nil {
-			return h
-		}
-		if t := h.subTypes[i]; t != nil {
-			if found, ok := f.HandlerHook(ctx, *t, n.Handler); ok {
-				h.notify[i] = &found
-			} else {
-				h.oldNotify[i] = f.OldHandlerPlaces(ctx, *t, n.Handler)
-			}
-		}
+	h.planned = make([][]destroy.PlanHook, len(h.Types))
+	if len(f.Dirs) == 0 && f.Packages == nil || ctx.Err() != nil {
+		return h // nothing looked up; or interrupted: the caller writes nothing
 	}
 	h.packages = destroy.SessionPackages(f.Packages)
-	h.warnCannotRun(p)
-	h.warnWriters(p)
-	h.warnArgs(p, destroy.NewHookArgs(os.Environ()))
+	warnings, refusals := h.Warnings(p, os.Environ())
+	p.Warnings = append(p.Warnings, warnings...)
+	h.refusals = refusals
 	return h
-}
-
-// warnWriters adds to p's warnings (destroy.WarnHookCannotRun) every hook
-// found that someone other than the user or root could change
-// (hook.CheckWriters), once a hook: apply would refuse to run. It counts
-// them in refusals.
-func (h *planHooks) warnWriters(p *order.Plan) {
-	seen := map[string]bool{}
-	check := func(f hook.Found) {
-		if seen[f.Path] {
-			return
-		}
-		seen[f.Path] = true
-		if err := hook.CheckWriters(f); err != nil {
-			p.Warnings = append(p.Warnings, order.Warning{Code: order.WarnHookCannotRun, Message: err.Error() + ": apply refuses to run"})
-			h.refusals++
-		}
-	}
-	for _, k := range h.kinds {
-		for _, f := range k.destroy {
-			check(f)
-		}
-	}
-	for _, f := range h.notify {
-		if f != nil {
-			check(*f)
-		}
-	}
-}
-
-// warnArgs adds to p's warnings (destroy.WarnHookCannotRun) every hook
-// found that cannot be given its arguments and environment
-// (destroy.HookArgs): apply would refuse to run. It counts them in
-// refusals.
-func (h *planHooks) warnArgs(p *order.Plan, args *destroy.HookArgs) {
-	snap := p.Diff.Snapshot
-	for i := range p.Objects {
-		hs := h.of(i).destroy
-		if len(hs) == 0 {
-			continue
-		}
-		id, typ := p.ID(i), snap.TypeString(p.Objects[i].Snapshot)
-		for _, f := range hs {
-			if err := args.Destroy(f, id, typ, int(p.Objects[i].Group)); err != nil {
-				pr := destroy.HookArgsProblem{ID: id, Type: typ, Hook: f.Path, Err: err}
-				p.Warnings = append(p.Warnings, order.Warning{Code: order.WarnHookCannotRun, ID: id, Path: p.Path(i),
-					Message: pr.Message() + ": apply refuses to run"})
-				h.refusals++
-			}
-		}
-	}
-	for i, n := range p.Notifications {
-		if f := h.notify[i]; f != nil {
-			id, typ := p.ID(int(n.Publisher)), snap.TypeString(p.Objects[n.Publisher].Snapshot)
-			if err := args.Notify(*f, id, typ, n); err != nil {
-				pr := destroy.HookArgsProblem{ID: id, Type: typ, Hook: f.Path, Handler: n.Handler, Subscriber: n.Subscriber, Err: err}
-				p.Warnings = append(p.Warnings, order.Warning{Code: order.WarnHookCannotRun, ID: n.Subscriber,
-					Message: pr.Message() + ": apply refuses to run"})
-				h.refusals++
-			}
-		}
-	}
-}
-
-// warnCannotRun adds to p's warnings (destroy.WarnHookCannotRun) every hook
-// found that cannot run: apply would fail its object or notification.
-func (h *planHooks) warnCannotRun(p *order.Plan) {
-	for i := range p.Objects {
-		for _, f := range h.of(i).destroy {
-			if f.Err != nil {
-				id := p.ID(i)
-				p.Warnings = append(p.Warnings, order.Warning{Code: order.WarnHookCannotRun, ID: id, Path: p.Path(i),
-					Message: fmt.Sprintf("destroy hook %s of %s cannot run (%s): apply would fail the object", f.Path, id, hookErrText(f))})
-			}
-		}
-	}
-	for i, n := range p.Notifications {
-		if f := h.notify[i]; f != nil && f.Err != nil {
-			p.Warnings = append(p.Warnings, order.Warning{Code: order.WarnHookCannotRun, ID: n.Subscriber,
-				Message: fmt.Sprintf("notify hook %s (%s of %s) cannot run (%s): the notification would fail", f.Path, n.Handler, n.Subscriber, hookErrText(*f))})
-		}
-	}
-}
-
-// hookErrText is why a hook found cannot run, without its path.
-func hookErrText(f hook.Found) string {
-	if errors.Is(f.Err, hook.ErrNotExecutable) {
-		return "not executable; chmod +x it"
-	}
-	return strings.TrimPrefix(f.Err.Error(), f.Path+": ")
-}
-
-// withoutDestroyHook counts the doomed objects that have no destroy hook.
-func (h *planHooks) withoutDestroyHook() int {
-	n := 0
-	for i := range h.kind.len() {
-		if len(h.kinds[h.kind.at(i)].destroy) == 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// subscriberType returns the type of a notification's subscriber: from
-// the incoming model when it lives there, else from the snapshot.
-func subscriberType(p *order.Plan, n order.Notification) (snapshot.Type, bool) {
-	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
-		if j, ok := t.Lookup(n.Subscriber); ok {
-			return t.Type(j), true
-		}
-	}
-	return snapshot.Type{}, false
 }
 
 // planJSON is the JSON plan (destroy.PlanFile, docs/plan-format.md) of a
@@ -328,13 +104,14 @@ func (pj *planJSON) hooksDirs() []string {
 // object returns Plan.Objects[i] as the plan lists it.
 func (pj *planJSON) object(i int) destroy.PlanObject {
 	o := pj.p.Object(i)
-	k := pj.hooks.of(i)
-	po := destroy.PlanObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: destroy.NewPlanType(k.typ), Classes: k.classes, Hooks: pj.planned(k)}
+	kind := pj.hooks.Kind(i)
+	k := pj.hooks.Types[kind]
+	po := destroy.PlanObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: destroy.NewPlanType(k.Type), Classes: k.Classes, Hooks: pj.planned(kind)}
 	if po.Classes == nil {
-		po.Classes = k.own
+		po.Classes = k.Own
 	}
-	if k.pkg != "" {
-		pkg := k.pkg
+	if k.Package != "" {
+		pkg := k.Package
 		po.Package = &pkg
 	}
 	if o.Owner != "" {
@@ -344,27 +121,29 @@ func (pj *planJSON) object(i int) destroy.PlanObject {
 	return po
 }
 
-// planned returns k's destroy hooks as the JSON plan lists them (with
-// their sha256), computed on first use.
-func (pj *planJSON) planned(k *typeHooks) []destroy.PlanHook {
-	if k.planned == nil {
-		k.planned = make([]destroy.PlanHook, 0, len(k.destroy))
-		for _, f := range k.destroy {
-			k.planned = append(k.planned, pj.hooks.sums.Hook(f))
+// planned returns the destroy hooks of type kind as the JSON plan lists
+// them (with their sha256), computed on first use.
+func (pj *planJSON) planned(kind int32) []destroy.PlanHook {
+	h := pj.hooks
+	if h.planned[kind] == nil {
+		k := h.Types[kind]
+		h.planned[kind] = make([]destroy.PlanHook, 0, len(k.Destroy))
+		for _, f := range k.Destroy {
+			h.planned[kind] = append(h.planned[kind], h.sums.Hook(f))
 		}
 	}
-	return k.planned
+	return h.planned[kind]
 }
 
 func (pj *planJSON) notification(i int) destroy.PlanNotification {
 	n := pj.p.Notifications[i]
 	pn := destroy.PlanNotification{Group: n.Group, Publisher: pj.p.ID(n.Publisher), Subscriber: n.Subscriber, Handler: n.Handler,
-		OldPlaces: pj.hooks.oldNotify[i]}
-	if t := pj.hooks.subTypes[i]; t != nil {
+		OldPlaces: pj.hooks.OldNotify[i]}
+	if t := pj.hooks.SubscriberTypes[i]; t != nil {
 		pt := destroy.NewPlanType(*t)
 		pn.SubscriberTypeRef = &pt
 	}
-	if f := pj.hooks.notify[i]; f != nil {
+	if f := pj.hooks.Notify[i]; f != nil {
 		h := pj.hooks.sums.Hook(*f)
 		pn.Hook = &h
 	}
@@ -397,7 +176,7 @@ func (pj *planJSON) summary() destroy.PlanSummary {
 		DanglingReferences: len(p.Diff.Dangling),
 		Dropped:            len(p.Diff.Dropped),
 		Warnings:           p.WarningCount(),
-		WithoutDestroyHook: pj.hooks.withoutDestroyHook(),
+		WithoutDestroyHook: pj.hooks.WithoutDestroyHook(),
 		ApplyRefuses:       pj.onDangling == "error" && len(p.Diff.Dangling) > 0 || pj.hooks.refusals > 0,
 	}
 }
@@ -451,8 +230,8 @@ func (pj *planJSON) write(w io.Writer) error {
 	p := pj.p
 	// The objects are rendered in parallel (jsonStream.parallelArray):
 	// what pj.object fills in lazily is filled in first.
-	for _, k := range pj.hooks.kinds {
-		pj.planned(k)
+	for kind := range pj.hooks.Types {
+		pj.planned(int32(kind))
 	}
 	s := newJSONStream(w)
 	s.raw("{\n")
@@ -704,11 +483,11 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *order.Plan, onDangl
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
 		for i, n := range p.Notifications {
 			path, problem := "", ""
-			h := hooks.notify[i]
+			h := hooks.Notify[i]
 			if h != nil {
 				path, problem = h.Path, foundProblem(*h)
 			}
-			writeNotificationLines(bw, pal, i, n.Subscriber, n.Handler, p.ID(n.Publisher), n.Group, h != nil, path, problem, hooks.oldNotify[i])
+			writeNotificationLines(bw, pal, i, n.Subscriber, n.Handler, p.ID(n.Publisher), n.Group, h != nil, path, problem, hooks.OldNotify[i])
 		}
 	}
 	if len(p.Diff.Dropped) > 0 {
@@ -733,9 +512,9 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *order.Plan, onDangl
 // id and path, reasons, class hierarchy, destroy hooks.
 func writeObjectText(b *bytes.Buffer, pal *palette, p *order.Plan, hooks *planHooks, i int) {
 	o := p.Object(i)
-	k := hooks.of(i)
-	writeObjectHead(b, pal, o.Type, o.ID, o.Path, o.Reasons, k.classes, k.pkg)
-	writeDestroyHooks(b, pal, len(k.destroy), func(j int) (string, string) { return k.destroy[j].Path, foundProblem(k.destroy[j]) })
+	k := hooks.Of(i)
+	writeObjectHead(b, pal, o.Type, o.ID, o.Path, o.Reasons, k.Classes, k.Package)
+	writeDestroyHooks(b, pal, len(k.Destroy), func(j int) (string, string) { return k.Destroy[j].Path, foundProblem(k.Destroy[j]) })
 }
 
 // foundProblem is why f cannot run, "" when it can.

@@ -208,9 +208,8 @@ func writeSavedPlanText(w io.Writer, pal *palette, sp *destroy.PlanFile) error {
 }
 
 // refusesSuffix ends the message of every hook_cannot_run warning that
-// makes apply refuse to run (planHooks.warnWriters, warnArgs): a saved
-// plan counts its refusals by it.
-const refusesSuffix = ": apply refuses to run"
+// makes apply refuse to run: a saved plan counts its refusals by it.
+const refusesSuffix = destroy.RefusesSuffix
 
 // writeObjectHead writes the first lines of a doomed object as the text
 // plan lists it: type, id and path, reasons, class hierarchy (when it is

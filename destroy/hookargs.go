@@ -1,7 +1,6 @@
 package destroy
 
 import (
-	"context"
 	"fmt"
 	"github.com/objgc/objgc/destroy/order"
 	"math"
@@ -139,62 +138,6 @@ func (e *HookArgsError) Error() string {
 		len(e.Problems), map[bool]string{true: "hook", false: "hooks"}[len(e.Problems) == 1], strings.Join(msgs, "; "), more)
 }
 
-// checkHookArgs returns a *HookArgsError naming every hook of p that
-// cannot be given its arguments, nil when every one can.
-func checkHookArgs(ctx context.Context, p *order.Plan, finder *HookFinder, env []string) error {
-	h := NewHookArgs(env)
-	var problems []HookArgsProblem
-	snap := p.Diff.Snapshot
-	eachHook(ctx, p, finder, func(f hook.Found, i int, n *order.Notification) {
-		id, typ := p.ID(i), snap.TypeString(p.Objects[i].Snapshot)
-		if n == nil {
-			if err := h.Destroy(f, id, typ, int(p.Objects[i].Group)); err != nil {
-				problems = append(problems, HookArgsProblem{ID: id, Type: typ, Path: p.Path(i), Hook: f.Path, Err: err})
-			}
-			return
-		}
-		if err := h.Notify(f, id, typ, *n); err != nil {
-			problems = append(problems, HookArgsProblem{ID: id, Type: typ, Hook: f.Path, Handler: n.Handler, Subscriber: n.Subscriber, Err: err})
-		}
-	})
-	if problems == nil {
-		return nil
-	}
-	return &HookArgsError{Problems: problems}
-}
-
-// eachHook calls fn with every hook Apply would run for p: each destroy
-// hook of doomed object i (n nil), then the handler hook of each
-// notification n (i its publisher). It stops early when ctx is done:
-// Apply then starts nothing either.
-func eachHook(ctx context.Context, p *order.Plan, finder *HookFinder, fn func(f hook.Found, i int, n *order.Notification)) {
-	if finder == nil {
-		return
-	}
-	snap := p.Diff.Snapshot
-	for i := range p.Objects {
-		if ctx.Err() != nil {
-			return
-		}
-		for _, f := range finder.DestroyHooks(ctx, snap.Type(p.Objects[i].Snapshot)) {
-			fn(f, i, nil)
-		}
-	}
-	for k := range p.Notifications {
-		if ctx.Err() != nil {
-			return
-		}
-		n := &p.Notifications[k]
-		t, ok := subscriberType(p, *n)
-		if !ok {
-			continue
-		}
-		if f, ok := finder.HandlerHook(ctx, t, n.Handler); ok {
-			fn(f, int(n.Publisher), n)
-		}
-	}
-}
-
 // HookWritersError refuses a run in which someone other than the user
 // running objgc, or root, could change a hook (hook.CheckWriters):
 // nothing was run or written. Problems holds each such hook once.
@@ -213,27 +156,6 @@ func (e *HookWritersError) Error() string {
 	}
 	return fmt.Sprintf("%d %s not run: %s%s; no hook was run (a hook, its hooks dir and every directory between them must be yours or root's, and writable by neither group nor others)",
 		len(e.Problems), map[bool]string{true: "hook is", false: "hooks are"}[len(e.Problems) == 1], strings.Join(msgs, "; "), more)
-}
-
-// checkHookWriters returns a *HookWritersError naming every hook of p
-// that someone other than the user or root could change, nil when there
-// is none. Each hook is checked once.
-func checkHookWriters(ctx context.Context, p *order.Plan, finder *HookFinder) error {
-	seen := map[string]bool{}
-	var problems []error
-	eachHook(ctx, p, finder, func(f hook.Found, _ int, _ *order.Notification) {
-		if seen[f.Path] {
-			return
-		}
-		seen[f.Path] = true
-		if err := hook.CheckWriters(f); err != nil {
-			problems = append(problems, err)
-		}
-	})
-	if problems == nil {
-		return nil
-	}
-	return &HookWritersError{Problems: problems}
 }
 
 // Abbrev returns s when it is at most 64 bytes, else its first 64 bytes

@@ -522,7 +522,7 @@ func notificationMismatch(sp *PlanFile, p *order.Plan) []string {
 		k := key{n.Group, p.ID(n.Publisher), n.Subscriber, n.Handler}
 		nowKeys = append(nowKeys, k)
 		var now *PlanType
-		if t, ok := subscriberType(p, n); ok {
+		if t, ok := SubscriberType(p, n); ok {
 			pt := NewPlanType(t)
 			now = &pt
 		}
@@ -543,21 +543,6 @@ func notificationMismatch(sp *PlanFile, p *order.Plan) []string {
 		diffs = append(diffs, "the plan lists the notifications in another order than the model gives, or one twice")
 	}
 	return diffs
-}
-
-// subscriberType returns the type of a notification's subscriber, from
-// the incoming model when it lives there, else from the snapshot: where
-// Apply finds it.
-func subscriberType(p *order.Plan, n order.Notification) (snapshot.Type, bool) {
-	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
-		if t == nil {
-			continue
-		}
-		if j, ok := t.Lookup(n.Subscriber); ok {
-			return t.Type(j), true
-		}
-	}
-	return snapshot.Type{}, false
 }
 
 func typeText(t PlanType) string {

@@ -265,7 +265,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		p = order.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
 	}
 	if p != nil {
-		if err := refusePlan(ctx, p, opts, needSource); err != nil {
+		if _, err := refusePlan(ctx, p, opts, needSource); err != nil {
 			return nil, err
 		}
 	}
@@ -336,7 +336,8 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	rep := &Report{Inputs: in, Plan: p, Warnings: []order.Warning{}}
 	rep.Warnings = append(rep.Warnings, PackageWarnings(ctx, p, opts.Finder)...)
 	// Again on what runs: the inputs may have changed during the wait.
-	if err := refusePlan(ctx, p, opts, needSource); err != nil {
+	hooks, err := refusePlan(ctx, p, opts, needSource)
+	if err != nil {
 		return nil, err
 	}
 
@@ -388,7 +389,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	ao.Journal, ao.Resume, ao.DoomedFile = jnl, resume, doomedFile
 	ao.HookSHA256 = planHookSums(opts.Plan)
 	if opts.Plan == nil {
-		ao.HookSHA256 = foundHookSums(ctx, p, opts.Finder)
+		ao.HookSHA256 = foundHookSums(p, hooks)
 	}
 	result, err := Apply(ctx, p, ao)
 	if opts.HooksDone != nil {
@@ -439,32 +440,23 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 // refusePlan refuses a plan apply does not run: dangling references
 // (unless OnDanglingKeep), no hook source when needSource, doomed objects
 // without a destroy hook under RequireHooks, hooks that cannot run
-// (checkHooks).
-func refusePlan(ctx context.Context, p *order.Plan, opts RunOptions, needSource bool) error {
+// (PlanHooks.Refusal). It returns the hooks p would run (FindHooks).
+func refusePlan(ctx context.Context, p *order.Plan, opts RunOptions, needSource bool) (*PlanHooks, error) {
 	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
-		return &DanglingError{Refs: p.Diff.Dangling}
+		return nil, &DanglingError{Refs: p.Diff.Dangling}
 	}
 	if needSource {
 		if err := hookSource(ctx, p, opts); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	hooks := FindHooks(ctx, p, opts.Finder)
 	if opts.RequireHooks {
-		if err := requireHooks(ctx, p, opts.Finder); err != nil {
-			return err
+		if err := requireHooks(p, hooks); err != nil {
+			return nil, err
 		}
 	}
-	return checkHooks(ctx, p, opts)
-}
-
-// checkHooks refuses a run in which a hook that would run could be
-// changed by someone other than the user or root (*HookWritersError) or
-// cannot be given its arguments (*HookArgsError).
-func checkHooks(ctx context.Context, p *order.Plan, opts RunOptions) error {
-	if err := checkHookWriters(ctx, p, opts.Finder); err != nil {
-		return err
-	}
-	return checkHookArgs(ctx, p, opts.Finder, opts.Env)
+	return hooks, hooks.Refusal(p, opts.Env)
 }
 
 // doomedTypes returns the types of p's doomed objects, each once, in the
@@ -506,13 +498,12 @@ func hookSource(ctx context.Context, p *order.Plan, opts RunOptions) error {
 
 // requireHooks returns a *MissingHooksError naming the doomed objects of
 // p that have no destroy hook, nil when every one has.
-func requireHooks(ctx context.Context, p *order.Plan, finder *HookFinder) error {
+func requireHooks(p *order.Plan, hooks *PlanHooks) error {
 	var missing []*order.Planned
-	snap := p.Diff.Snapshot
 	for _, g := range p.Groups {
 		for _, i := range g.Objects {
-			o := p.Object(int(i))
-			if len(finder.DestroyHooks(ctx, snap.Type(o.Snapshot))) == 0 {
+			if len(hooks.Of(int(i)).Destroy) == 0 {
+				o := p.Object(int(i))
 				missing = append(missing, &o)
 			}
 		}
@@ -706,7 +697,7 @@ func planHookSums(sp *PlanFile) map[string]string {
 // hashed now (each file once): a run without a saved plan runs its hooks
 // as they were when it planned, and a hook changed while it ran an
 // earlier group fails rather than runs.
-func foundHookSums(ctx context.Context, p *order.Plan, finder *HookFinder) map[string]string {
+func foundHookSums(p *order.Plan, hooks *PlanHooks) map[string]string {
 	sums := map[string]string{}
 	hs := NewHookSums()
 	add := func(f hook.Found) {
@@ -714,16 +705,14 @@ func foundHookSums(ctx context.Context, p *order.Plan, finder *HookFinder) map[s
 			sums[f.Path] = hs.Hook(f).SHA256
 		}
 	}
-	for _, t := range doomedTypes(p) {
-		for _, f := range finder.DestroyHooks(ctx, t) {
+	for _, k := range hooks.Types {
+		for _, f := range k.Destroy {
 			add(f)
 		}
 	}
-	for _, n := range p.Notifications {
-		if t, ok := subscriberType(p, n); ok {
-			if f, ok := finder.HandlerHook(ctx, t, n.Handler); ok {
-				add(f)
-			}
+	for _, f := range hooks.Notify {
+		if f != nil {
+			add(*f)
 		}
 	}
 	return sums
