@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/objgc/objgc/destroy/order"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/journal"
+	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/writeback"
 	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -128,7 +129,7 @@ type ApplyResult struct {
 }
 
 // Destroyed reports, per plan object, whether it is destroyed (for
-// BuildWriteBack).
+// writeback.Build).
 func (r *ApplyResult) Destroyed() []bool {
 	out := make([]bool, len(r.Objects))
 	for i, o := range r.Objects {
@@ -202,7 +203,7 @@ type applier struct {
 	stopping bool   // fail-fast tripped
 	started  []bool // by object: its destroy began, so block leaves it be
 	progress Progress
-	patches  patchChecker
+	patches  writeback.PatchChecker
 	// barrier is the journal's last record when the current group's
 	// notifications or destroys began: every record up to it is durable
 	// before a hook of the group starts (set by parallel, read by run).
@@ -409,8 +410,9 @@ func (a *applier) notifyAll() error {
 
 // notify runs the handler hook of notification i: <C>/notify/<handler> for
 // the subscriber's class C (docs/design.md, "Hooks"). Its patch is checked
-// against the rules of the write-back (CheckPatch) before the hook's end is
-// journalled: a patch that breaks them fails the notification.
+// against the rules of the write-back (writeback.PatchChecker) before the
+// hook's end is journalled: a patch that breaks them fails the
+// notification.
 func (a *applier) notify(i int) error {
 	p := a.p
 	n := p.Notifications[i]
@@ -444,7 +446,7 @@ func (a *applier) notify(i int) error {
 			// these checks: one the write-back would refuse on every
 			// run. The hook is not run again (it is done); its patch
 			// is dropped.
-			if err := a.patches.accept(p, n.Subscriber, done.Patch); err != nil {
+			if err := a.patches.Accept(p, n.Subscriber, done.Patch); err != nil {
 				err = fmt.Errorf("hook %s notify %s of %s: the patch that %s records from an earlier run is rejected, and not applied: %w",
 					f.Path, n.Handler, pub.ID, a.opts.Journal.Path(), err)
 				run.Error = err.Error()
@@ -464,7 +466,7 @@ func (a *applier) notify(i int) error {
 	}
 	inv := a.invocation(f, &pub, n.Group, doc)
 	inv.Handler, inv.SubscriberID = n.Handler, n.Subscriber
-	inv.CheckPatch = func(patch json.RawMessage) error { return a.patches.accept(p, n.Subscriber, patch) }
+	inv.CheckPatch = func(patch json.RawMessage) error { return a.patches.Accept(p, n.Subscriber, patch) }
 	res, err := a.run(key, inv, run)
 	if err != nil {
 		a.res.Notifications[i].Err = err
@@ -480,8 +482,8 @@ func (a *applier) notify(i int) error {
 }
 
 // revives returns the doomed objects an accepted patch for subscriber sub
-// re-references (revivedBy); none when the patch is not applied: no
-// patch, or a subscriber that leaves the model.
+// re-references (writeback.RevivedBy); none when the patch is not
+// applied: no patch, or a subscriber that leaves the model.
 func (a *applier) revives(sub string, patch json.RawMessage) []int {
 	if patch == nil {
 		return nil
@@ -491,7 +493,7 @@ func (a *applier) revives(sub string, patch json.RawMessage) []int {
 	} else if _, ok := in.Lookup(sub); !ok {
 		return nil
 	}
-	return revivedBy(a.p, patch)
+	return writeback.RevivedBy(a.p, patch)
 }
 
 // destroyGroup destroys the objects of one group in parallel.

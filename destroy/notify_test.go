@@ -5,13 +5,14 @@ package destroy
 import (
 	"context"
 	"encoding/json"
-	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/objgc/objgc/destroy/journal"
+	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/writeback"
 )
 
 // notifySnapshot has a live subscriber sub (class S) that owns a live
@@ -203,7 +204,7 @@ func TestApplyNotifyPatchChecked(t *testing.T) {
 			}
 			// The write-back takes what was accepted.
 			var b strings.Builder
-			if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
+			if err := writeBack(&b, p, writeback.Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
 				t.Fatalf("write-back: %v", err)
 			}
 			if !strings.Contains(b.String(), `"vm": {"?": {"id": "vm", "type": "VM"}`) {
@@ -270,7 +271,7 @@ func TestApplyNotifyPatchResumedChecked(t *testing.T) {
 		t.Errorf("trace %q: a hook the journal holds as done ran again", got)
 	}
 	var b strings.Builder
-	if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
+	if err := writeBack(&b, p, writeback.Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
 		t.Fatalf("write-back: %v", err)
 	}
 }
@@ -296,7 +297,7 @@ func TestApplyNotifyPatchResumedInvalidUTF8(t *testing.T) {
 				t.Errorf("trace %q: a hook the journal holds as done ran again", got)
 			}
 			var b strings.Builder
-			if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
+			if err := writeBack(&b, p, writeback.Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
 				t.Fatalf("write-back: %v", err)
 			}
 			if !strings.Contains(b.String(), `"name": "s"`) || !strings.Contains(b.String(), `"cfg": {"a": 1}`) {
@@ -322,7 +323,7 @@ printf '{"patch": {"cfg": "x-%s", "last": "x-%s", "%s": true}}' "$OBJGC_OBJECT_I
 		}
 	}
 	var b strings.Builder
-	if err := WriteBack(&b, p, Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
+	if err := writeBack(&b, p, writeback.Effects{Destroyed: r.Destroyed(), Patches: r.Patches(p)}, nil, false); err != nil {
 		t.Fatalf("write-back: %v", err)
 	}
 	last := p.ID(p.Notifications[len(p.Notifications)-1].Publisher)
@@ -344,7 +345,7 @@ func TestWriteBackRefusesObjectPatches(t *testing.T) {
 		{`{"cfg": [{"?": {"id": "x"}}]}`, `it adds an object (a "?" header) at $.cfg[0]`},
 	} {
 		var b strings.Builder
-		err := WriteBack(&b, p, Effects{Destroyed: destroyed, Patches: map[string][]json.RawMessage{"sub": {json.RawMessage(tc.patch)}}}, nil, false)
+		err := writeBack(&b, p, writeback.Effects{Destroyed: destroyed, Patches: map[string][]json.RawMessage{"sub": {json.RawMessage(tc.patch)}}}, nil, false)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("patch %s: err %v, want %q", tc.patch, err, tc.want)
 		}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"io/fs"
 	"os"
@@ -19,6 +18,8 @@ import (
 
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/journal"
+	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/writeback"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/internal/atomicfile"
 	"github.com/objgc/objgc/snapshot"
@@ -205,7 +206,7 @@ type Report struct {
 //  5. opens the journal (journal.Open), resuming an earlier run on the same
 //     inputs, and writes the doomed-ids file (OBJGC_DOOMED);
 //  6. runs the notifications and destroys (Apply) with RunHook;
-//  7. decides the write-back (BuildWriteBack), streams it to File
+//  7. decides the write-back (writeback.Build), streams it to File
 //     atomically (or to Stdout), records the commit in the journal and
 //     removes the journal.
 //
@@ -350,7 +351,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 				rep.Unchanged = true
 				return rep, nil
 			}
-			written, err := BuildWriteBack(p, Effects{}, envelopeAttributes(in), opts.OnDanglingKeep)
+			written, err := writeback.Build(p, writeback.Effects{}, envelopeAttributes(in), opts.OnDanglingKeep)
 			if err != nil {
 				return nil, err
 			}
@@ -401,8 +402,8 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	rep.Result = result
 	rep.Warnings = append(rep.Warnings, result.RevivalWarnings(p)...)
 
-	outcome := Effects{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
-	written, err := BuildWriteBack(p, outcome, envelopeAttributes(in), opts.OnDanglingKeep)
+	outcome := writeback.Effects{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
+	written, err := writeback.Build(p, outcome, envelopeAttributes(in), opts.OnDanglingKeep)
 	if err != nil {
 		return nil, err
 	}
@@ -558,7 +559,7 @@ func writeStdout(w io.Writer, write func(io.Writer) error) (string, error) {
 // when a mapped input changed while it was read (Inputs.CheckMapped): what
 // was written was made from the bytes the plan read, and the caller then
 // commits nothing.
-func writeModel(w io.Writer, in *Inputs, m *WrittenModel) error {
+func writeModel(w io.Writer, in *Inputs, m *writeback.Model) error {
 	if err := writeEnvelope(w, in, m); err != nil {
 		return err
 	}
@@ -570,7 +571,7 @@ func writeModel(w io.Writer, in *Inputs, m *WrittenModel) error {
 // place of its model and every other byte as it was (docs/writeback.md).
 // Where the envelope sits is what the reader recorded (snapshot.Envelope):
 // the document is not parsed again.
-func writeEnvelope(w io.Writer, in *Inputs, m *WrittenModel) error {
+func writeEnvelope(w io.Writer, in *Inputs, m *writeback.Model) error {
 	if env := in.Incoming.Envelope; in.Model != nil && env != nil && env.Task {
 		data := in.Model.Data
 		lineStart := bytes.LastIndexByte(data[:env.Start], '\n') + 1

@@ -15,6 +15,6 @@
 //
 // The package checks only the shape of a hook's stdout (one JSON object;
 // a "patch" member, from a notify hook only, that is an object or null);
-// whether a patch may apply to the model is destroy.CheckPatch's
-// decision.
+// whether a patch may apply to the model is the write-back's
+// decision (package writeback, docs/writeback.md).
 package hook

@@ -97,7 +97,7 @@ type Invocation struct {
 	// non-nil) before Run returns: an error fails the hook with the reason
 	// "stdout: patch rejected: <error>", so that the caller never records
 	// as done a patch it cannot apply. objgc's check is
-	// destroy.CheckPatch, the rules of the write-back.
+	// writeback.PatchChecker, the rules of the write-back.
 	CheckPatch func(patch json.RawMessage) error
 	// SHA256, when set, is the sha256 (lower-case hex) the hook file
 	// must have: Run hashes the file it opened, compares, and runs that
@@ -155,7 +155,7 @@ type Result struct {
 	// whitespace, nil when stdout was empty.
 	Output json.RawMessage
 	// Patch is the "patch" member of Output: an RFC 7386 JSON Merge
-	// Patch (a JSON object) for the subscriber, which destroy.CheckPatch
+	// Patch (a JSON object) for the subscriber, which package writeback
 	// checks and applies. Only notifications have one; nil when absent or
 	// null.
 	Patch json.RawMessage

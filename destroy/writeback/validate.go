@@ -1,4 +1,4 @@
-package destroy
+package writeback
 
 import (
 	"github.com/objgc/objgc/internal/beside"

@@ -1,20 +1,20 @@
-package destroy
+package writeback
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/objgc/objgc/destroy/order"
 	"strconv"
 	"sync"
 	"unicode/utf8"
 
+	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/snapshot"
 )
 
-// CheckPatch applies a notify hook's merge patch (RFC 7386) to one copy
+// checkPatch applies a notify hook's merge patch (RFC 7386) to one copy
 // of its subscriber the way the write-back does, and returns the patched
 // JSON, or the rule of the write-back the patch breaks. Apply checks a
 // patch with it before the notification is journalled as done, and the
@@ -50,7 +50,7 @@ import (
 // Patches of several notifications to one subscriber apply one after the
 // other, each to what the previous returned. The errors are lower case
 // and name the JSON path inside the subscriber ("$" is the subscriber).
-func CheckPatch(subscriber, patch []byte, depth int) ([]byte, error) {
+func checkPatch(subscriber, patch []byte, depth int) ([]byte, error) {
 	out, err := applyPatch(subscriber, patch)
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func loadsBack(out, patch []byte) error {
 }
 
 // patchText refuses the strings of the patch value starting at v[vs] that
-// could not be carried exactly (see CheckPatch): invalid UTF-8 anywhere, a
+// could not be carried exactly (see checkPatch): invalid UTF-8 anywhere, a
 // lone surrogate escape in a key. path is the value's JSON path.
 func patchText(v []byte, vs int, path string) error {
 	switch v[vs] {
@@ -145,7 +145,7 @@ func utf8Text(quoted []byte, what string) error {
 	return nil
 }
 
-// checkNesting is CheckPatch's rule on how deep the patched subscriber,
+// checkNesting is checkPatch's rule on how deep the patched subscriber,
 // nesting n levels at depth, may nest.
 func checkNesting(n, depth int) error {
 	if depth+n > snapshot.MaxDepth-1 {
@@ -172,7 +172,7 @@ func applyPatch(obj, patch []byte) ([]byte, error) {
 	return jsonedit.MergePatch(obj, patch, "$", patchGuard{})
 }
 
-// patchGuard refuses what a hook's patch may not do (see CheckPatch): set
+// patchGuard refuses what a hook's patch may not do (see checkPatch): set
 // a "?" key, remove or replace a value holding an object.
 type patchGuard struct{}
 
@@ -260,13 +260,13 @@ func headerFree(v []byte, vs int, path string) error {
 	return nil
 }
 
-// revivedBy returns the doomed objects of p, as indexes into p.Objects in
+// RevivedBy returns the doomed objects of p, as indexes into p.Objects in
 // the order the patch first names them, whose id a string value (not a
 // key) of the patch equals: the write-back keeps each in the model,
 // flagged destroyed, as a re-referenced object (docs/design.md, "Hooks"
 // and "Write-back").
 // Strings holding a lone surrogate escape equal no id.
-func revivedBy(p *order.Plan, patch []byte) []int {
+func RevivedBy(p *order.Plan, patch []byte) []int {
 	snap := p.Diff.Snapshot
 	var out []int
 	seen := map[int]bool{}
@@ -320,15 +320,15 @@ func nesting(b []byte) int {
 	return deepest
 }
 
-// patchChecker accepts the patches of one Apply run's notifications: each
-// must pass CheckPatch on every copy of its subscriber in the incoming
+// PatchChecker accepts the patches of one Apply run's notifications: each
+// must pass checkPatch on every copy of its subscriber in the incoming
 // model, on top of the patches accepted before it for that subscriber.
 // The write-back applies them in notification order rather than in the
 // order they were accepted; that gives the same verdict, since a patch
 // that passes on a subscriber passes on it with other passing patches
 // applied (they add no objects and keep every object where it was, and
 // merging nests no deeper than the deeper of two values).
-type patchChecker struct {
+type PatchChecker struct {
 	mu     sync.Mutex
 	copies map[string][]patchedCopy // by subscriber id; nil until the first patch
 }
@@ -340,12 +340,12 @@ type patchedCopy struct {
 	depth int
 }
 
-// accept checks patch for subscriber sub of plan p and, when it passes,
+// Accept checks patch for subscriber sub of plan p and, when it passes,
 // records it so that later patches for sub are checked on top of it. A
 // subscriber that is not in the incoming model (doomed, or the whole
 // environment is deleted) leaves the model: the write-back drops its
 // patches, so any patch passes.
-func (c *patchChecker) accept(p *order.Plan, sub string, patch json.RawMessage) error {
+func (c *PatchChecker) Accept(p *order.Plan, sub string, patch json.RawMessage) error {
 	in := p.Diff.Incoming
 	if in.Null {
 		return nil
@@ -371,7 +371,7 @@ func (c *patchChecker) accept(p *order.Plan, sub string, patch json.RawMessage) 
 	list := c.copies[sub]
 	next := make([]patchedCopy, len(list))
 	for k, cp := range list {
-		out, err := CheckPatch(cp.data, patch, cp.depth)
+		out, err := checkPatch(cp.data, patch, cp.depth)
 		if err != nil {
 			if len(list) > 1 {
 				return fmt.Errorf("copy %d of %d of %s: %w", k+1, len(list), sub, err)

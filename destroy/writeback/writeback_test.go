@@ -1,12 +1,10 @@
-package destroy
+package writeback
 
 import (
 	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/objgc/objgc/destroy/order"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,13 +14,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/objgc/objgc/destroy/order"
+
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/snapshot"
 )
 
-var updateWriteback = flag.Bool("update", false, "rewrite the golden files in testdata/writeback")
+var updateWriteback = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // Ids in testdata/pairs.
 const (
@@ -36,7 +36,7 @@ const (
 
 func readPair(t *testing.T, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "pairs", name))
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pairs", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func planData(t *testing.T, name string, data []byte) *order.Plan {
 // pairNames lists testdata/pairs/*.json.
 func pairNames(t *testing.T) []string {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join("..", "testdata", "pairs", "*.json"))
+	names, err := filepath.Glob(filepath.Join("..", "..", "testdata", "pairs", "*.json"))
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no pairs: %v", err)
 	}
@@ -76,7 +76,7 @@ func destroyedExcept(p *order.Plan, ids ...string) []bool {
 }
 
 // writeBackOK runs WriteBack and checks what every output must satisfy: it
-// is valid JSON, loads as a model, and is the envelope of BuildWriteBack.
+// is valid JSON, loads as a model, and is the envelope of Build.
 func writeBackOK(t *testing.T, p *order.Plan, out Effects, attrs json.RawMessage, keep bool) (env []byte, snap, in *snapshot.Tree) {
 	t.Helper()
 	var b bytes.Buffer
@@ -100,7 +100,7 @@ func writeBackOK(t *testing.T, p *order.Plan, out Effects, attrs json.RawMessage
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "writeback", name)
+	path := filepath.Join("testdata", name)
 	if *updateWriteback {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -260,7 +260,7 @@ func TestWriteBackFailedAndBlocked(t *testing.T) {
 	env, snap, in = writeBackOK(t, p, out, nil, false)
 	golden(t, "app-removed-orphan.json", env)
 	j, ok := snap.Lookup(idMySQLInstance)
-	if !ok || snap.ObjectPath(j) != "$.ObjectsCopy."+RetainedKey+"[0]" {
+	if !ok || snap.ObjectPath(j) != "$.ObjectsCopy."+retainedKey+"[0]" {
 		t.Errorf("instance not retained under the root: %v", ok)
 	}
 	if got, want := doomedIDs(snap, in), []string{idMySQLInstance}; !reflect.DeepEqual(got, want) {
@@ -582,32 +582,6 @@ func checkOutcome(t *testing.T, p *order.Plan, out Effects, keep bool) {
 	}
 }
 
-// BenchmarkWriteBack100k writes back a generated 100,000-object model
-// after a run where one doomed object in three failed.
-func BenchmarkWriteBack100k(b *testing.B) {
-	snapPath, incomingPath := benchModel(b, 100_000)
-	snapData, err := os.ReadFile(snapPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	incomingData, err := os.ReadFile(incomingPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := planBytes(b, snapData, incomingData)
-	out := Effects{Destroyed: make([]bool, len(p.Objects))}
-	for i := range out.Destroyed {
-		out.Destroyed[i] = i%3 != 0
-	}
-	b.SetBytes(int64(len(snapData) + len(incomingData)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := WriteBack(io.Discard, p, out, nil, true); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 func TestWriteBackPlaces(t *testing.T) {
 	const snap = `{"?": {"id": "root"}, "apps": [{"?": {"id": "a"}, "slot": {"?": {"id": "b"}}}], "box": {"inner": {"?": {"id": "c"}}}, "named": {"?": {"id": "d"}}}`
 	const a, b, c, d = `{"?": {"id": "a"}, "slot": {"?": {"id": "b"}}}`, `{"?": {"id": "b"}}`, `{"?": {"id": "c"}}`, `{"?": {"id": "d"}}`
@@ -683,7 +657,7 @@ func TestWriteBackPlaces(t *testing.T) {
 				out.Destroyed[i] = slices.Contains(tt.destroyed, p.ID(i))
 			}
 			keep := len(p.Diff.Dangling) > 0
-			m, err := BuildWriteBack(p, out, nil, keep)
+			m, err := Build(p, out, nil, keep)
 			if err != nil {
 				t.Fatal(err)
 			}

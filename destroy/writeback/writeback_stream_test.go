@@ -1,4 +1,4 @@
-package destroy
+package writeback
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/internal/modelgen"
@@ -25,7 +25,7 @@ import (
 )
 
 // The streamed write-back must write, byte for byte, what the write-back
-// built whole in memory wrote. testdata/writeback/outputs.sha256
+// built whole in memory wrote. testdata/outputs.sha256
 // holds the sha256 of each output below as the in-memory write-back (commit
 // 6528557) wrote it; go test -update rewrites it from the code as it is.
 
@@ -40,7 +40,7 @@ type wbCase struct {
 
 // wbModels returns the model files the equivalence test derives cases
 // from: the pairs, the copied real models, and the whole collection of
-// real models in testdata/writeback/models (its README gives their
+// real models in testdata/models (its README gives their
 // origins), by a name relative to their folder.
 func wbModels(t *testing.T) map[string][]byte {
 	t.Helper()
@@ -68,9 +68,9 @@ func wbModels(t *testing.T) map[string][]byte {
 			t.Fatal(err)
 		}
 	}
-	add("pairs/", filepath.Join("..", "testdata", "pairs"), false)
-	add("models/", filepath.Join("..", "testdata", "models"), false)
-	add("real/", filepath.Join("testdata", "writeback", "models"), true)
+	add("pairs/", filepath.Join("..", "..", "testdata", "pairs"), false)
+	add("models/", filepath.Join("..", "..", "testdata", "models"), false)
+	add("real/", filepath.Join("testdata", "models"), true)
 	return out
 }
 
@@ -272,10 +272,10 @@ func patchesFor(p *order.Plan) map[string][]json.RawMessage {
 	return out
 }
 
-// outputSums reads testdata/writeback/outputs.sha256: name, then sum.
+// outputSums reads testdata/outputs.sha256: name, then sum.
 func outputSums(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "writeback", "outputs.sha256"))
+	f, err := os.Open(filepath.Join("testdata", "outputs.sha256"))
 	if err != nil {
 		t.Fatalf("%v (go test -update writes it)", err)
 	}
@@ -351,7 +351,7 @@ func TestWriteBackSameOutput(t *testing.T) {
 	if shapes.retained == 0 || shapes.patched == 0 || shapes.dropped == 0 || shapes.expanded == 0 {
 		t.Fatalf("cases miss a shape: %+v", shapes)
 	}
-	path := filepath.Join("testdata", "writeback", "outputs.sha256")
+	path := filepath.Join("testdata", "outputs.sha256")
 	if *updateWriteback {
 		var b strings.Builder
 		for _, c := range cases {
@@ -547,7 +547,7 @@ func TestWriteToChecksValues(t *testing.T) {
 		{`{}`, `{"a": 1} {}`, `[]`, "the ObjectsCopy value written is not valid JSON"},
 		{`{}`, `{}`, `[1,]`, "the Attributes value written is not valid JSON"},
 	} {
-		m := &WrittenModel{objects: value(tc.objects), objectsCopy: value(tc.objectsCopy), attributes: value(tc.attrs)}
+		m := &Model{objects: value(tc.objects), objectsCopy: value(tc.objectsCopy), attributes: value(tc.attrs)}
 		var b bytes.Buffer
 		_, err := m.WriteTo(&b)
 		switch {
