@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/cpuguy83/go-md2man/v2 v2.0.6
+	github.com/docker/go-units v0.5.0
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/fatih/color v1.19.0
 	github.com/gofrs/flock v0.13.1

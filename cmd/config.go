@@ -100,18 +100,6 @@ func envName(s string) string {
 	return "OBJGC_" + strings.ToUpper(strings.ReplaceAll(s, "-", "_"))
 }
 
-// viperKey is the key a run's viper instance holds flag name under: the
-// flag's name, or its configKeys key, whatever scope the setting came
-// from. The commands read their settings from the option fields bound to
-// their flags (setFlags); viper keeps where each came from (settingFrom)
-// and --config.
-func viperKey(name string) string {
-	if k, ok := configKeys[name]; ok {
-		return k.key
-	}
-	return name
-}
-
 // globalOptions are the settings of the root's persistent flags, which
 // every command has.
 type globalOptions struct {
@@ -124,24 +112,80 @@ func (o *globalOptions) addFlags(pf *pflag.FlagSet) {
 	pf.BoolVar(&o.NoColor, "no-color", false, "never colour the output (NO_COLOR in the environment does the same)")
 }
 
-// newConfig builds the one viper instance of a run: every flag of c (local
-// and inherited) but the flag-only ones bound to its key and OBJGC_*
-// variable, and the configuration file read if there is one; then it sets
-// the flags the command line left unchanged from their variable or key
+// newConfig builds the one viper instance of a run, which resolves c's
+// settings: flag > OBJGC_* variable > configuration file > default. Each
+// setting is held under its key in the file (settingOf): every flag of c
+// (local and inherited) but the flag-only ones is bound to it, and so is
+// its variable, named from the key by the prefix OBJGC_ and the replacer
+// of '.' and '-' by '_' (cache.prune.keep: OBJGC_CACHE_PRUNE_KEEP), or
+// as configKeys names it. The file (--config, OBJGC_CONFIG, else
+// defaultConfigFile) is read into the same instance. Then each flag the
+// command line left unchanged is set from the value viper resolved
 // (setFlags), so that the option fields bound to the flags hold every
-// setting. It refuses,
-// with an error naming the file or the variable and the key: a flag-only
-// setting in a variable or the file; a file that is not a regular one,
-// that belongs to another user than the one running objgc and root, or
-// that its group or others can write; a key in the file that no command
-// has; a value of the wrong type, a duration without a unit (a bare 5
-// would be 5 ns).
+// setting.
+//
+// Every value is checked once, by the setting's check (checkSetting: the
+// flag's type, its choices, a size or a duration), where it is read, so
+// that the error names where it came from: a variable by its name, the
+// file by its name and the key; the command line's values are checked
+// by the flags' own types as they are parsed. It refuses, with an error
+// naming the file or the variable and the key: a flag-only setting in a
+// variable or the file; a command's setting under its unscoped variable;
+// a file that is not a regular one, that belongs to another user than
+// the one running objgc and root, or that its group or others can write;
+// a key in the file that no command has; a value of the wrong type, a
+// duration without a unit (a bare 5 would be 5 ns).
 func newConfig(c *cobra.Command) (*viper.Viper, error) {
+	if err := checkVariables(c); err != nil {
+		return nil, err
+	}
 	v := viper.New()
+	v.SetEnvPrefix("OBJGC")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
+	// The file is named by --config or OBJGC_CONFIG, and read before the
+	// other settings are bound: what v holds of them then is the file's,
+	// which checkConfigKeys checks.
+	config := c.Flag("config")
+	if err := joinErrors(v.BindPFlag("config", config), v.BindEnv("config")); err != nil {
+		return nil, err
+	}
+	if err := readSettings(c, v); err != nil {
+		return nil, err
+	}
 	var errs []error
 	bind := func(f *pflag.Flag) {
-		key, env := viperKey(f.Name), ""
-		_, env = settingOf(c, f.Name)
+		if flagOnly[f.Name] || f == config {
+			return
+		}
+		key, env := settingOf(c, f.Name)
+		errs = append(errs, v.BindPFlag(key, f))
+		if _, ok := flagEnv(c, f.Name); !ok {
+			return
+		}
+		if _, named := configKeys[f.Name]; named {
+			errs = append(errs, v.BindEnv(key, env))
+		} else {
+			errs = append(errs, v.BindEnv(key))
+		}
+	}
+	c.Flags().VisitAll(bind)
+	c.InheritedFlags().VisitAll(bind)
+	if err := joinErrors(errs...); err != nil {
+		return nil, err
+	}
+	if err := setFlags(c, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// checkVariables checks the OBJGC_* variables of c's settings (see
+// newConfig): none sets a flag-only one, none is the unscoped name of a
+// setting of c, and each value suits its setting (checkSetting).
+func checkVariables(c *cobra.Command) error {
+	var errs []error
+	check := func(f *pflag.Flag) {
+		_, env := settingOf(c, f.Name)
 		legacy := envName(f.Name)
 		if flagOnly[f.Name] {
 			for _, e := range []string{env, legacy} {
@@ -150,9 +194,6 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 				}
 			}
 			return
-		}
-		if err := v.BindPFlag(key, f); err != nil {
-			errs = append(errs, err)
 		}
 		if _, ok := flagEnv(c, f.Name); !ok {
 			return
@@ -166,76 +207,48 @@ func newConfig(c *cobra.Command) (*viper.Viper, error) {
 				errs = append(errs, err)
 			}
 		}
-		if err := v.BindEnv(key, env); err != nil {
-			errs = append(errs, err)
-		}
 	}
-	c.Flags().VisitAll(bind)
-	c.InheritedFlags().VisitAll(bind)
+	c.Flags().VisitAll(check)
+	c.InheritedFlags().VisitAll(check)
 	if len(errs) > 0 {
-		return nil, errs[0]
+		return errs[0]
 	}
-	fromFile, err := readSettings(c, v)
-	if err != nil {
-		return nil, err
-	}
-	if err := setFlags(c, fromFile); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return nil
 }
 
 // readSettings reads the configuration file (--config, OBJGC_CONFIG, else
-// defaultConfigFile) into v and returns the values it gives c's settings,
-// by flag name; nil without a file.
-func readSettings(c *cobra.Command, v *viper.Viper) (map[string]any, error) {
+// defaultConfigFile) into v, after checking the file (readConfigFile)
+// and before checking its keys and values (checkConfigKeys). Without a
+// file, v holds none.
+func readSettings(c *cobra.Command, v *viper.Viper) error {
 	path := v.GetString("config")
 	if path == "" {
 		path = defaultConfigFile()
 	}
 	if path == "" {
-		return nil, nil
+		return nil
 	}
 	data, err := readConfigFile(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	file := viper.New()
-	file.SetConfigType(configType(path))
-	if err := file.ReadConfig(bytes.NewReader(data)); err != nil {
-		return nil, fmt.Errorf("reading configuration %s: %w", path, err)
-	}
-	if err := checkConfigKeys(path, file, c.Root()); err != nil {
-		return nil, err
+	v.SetConfigType(configType(path))
+	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+		return fmt.Errorf("reading configuration %s: %w", path, err)
 	}
 	v.SetConfigFile(path) // for ConfigFileUsed: messages name the file
-	// The settings of c, from the shared keys and c's own section, under
-	// the keys c reads them by (viperKey).
-	mine := viper.New()
-	fromFile := map[string]any{}
-	pick := func(f *pflag.Flag) {
-		if key, _ := settingOf(c, f.Name); !flagOnly[f.Name] && file.IsSet(key) {
-			mine.Set(viperKey(f.Name), file.Get(key))
-			fromFile[f.Name] = file.Get(key)
-		}
-	}
-	c.Flags().VisitAll(pick)
-	c.InheritedFlags().VisitAll(pick)
-	if err := v.MergeConfigMap(mine.AllSettings()); err != nil {
-		return nil, fmt.Errorf("reading configuration %s: %w", path, err)
-	}
-	return fromFile, nil
+	return checkConfigKeys(path, v, c.Root())
 }
 
 // setFlags gives each flag of c that the command line left unchanged the
-// value of its OBJGC_* variable or, without one, of its key in the
-// configuration file (fromFile, by flag name), through the flag's own
-// Value: the option field a command binds to the flag (its addFlags
-// method) gets its value by that one path, whatever set it. A list from
-// the file sets each element. The flag stays unchanged, so that
-// settingFrom still tells the command line from the rest. The values
-// were checked (checkSetting) where they were read.
-func setFlags(c *cobra.Command, fromFile map[string]any) error {
+// value v resolved for it (its OBJGC_* variable, else its key in the
+// configuration file), through the flag's own Value: the option field a
+// command binds to the flag (its addFlags method) gets its value by that
+// one path, whatever set it. A list from the file sets each element. The
+// flag stays unchanged, so that settingFrom still tells the command line
+// from the rest. The values were checked where they were read
+// (checkSetting).
+func setFlags(c *cobra.Command, v *viper.Viper) error {
 	seen := map[string]bool{}
 	var errs []error
 	set := func(f *pflag.Flag) {
@@ -243,17 +256,14 @@ func setFlags(c *cobra.Command, fromFile map[string]any) error {
 			return
 		}
 		seen[f.Name] = true
-		if env, ok := flagEnv(c, f.Name); ok {
-			if s := os.Getenv(env); s != "" {
-				if err := f.Value.Set(s); err != nil {
-					errs = append(errs, fmt.Errorf("%s: --%s: %w", env, f.Name, err))
-				}
-				return
-			}
-		}
-		val, ok := fromFile[f.Name]
-		if !ok {
+		key, env := settingOf(c, f.Name)
+		if !v.IsSet(key) {
 			return
+		}
+		val := v.Get(key)
+		where := fmt.Sprintf("configuration key %q", key)
+		if from := os.Getenv(env); from != "" {
+			where = env
 		}
 		vals := []any{val}
 		if list, ok := val.([]any); ok {
@@ -261,8 +271,7 @@ func setFlags(c *cobra.Command, fromFile map[string]any) error {
 		}
 		for _, x := range vals {
 			if err := f.Value.Set(fmt.Sprint(x)); err != nil {
-				key, _ := settingOf(c, f.Name)
-				errs = append(errs, fmt.Errorf("configuration key %q: --%s: %w", key, f.Name, err))
+				errs = append(errs, fmt.Errorf("%s: --%s: %w", where, f.Name, err))
 				return
 			}
 		}
@@ -305,11 +314,18 @@ func readConfigFile(path string) ([]byte, error) {
 }
 
 // checkConfigKeys checks every key of the configuration file at path
-// (read into file) against the settings of every command under root: a
-// file is shared by all commands, so a key of any of them is known.
-func checkConfigKeys(path string, file *viper.Viper, root *cobra.Command) error {
+// (read into v) and its value against the settings of every command
+// under root: a file is shared by all commands, so a key of any of them
+// is known, and a bad value is an error whichever command runs.
+func checkConfigKeys(path string, v *viper.Viper, root *cobra.Command) error {
 	known := knownKeys(root)
-	keys := file.AllKeys()
+	// v's keys are those of the file and --config's.
+	var keys []string
+	for _, key := range v.AllKeys() {
+		if v.InConfig(key) {
+			keys = append(keys, key)
+		}
+	}
 	slices.Sort(keys)
 	for _, key := range keys {
 		s, ok := known[key]
@@ -327,7 +343,7 @@ func checkConfigKeys(path string, file *viper.Viper, root *cobra.Command) error 
 			}
 			return fmt.Errorf("%s: key %q: unknown key", path, key)
 		}
-		if err := checkSetting(path+": "+key, s.cmd, s.flag, file.Get(key)); err != nil {
+		if err := checkSetting(path+": "+key, s.cmd, s.flag, v.Get(key)); err != nil {
 			return err
 		}
 	}
@@ -498,14 +514,9 @@ func checkSetting(where string, c *cobra.Command, f *pflag.Flag, val any) error 
 	if !isScalar(val) {
 		return fmt.Errorf("%s: want one value, not %v", where, val)
 	}
-	switch f.Name {
-	case "unused-for":
-		if _, err := parseUnusedFor(s); err != nil {
+	if v, ok := f.Value.(checkedValue); ok {
+		if err := v.check(s); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
-		}
-	case "max-size", "max-unpacked-size":
-		if _, err := parseCacheSize(s); err != nil {
-			return fmt.Errorf("%s: %q is not a size such as 500MB or 2GiB", where, s)
 		}
 	}
 	return nil
@@ -615,23 +626,4 @@ func orList(s []string) string {
 		return s[0]
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
-}
-
-// parseUnusedFor reads cache prune's --unused-for: a duration such as
-// 720h or 30d, above zero. Zero (0, 0s, 0d) is refused rather than read
-// as "every package not in use": a template or a script that computes
-// the value and gets 0 would otherwise empty the cache, and the engine
-// would download every package again. Emptying the cache of what is not
-// in use is --max-size 0, which says so (docs/cache.md).
-func parseUnusedFor(s string) (time.Duration, error) {
-	d, err := parseCacheDuration(s)
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("--unused-for: %q is not a duration such as 720h or 30d", s)
-	case d == 0:
-		return 0, fmt.Errorf("--unused-for: %q would remove every package not in use; give a duration above zero such as 720h or 30d, or --max-size 0 to remove every package not in use", s)
-	case d < 0:
-		return 0, fmt.Errorf("--unused-for: %q is negative; give a duration above zero such as 720h or 30d", s)
-	}
-	return d, nil
 }

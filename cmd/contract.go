@@ -47,7 +47,7 @@ func settingFrom(c *cobra.Command, v *viper.Viper, getenv func(string) string, f
 		return "--" + flag
 	case getenv(env) != "":
 		return env
-	case v.InConfig(viperKey(flag)):
+	case v.InConfig(key):
 		return key + " in " + v.ConfigFileUsed()
 	}
 	return ""

@@ -164,6 +164,11 @@ writes the model back.`,
 		if c == root && strings.HasPrefix(err.Error(), "unknown shorthand flag: 'v' ") {
 			return usageErrorf("%v: -v is --verbose where a command has it; the version is objgc --version or objgc version", err)
 		}
+		// A value refused by a setting's type names the flag itself,
+		// as the same value from a variable or the file does.
+		if ve := (*valueError)(nil); errors.As(err, &ve) {
+			return &usageError{ve}
+		}
 		return &usageError{err}
 	})
 	global := &globalOptions{}

@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -11,11 +13,19 @@ import (
 // TestSetFlags: the option fields bound to apply's flags get each setting
 // by the one path through the flag: the command line first, then the
 // OBJGC_* variable, then the configuration file (a list element by
-// element), else the flag's default; a flag-only flag ignores the file.
+// element), else the flag's default.
 func TestSetFlags(t *testing.T) {
 	t.Setenv("OBJGC_APPLY_PARALLELISM", "3")
 	t.Setenv("OBJGC_HOOKS_DIR", "env1:env2")
+	file := filepath.Join(t.TempDir(), "objgc.yaml")
+	conf := "apply:\n  hook-timeout: 2m\n  lock-timeout: 5s\n  format: json\n  parallelism: 7\nhooks:\n  dirs: [file1, file2]\n"
+	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OBJGC_CONFIG", file)
 	root := &cobra.Command{Use: "objgc"}
+	var g globalOptions
+	g.addFlags(root.PersistentFlags())
 	apply := &cobra.Command{Use: "apply", Run: func(*cobra.Command, []string) {}}
 	root.AddCommand(apply)
 	var o applyOptions
@@ -23,14 +33,7 @@ func TestSetFlags(t *testing.T) {
 	if err := apply.ParseFlags([]string{"--lock-timeout", "1s"}); err != nil {
 		t.Fatal(err)
 	}
-	fromFile := map[string]any{
-		"hook-timeout": "2m",
-		"lock-timeout": "5s",
-		"hooks-dir":    []any{"file1", "file2"},
-		"format":       "json",
-		"force":        true,
-	}
-	if err := setFlags(apply, fromFile); err != nil {
+	if _, err := newConfig(apply); err != nil {
 		t.Fatal(err)
 	}
 	if o.Parallelism != 3 || o.HookTimeout != 2*time.Minute || o.LockTimeout != time.Second ||

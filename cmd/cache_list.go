@@ -1,0 +1,208 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/objgc/objgc/pkgcache"
+)
+
+type cacheListOptions struct {
+	cacheOutput
+	Verbose bool
+	Dir     string
+}
+
+// addFlags declares cache list's own flags, each bound to its field of o.
+func (o *cacheListOptions) addFlags(f *pflag.FlagSet) {
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print whole ids and each package's directory")
+}
+
+func newCacheListCmd(streams *IO) cacheSubcommand {
+	o := &cacheListOptions{}
+	return cacheSubcommand{out: &o.cacheOutput, flags: o.addFlags,
+		quiet: "print only errors: nothing when the cache can be read (exit status 0), for a check",
+		run: func(ctx context.Context, cache string, _ []string) error {
+			opts := *o
+			opts.Dir = cache
+			return runCacheList(ctx, streams, opts)
+		},
+		cmd: &cobra.Command{
+			Use:   "list",
+			Short: "List cached packages: FullName, version, id, size, last use, in use",
+			Args:  noArgs,
+		}}
+}
+
+func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error {
+	if err := checkQuietVerbose(opts.Quiet, opts.Verbose); err != nil {
+		return err
+	}
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
+	c, err := pkgcache.OpenExisting(opts.Dir)
+	if err != nil {
+		return err
+	}
+	entries, err := c.List(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cacheInterrupted("cache list", err)
+		}
+		return err
+	}
+	if opts.Format == "json" {
+		return writeJSON(streams.Out, struct {
+			CacheDir string             `json:"cache_dir"`
+			Packages []cachePackageJSON `json:"packages"`
+		}{c.Root(), packagesJSON(entries)})
+	}
+	if opts.Quiet {
+		return nil
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(streams.Out, "no packages in %s\n", term(c.Root()))
+		return nil
+	}
+	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+	header := "FULLNAME\tVERSION\tID\tSIZE\tLAST USE\tIN USE\tBY"
+	if opts.Verbose {
+		header += "\tDIR"
+	}
+	fmt.Fprintln(tw, header)
+	for _, e := range entries {
+		last := "never"
+		if !e.LastUse.IsZero() {
+			last = e.LastUse.Local().Format("2006-01-02 15:04")
+		}
+		inUse := "no"
+		if e.InUse {
+			inUse = "yes"
+		}
+		if opts.Verbose {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(e.ID), formatCacheSize(e.Size), last, inUse, e.InstalledBy, term(e.Dir))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(shortID(e.ID)), formatCacheSize(e.Size), last, inUse, e.InstalledBy)
+	}
+	var total int64
+	for _, e := range entries {
+		total += e.Size
+	}
+	fmt.Fprintf(tw, "total: %d %s, %s\n", len(entries), plural(len(entries), "package", "packages"), formatCacheSize(total))
+	return tw.Flush()
+}
+
+type cacheVerifyOptions struct {
+	cacheOutput
+	Dir string
+}
+
+func newCacheVerifyCmd(streams *IO) cacheSubcommand {
+	o := &cacheVerifyOptions{}
+	return cacheSubcommand{out: &o.cacheOutput,
+		quiet: "print only the problems found, not the count of packages verified",
+		run: func(ctx context.Context, cache string, _ []string) error {
+			opts := *o
+			opts.Dir = cache
+			return runCacheVerify(ctx, streams, opts)
+		},
+		cmd: &cobra.Command{
+			Use:   "verify",
+			Short: "Check that every cached package is complete and unchanged since it was unpacked",
+			Args:  noArgs,
+		}}
+}
+
+func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) error {
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
+	c, err := pkgcache.OpenExisting(opts.Dir)
+	if err != nil {
+		return err
+	}
+	res, err := c.Verify(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cacheInterrupted("cache verify", err)
+		}
+		return err
+	}
+	if opts.Format == "json" {
+		if res.Problems == nil {
+			res.Problems = []pkgcache.Problem{}
+		}
+		if err := writeJSON(streams.Out, res); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range res.Problems {
+			fmt.Fprintf(streams.Out, "%s: %s\n", term(p.Path), term(p.Problem))
+		}
+		if len(res.Problems) == 0 && !opts.Quiet {
+			fmt.Fprintf(streams.Out, "%d %s verified", res.Checked, plural(res.Checked, "package", "packages"))
+			if res.Engine > 0 {
+				fmt.Fprintf(streams.Out, " (%d unpacked by murano-engine: no digests recorded, manifest and class files parse)", res.Engine)
+			}
+			fmt.Fprintln(streams.Out)
+		}
+	}
+	if len(res.Problems) > 0 {
+		return fmt.Errorf("cache verify: %d %s in %s; repair a damaged package with objgc cache add --force SRC (its archive or directory), or remove it with objgc cache prune", len(res.Problems), plural(len(res.Problems), "problem", "problems"), c.Root())
+	}
+	return nil
+}
+
+type cachePathOptions struct {
+	cacheOutput
+	Dir      string
+	FullName string
+	Version  string
+}
+
+func newCachePathCmd(streams *IO) cacheSubcommand {
+	o := &cachePathOptions{}
+	return cacheSubcommand{out: &o.cacheOutput,
+		quiet: "print only errors: the exit status says whether the package is cached (0) or not (1)",
+		run: func(ctx context.Context, cache string, args []string) error {
+			opts := *o
+			opts.Dir = cache
+			opts.FullName = args[0]
+			if len(args) == 2 {
+				opts.Version = args[1]
+			}
+			return runCachePath(streams, opts)
+		},
+		cmd: &cobra.Command{
+			Use:   "path FULLNAME [VERSION]",
+			Short: "Print the directory of a cached package (its highest version by default)",
+			Args:  cobra.RangeArgs(1, 2),
+		}}
+}
+
+func runCachePath(streams *IO, opts cachePathOptions) error {
+	c, err := pkgcache.OpenExisting(opts.Dir)
+	if err != nil {
+		return err
+	}
+	e, err := c.Lookup(opts.FullName, opts.Version)
+	if err != nil {
+		return err
+	}
+	if opts.Format == "json" {
+		return writeJSON(streams.Out, struct {
+			FullName string `json:"full_name"`
+			Version  string `json:"version"`
+			ID       string `json:"id"`
+			Dir      string `json:"dir"` // as in cache list (docs/json.md)
+		}{e.FullName, e.Version, e.ID, e.Dir})
+	}
+	if !opts.Quiet {
+		fmt.Fprintln(streams.Out, term(e.Dir))
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/objgc/objgc/pkgcache"
+)
+
+type cachePruneOptions struct {
+	cacheOutput
+	Outdated  bool
+	Keep      int
+	UnusedFor time.Duration // 0: no such policy
+	MaxSize   byteSize
+	DryRun    bool
+	Verbose   bool
+	Dir       string
+}
+
+// addFlags declares cache prune's own flags, each bound to its field of o.
+func (o *cachePruneOptions) addFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.Outdated, "outdated", false, "remove older versions beyond --keep per FullName, and outdated ids")
+	f.IntVar(&o.Keep, "keep", 1, "versions to keep per FullName with --outdated")
+	unusedForVar(f, &o.UnusedFor, "remove packages not used for `DURATION` (e.g. 720h, 30d; above zero: 0 is refused, --max-size 0 removes every package not in use)")
+	sizeVar(f, &o.MaxSize, "max-size", "", false, "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed, remove nothing")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print a summary even when nothing was removed")
+}
+
+func newCachePruneCmd(streams *IO) cacheSubcommand {
+	o := &cachePruneOptions{}
+	return cacheSubcommand{out: &o.cacheOutput, flags: o.addFlags,
+		quiet: "print only errors: not what was removed, nor the packages skipped in use (exit status 3 says so)",
+		run: func(ctx context.Context, cache string, _ []string) error {
+			opts := *o
+			opts.Dir = cache
+			return runCachePrune(ctx, streams, opts)
+		},
+		cmd: &cobra.Command{
+			Use:   "prune",
+			Short: "Remove outdated, unused or least recently used packages",
+			Long: `prune removes packages chosen by one or more policies:
+  --outdated         versions older than the --keep newest per FullName, and
+                     outdated ids (re-uploaded packages) of the versions kept
+  --unused-for D     packages not used for D (e.g. 720h, 30d; above zero)
+  --max-size S       least recently used packages until the cache holds at
+                     most S (e.g. 500MB, 2GiB)
+Each package is reported with the reason it was selected; for --unused-for
+that is its own time since last use ("unused for 41 days").
+A package murano-engine alone uses was last used when the engine last read
+its manifest.yaml (its access time; see docs/cache.md for what atime
+options make of it). Packages in use (a plan, an apply or a deployment of
+the engine holds their usage lock) are skipped and reported, exit 3 (in use,
+as for every cache command). A removed package leaves the engine's sight in
+one rename. Only one prune runs at a time: a second one says so and exits 4
+(a lock not taken). It prints nothing unless something was removed or
+skipped, for cron, or with --verbose; with --quiet nothing but errors: a
+package skipped in use is told by the exit status alone.`,
+			Example: `  objgc cache prune --outdated --keep 2
+  objgc cache prune --unused-for 30d --max-size 2GiB --dry-run`,
+			Args: noArgs,
+		}}
+}
+
+func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) error {
+	popts := pkgcache.PruneOptions{
+		Outdated: opts.Outdated, Keep: opts.Keep, UnusedFor: opts.UnusedFor,
+		LimitSize: opts.MaxSize.Given, MaxSize: opts.MaxSize.Bytes, DryRun: opts.DryRun,
+	}
+	if opts.Keep < 1 {
+		return usageErrorf("--keep must be at least 1, not %d", opts.Keep)
+	}
+	if err := checkQuietVerbose(opts.Quiet, opts.Verbose); err != nil {
+		return err
+	}
+	if popts.CheckPolicy() != nil {
+		return usageErrorf("cache prune needs a policy: --outdated, --unused-for or --max-size")
+	}
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
+	c, err := pkgcache.OpenExisting(opts.Dir)
+	if err != nil {
+		return err
+	}
+	progress := newProgressLine(streams)
+	popts.Progress = func(done, total int) {
+		if done == total {
+			progress.Update("objgc cache prune: %d/%d packages claimed, deleting the last ones", done, total)
+			return
+		}
+		progress.Update("objgc cache prune: %d/%d packages claimed", done, total)
+	}
+	res, err := c.Prune(ctx, popts)
+	progress.Done()
+	if errors.Is(err, pkgcache.ErrPruneRunning) {
+		return fmt.Errorf("cache prune: %w in %s; nothing was touched", err, c.Root())
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return cacheInterrupted("cache prune", err)
+		}
+		return err
+	}
+	if opts.Format == "json" {
+		if err := writeJSON(streams.Out, pruneJSON(res)); err != nil {
+			return err
+		}
+		return pruneUnmet(res, opts.Quiet)
+	}
+	if len(res.Removed) == 0 && len(res.InUse) == 0 && res.Leftovers == 0 && !opts.Verbose {
+		return nil // cron: quiet when nothing was done
+	}
+	verb, freed := "removed", "freed"
+	if res.DryRun {
+		verb, freed = "would remove", "would free"
+	}
+	if !opts.Quiet {
+		for _, r := range res.Removed {
+			fmt.Fprintf(streams.Out, "%s %s %s %s (%s, %s)\n", verb, term(r.FullName), term(r.Version), term(shortID(r.ID)), formatCacheSize(r.Size), term(r.Reason))
+		}
+	}
+	if opts.Quiet {
+		return pruneUnmet(res, true)
+	}
+	for _, r := range res.InUse {
+		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), term(r.Reason))
+	}
+	fmt.Fprintf(streams.Out, "%s %s in %d %s", freed, formatCacheSize(res.Freed), len(res.Removed), plural(len(res.Removed), "package", "packages"))
+	if len(res.InUse) > 0 {
+		fmt.Fprintf(streams.Out, ", %d skipped in use", len(res.InUse))
+	}
+	if res.Leftovers > 0 {
+		fmt.Fprintf(streams.Out, ", %d %s of interrupted runs cleaned", res.Leftovers, plural(res.Leftovers, "leftover", "leftovers"))
+	}
+	fmt.Fprintln(streams.Out)
+	return pruneUnmet(res, false)
+}
+
+// pruneUnmet is exit status 3 when the policies selected packages that are
+// in use: the cache is not yet what the policies ask for. The packages are
+// listed in the report and the error says it, except with quiet: a prune
+// overlapping a deployment or an apply is an ordinary day on an engine
+// host, and cron mails whatever a job prints, so the exit status alone
+// tells it.
+func pruneUnmet(res pkgcache.PruneResult, quiet bool) error {
+	if res.PolicyMet {
+		return nil
+	}
+	if quiet {
+		return &exitError{code: ExitIncomplete}
+	}
+	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache prune: policy not met yet: %d selected %s in use; prune again when they are free", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
+}
+
+// cacheRemovalJSON is one package in prune's JSON.
+type cacheRemovalJSON struct {
+	cachePackageJSON
+	Reason string `json:"reason"`
+}
+
+func pruneJSON(res pkgcache.PruneResult) any {
+	conv := func(rs []pkgcache.Removal) []cacheRemovalJSON {
+		out := make([]cacheRemovalJSON, len(rs))
+		for i, r := range rs {
+			out[i] = cacheRemovalJSON{packageJSON(r.Entry), r.Reason}
+		}
+		return out
+	}
+	return struct {
+		DryRun    bool               `json:"dry_run"`
+		Removed   []cacheRemovalJSON `json:"removed"`
+		InUse     []cacheRemovalJSON `json:"in_use"`
+		PolicyMet bool               `json:"policy_met"`
+		Freed     int64              `json:"freed"`
+		Leftovers int                `json:"tmp_leftovers"`
+	}{res.DryRun, conv(res.Removed), conv(res.InUse), res.PolicyMet, res.Freed, res.Leftovers}
+}
