@@ -376,7 +376,7 @@ func checkApplyOutput(opts *applyOptions, ai *applyInputs) error {
 	return nil
 }
 
-func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
+func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 	if err := checkQuietVerbose(opts.Quiet, opts.Verbose); err != nil {
 		return err
 	}
@@ -513,6 +513,9 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) error {
 		return applyError(err)
 	}
 	defer rep.Inputs.Close()
+	// The report reads the model (types, paths): a mapped one truncated
+	// meanwhile is an error naming it.
+	defer snapshot.Protect(&err, rep.Inputs.Docs)()
 	ai.unchanged = rep.Unchanged
 	ai.applied = rep.Applied
 	ai.warnings = rep.Warnings

@@ -3,6 +3,8 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -16,7 +18,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/objgc/objgc/internal/golden"
-	"github.com/objgc/objgc/snapshot"
 )
 
 // goldenCases are plans of the real models of ../testdata: each runs as
@@ -60,13 +61,13 @@ func TestGoldenPlans(t *testing.T) {
 	stable := strings.NewReplacer(`"`+cache, `"$CACHE`, `"`+repo+string(filepath.Separator), `"$REPO/`)
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			checkGoldenPlan(t, tc.args, tc.name, stable)
-			// The same plan of the files mapped (as models of
-			// snapshot.MapThreshold bytes and more are) instead of read.
-			old := snapshot.MapThreshold
-			snapshot.MapThreshold = 1
-			defer func() { snapshot.MapThreshold = old }()
-			checkGoldenPlan(t, tc.args, tc.name, stable)
+			checkGoldenPlan(t, tc.args, tc.name, stable, nil)
+			// The same plan of the files mapped instead of read: copies
+			// padded with white space to the size from which a model
+			// is mapped (snapshot.ReadDocument), their names and sums
+			// put back for the comparison.
+			mapped, back := mappedCopies(t, repo, tc.args)
+			checkGoldenPlan(t, mapped, tc.name, stable, back)
 			args := append([]string{"plan", "--detailed-exitcode"}, tc.args...)
 			if code, _, stderr := runCmd(t, "", args...); code != tc.code {
 				t.Errorf("objgc %s: exit %d, want %d (stderr %q)", strings.Join(args, " "), code, tc.code, stderr)
@@ -75,15 +76,63 @@ func TestGoldenPlans(t *testing.T) {
 	}
 }
 
+// mappedCopies copies the model files among args (those under
+// ../testdata) into a folder of the test's, each padded with spaces after
+// its JSON to 1 MiB, the size from which snapshot.ReadDocument maps a
+// file, and returns args naming the copies and what turns the copies'
+// paths (as given, and absolute under repo in a JSON plan) and sha256
+// sums back into the originals' in a plan.
+func mappedCopies(t *testing.T, repo string, args []string) ([]string, *strings.Replacer) {
+	t.Helper()
+	dir := t.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, back []string
+	for _, a := range args {
+		rel, ok := strings.CutPrefix(a, "../")
+		if !ok || !strings.HasSuffix(a, ".json") {
+			out = append(out, a)
+			continue
+		}
+		data, err := os.ReadFile(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		padded := append(data, bytes.Repeat([]byte(" "), max(0, 1<<20-len(data)))...)
+		name := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, padded, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		given, err := filepath.Rel(wd, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, given)
+		back = append(back, given, a, name, filepath.Join(repo, rel),
+			fmt.Sprintf("%x", sha256.Sum256(padded)), fmt.Sprintf("%x", sha256.Sum256(data)))
+	}
+	return out, strings.NewReplacer(back...)
+}
+
 // checkGoldenPlan compares objgc plan ARGS in each format with the golden
 // files of name.
-func checkGoldenPlan(t *testing.T, planArgs []string, name string, stable *strings.Replacer) {
+//
+// back, when not nil, is applied to every format first.
+func checkGoldenPlan(t *testing.T, planArgs []string, name string, stable, back *strings.Replacer) {
 	t.Helper()
 	for _, format := range []string{"text", "json", "dot"} {
 		args := append([]string{"plan", "--format", format}, planArgs...)
 		code, stdout, stderr := runCmd(t, "", args...)
 		if code != ExitOK || stderr != "" {
 			t.Fatalf("objgc %s: exit %d, stderr %q", strings.Join(args, " "), code, stderr)
+		}
+		if back != nil {
+			stdout = back.Replace(stdout)
 		}
 		if format == "json" {
 			stdout = stable.Replace(stdout)

@@ -14,7 +14,7 @@ import (
 
 // mappedResident is how much of a mapped input a plan counts as resident
 // outside the Go runtime's memory: the reader and the loops over objects
-// release a mapped model's pages as they go (snapshot.Document.Release),
+// release a mapped model's pages as they go (snapshot.ReadDocument),
 // which keeps a few MiB of them in the resident set, more early in the
 // reading, when the index is still small (docs/performance.md).
 const mappedResident = 16 << 20

@@ -19,9 +19,10 @@ const renderChunk = 256
 // wait to be written, so memory stays bounded whatever n, and their buffers
 // are used again: a fresh buffer a chunk, grown from nothing, would be
 // garbage in proportion to the plan, which would set the height of its heap.
-// render must be safe to call from several goroutines at once; it runs under
-// snapshot.Guard. The first error, of a write or a fault, is returned.
-func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
+// render must be safe to call from several goroutines at once; it may read
+// the documents docs, each worker under snapshot.Protect. The first error,
+// of a write or a fault, is returned.
+func renderOrdered(w io.Writer, docs []*snapshot.Document, n int, render func(b *bytes.Buffer, i int)) error {
 	workers := runtime.GOMAXPROCS(0)
 	if n <= renderChunk || workers < 2 {
 		var b bytes.Buffer
@@ -40,7 +41,7 @@ func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) erro
 	type chunk struct {
 		lo, hi int
 		b      *bytes.Buffer
-		err    error // a fault reading a mapped model (snapshot.Guard)
+		err    error // a fault reading a mapped model (snapshot.Protect)
 		done   chan struct{}
 	}
 	jobs := make(chan *chunk, workers)
@@ -66,12 +67,7 @@ func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) erro
 	for range workers {
 		go func() {
 			for c := range jobs {
-				c.err = snapshot.Guard(func() error {
-					for i := c.lo; i < c.hi; i++ {
-						render(c.b, i)
-					}
-					return nil
-				})
+				c.err = renderChunkOf(c.b, c.lo, c.hi, docs, render)
 				close(c.done)
 			}
 		}()
@@ -92,4 +88,14 @@ func renderOrdered(w io.Writer, n int, render func(b *bytes.Buffer, i int)) erro
 		}
 	}
 	return err
+}
+
+// renderChunkOf renders items lo to hi-1 into b; a fault reading a mapped
+// document of docs is its error.
+func renderChunkOf(b *bytes.Buffer, lo, hi int, docs []*snapshot.Document, render func(b *bytes.Buffer, i int)) (err error) {
+	defer snapshot.Protect(&err, func() []*snapshot.Document { return docs })()
+	for i := lo; i < hi; i++ {
+		render(b, i)
+	}
+	return nil
 }

@@ -208,9 +208,7 @@ const stagesEnv = "OBJGC_TEST_STAGES"
 // file that f could leave half-written (--out is written outside it).
 func untilDone(ctx context.Context, f func() error) error {
 	done := make(chan error, 1)
-	// A fault reading a mapped input is an error here as on the command's
-	// own goroutine (see execute).
-	go func() { done <- snapshot.Guard(f) }()
+	go func() { done <- f() }()
 	select {
 	case err := <-done:
 		return err
@@ -248,7 +246,7 @@ func setGCPercent(percent int) (restore func()) {
 	return func() { debug.SetGCPercent(old) }
 }
 
-func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
+func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
 	defer setGCPercent(planGCPercent)()
@@ -308,6 +306,10 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 		return err
 	}
 	defer in.Close()
+	// From here on the plan reads the inputs' bytes (types, paths, the
+	// hash): a mapped one truncated meanwhile is an error naming it, on
+	// this goroutine and on those rendering the plan.
+	defer snapshot.Protect(&err, in.Docs)()
 	// The model, its index and the plan stay live to the end: near the
 	// bound on memory, the collector collects more often (planMemoryLimit).
 	if limit == nil {
@@ -361,7 +363,8 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) error {
 			return errPlanInterrupted
 		}
 	}
-	if err := untilDone(ctx, func() error {
+	if err := untilDone(ctx, func() (err error) {
+		defer snapshot.Protect(&err, in.Docs)()
 		switch opts.Format {
 		case "json":
 			return doc.write(streams.Out)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"os"
 	"sort"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/internal/atomicfile"
 	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/snapshot"
@@ -234,6 +234,7 @@ func (pj *planJSON) write(w io.Writer) error {
 		pj.planned(int32(kind))
 	}
 	s := newJSONStream(w)
+	s.docs = pj.in.Docs()
 	s.raw("{\n")
 	s.field("format_version", PlanFormatVersion)
 	s.field("inputs", pj.inputs())
@@ -283,6 +284,8 @@ type jsonStream struct {
 	buf bytes.Buffer
 	enc *json.Encoder
 	err error
+	// docs are the documents parallelArray's elements read.
+	docs []*snapshot.Document
 }
 
 func newJSONStream(w io.Writer) *jsonStream {
@@ -362,7 +365,7 @@ func (s *jsonStream) parallelArray(prefix string, n int, elem func(b []byte, pre
 	}
 	inner := deeper(prefix)
 	bufs := sync.Pool{New: func() any { return new([]byte) }}
-	err := renderOrdered(s.w, n, func(b *bytes.Buffer, i int) {
+	err := renderOrdered(s.w, s.docs, n, func(b *bytes.Buffer, i int) {
 		if i > 0 {
 			b.WriteString(",\n")
 		}
@@ -469,7 +472,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *order.Plan, onDangl
 		groupStart = append(groupStart, n)
 		n += 1 + len(g.Objects)
 	}
-	if err := renderOrdered(bw, n, func(b *bytes.Buffer, k int) {
+	if err := renderOrdered(bw, in.Docs(), n, func(b *bytes.Buffer, k int) {
 		g := sort.Search(len(groupStart), func(g int) bool { return groupStart[g] > k }) - 1
 		if k == groupStart[g] {
 			fmt.Fprintf(b, "\n%s\n", pal.heading(fmt.Sprintf("group %d", p.Groups[g].Index)))

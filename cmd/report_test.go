@@ -3,12 +3,12 @@ package cmd
 import (
 	"bytes"
 	"errors"
-	"github.com/objgc/objgc/destroy/order"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -28,7 +28,11 @@ func TestApplyReportMarksForcedResumedAndHookless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := order.NewPlan(diff.Compare(snap, in))
+	d, err := diff.Compare(snap, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := order.NewPlan(d)
 	if len(p.Groups) != 1 || !slices.Equal(p.Groups[0].Objects, []int32{0, 1, 2, 3}) {
 		t.Fatalf("groups: %+v", p.Groups)
 	}

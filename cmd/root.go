@@ -15,8 +15,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-
-	"github.com/objgc/objgc/snapshot"
 )
 
 // BuildInfo describes the binary; main sets it from goreleaser's ldflags.
@@ -108,7 +106,7 @@ func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
-	c, err := execute(ctx, root)
+	c, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
@@ -123,17 +121,6 @@ func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 		fmt.Fprintf(streams.Err, "Run '%s --help' for usage.\n", c.CommandPath())
 	}
 	return exitCode(err)
-}
-
-// execute runs the command line with a fault reading a mapped input (a
-// model file truncated while objgc reads it) turned into an error naming
-// the file (snapshot.Guard) instead of a crash.
-func execute(ctx context.Context, root *cobra.Command) (c *cobra.Command, err error) {
-	err = snapshot.Guard(func() (err error) {
-		c, err = root.ExecuteContextC(ctx)
-		return err
-	})
-	return c, err
 }
 
 func newRootCmd(build BuildInfo, streams *IO) *cobra.Command {

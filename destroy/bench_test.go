@@ -3,7 +3,6 @@ package destroy
 import (
 	"bufio"
 	"bytes"
-	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,7 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/internal/modelgen"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -61,7 +60,7 @@ func planBytes(b *testing.B, snapData, incomingData []byte) *order.Plan {
 	if errS != nil || errI != nil {
 		b.Fatal(errS, errI)
 	}
-	return order.NewPlan(diff.Compare(snap, in))
+	return order.NewPlan(mustCompare(snap, in))
 }
 
 // BenchmarkPlanMillion plans a 1,000,000-object snapshot against an
@@ -181,7 +180,7 @@ func BenchmarkNewPlanTiny200k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := diff.Compare(snap, in)
+	d := mustCompare(snap, in)
 	if len(d.Doomed) != n {
 		b.Fatalf("%d doomed, want %d", len(d.Doomed), n)
 	}
@@ -220,7 +219,7 @@ func BenchmarkReasonsSubscribersCycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := order.NewPlan(diff.Compare(snap, in))
+	p := order.NewPlan(mustCompare(snap, in))
 	if len(p.Cycles) != 1 || len(p.Cycles[0]) != 60_001 {
 		b.Fatalf("cycles: %d, want one of 60,001 objects", len(p.Cycles))
 	}

@@ -16,16 +16,19 @@ type Inputs struct {
 }
 
 // Docs returns the documents read, in the order they are named: the
-// model, or the snapshot then the graph.
+// model, or the snapshot then the graph; none for nil.
 func (in *Inputs) Docs() []*snapshot.Document {
+	if in == nil {
+		return nil
+	}
 	if in.Model != nil {
 		return []*snapshot.Document{in.Model}
 	}
 	return []*snapshot.Document{in.SnapshotFile, in.GraphFile}
 }
 
-// Close stops releasing the pages of the mapped documents
-// (snapshot.Document.Close); their bytes stay readable.
+// Close unmaps the mapped documents (snapshot.Document.Close): nothing
+// read from them but the trees' ids may be used after it.
 func (in *Inputs) Close() {
 	for _, d := range in.Docs() {
 		d.Close()

@@ -121,7 +121,6 @@ func FindHooks(ctx context.Context, p *order.Plan, f *HookFinder) *PlanHooks {
 	// one type would cost memory in proportion to them.
 	subTypes := map[snapshot.Type]*snapshot.Type{}
 	for i, n := range p.Notifications {
-		snap.Doc.MaybeRelease() // subscribers lie pages apart: see snapshot.Document.Release
 		if t, ok := SubscriberType(p, n); ok {
 			if subTypes[t] == nil {
 				subTypes[t] = &t

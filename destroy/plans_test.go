@@ -23,7 +23,16 @@ func planFile(t *testing.T, name string) *order.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return order.NewPlan(diff.Compare(snap, in))
+	return order.NewPlan(mustCompare(snap, in))
+}
+
+// mustCompare is diff.Compare of trees held in memory, which cannot fault.
+func mustCompare(snap, in *snapshot.Tree) *diff.Result {
+	r, err := diff.Compare(snap, in)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }
 
 // planJSON plans two bare object trees (or envelopes), as --snapshot and
@@ -38,7 +47,7 @@ func planJSON(t *testing.T, snapJSON, incomingJSON string) *order.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return order.NewPlan(diff.Compare(snap, in))
+	return order.NewPlan(mustCompare(snap, in))
 }
 
 // groupIDs returns the plan's groups as ids, in destruction order.

@@ -236,13 +236,14 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		p       *order.Plan
 		applied bool
 	)
-	// The pages of a mapped model are released until the caller is done
-	// with the report (Report.Inputs.Close), which reads the model too.
-	defer func() {
-		if err != nil && in != nil {
-			in.Close()
-		}
-	}()
+	// The inputs stay mapped until the caller is done with the report
+	// (Report.Inputs.Close), which reads the model too; after an error,
+	// until the process ends: the error may hold strings of them (the
+	// types of objects without hooks, say).
+	//
+	// A mapped input truncated under the run is an error naming it, not
+	// a crash (the write-back and the hooks' documents read its bytes).
+	defer snapshot.Protect(&err, func() []*snapshot.Document { return in.Docs() })()
 	// The inputs are read and planned before the lock file is made, so
 	// that a refusal (a stale plan, dangling references, no hook source,
 	// hooks that cannot run) touches nothing; once the lock is held they
@@ -263,7 +264,9 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
 			return nil, err
 		}
-		p = order.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+		if p, err = comparePlan(in); err != nil {
+			return nil, err
+		}
 	}
 	if p != nil {
 		if _, err := refusePlan(ctx, p, opts, needSource); err != nil {
@@ -310,7 +313,9 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		if in, err = ReadInputs(opts.Stdin, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
 			return nil, err
 		}
-		p = order.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+		if p, err = comparePlan(in); err != nil {
+			return nil, err
+		}
 	case opts.Plan == nil && !in.Unchanged():
 		// Changed while apply waited for the lock: what runs is what is
 		// there now.
@@ -319,7 +324,9 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, nil, true); err != nil {
 			return nil, err
 		}
-		p = order.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+		if p, err = comparePlan(in); err != nil {
+			return nil, err
+		}
 	case opts.Plan != nil && !in.Unchanged():
 		// Changed while apply waited for the lock: by another apply of
 		// this plan (it was applied), or by anything else (stale). The
@@ -605,6 +612,16 @@ func envelopeAttributes(in *Inputs) json.RawMessage {
 	return json.RawMessage(raw)
 }
 
+// comparePlan compares the trees of in (diff.Compare) and plans the
+// destruction of what is doomed (NewPlan).
+func comparePlan(in *Inputs) (*order.Plan, error) {
+	d, err := diff.Compare(in.Snapshot, in.Incoming)
+	if err != nil {
+		return nil, err
+	}
+	return order.NewPlan(d), nil
+}
+
 // readSavedPlan reads the inputs of the saved plan opts.Plan and checks
 // them against it: it returns the inputs and their plan when the plan
 // holds; applied when the inputs changed because the plan was carried
@@ -633,7 +650,10 @@ func readSavedPlan(opts RunOptions, hookDiffs []string) (in *Inputs, p *order.Pl
 			diffs = append(diffs, InputChanged(d.Name, sp.Inputs[k].SHA256, d.SHA256()))
 		}
 	}
-	p = order.NewPlan(diff.Compare(in.Snapshot, in.Incoming))
+	if p, err = comparePlan(in); err != nil {
+		in.Close()
+		return nil, nil, false, err
+	}
 	if len(diffs) > 0 {
 		left, applied := Applied(sp, in, p)
 		if applied {

@@ -30,7 +30,10 @@ func BenchmarkPlanDanglingRefs(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				r := diff.Compare(snap, inc)
+				r, err := diff.Compare(snap, inc)
+				if err != nil {
+					b.Fatal(err)
+				}
 				if s != modelgen.TinyObjects && s != modelgen.Subscribers && len(r.Dangling) == 0 {
 					b.Fatal("no dangling references")
 				}

@@ -8,6 +8,7 @@ package diff
 import (
 	"context"
 	"sort"
+	"sync"
 
 	"github.com/objgc/objgc/snapshot"
 )
@@ -55,14 +56,10 @@ type Result struct {
 func (r *Result) IsDoomed(i int32) bool { return i >= 0 && int(i) < len(r.doomed) && r.doomed[i] }
 
 // Compare computes the Result of snap against incoming. Neither tree is
-// modified. A fault reading a mapped model panics with its
-// *snapshot.ChangedError, which the caller's snapshot.Guard returns.
-func Compare(snap, incoming *snapshot.Tree) *Result {
-	r, err := CompareContext(context.Background(), snap, incoming)
-	if err != nil {
-		panic(err)
-	}
-	return r
+// modified. The error is a *snapshot.ChangedError when a mapped model's
+// file was truncated under the comparison.
+func Compare(snap, incoming *snapshot.Tree) (*Result, error) {
+	return CompareContext(context.Background(), snap, incoming)
 }
 
 // checkEvery is how many objects or strings the loops handle between two
@@ -105,8 +102,13 @@ func (pt *part) compare(r *Result, i int32, id string, j int32) {
 // CompareContext is Compare that gives up when ctx is done, within a few
 // thousand objects, and returns ctx.Err() and no Result (a SIGINT during
 // a plan of a large model stops it promptly).
-func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result, error) {
+//
+// The comparison reads the trees on several goroutines, each under
+// snapshot.Protect as the caller's is: a fault reading a mapped model is
+// its *snapshot.ChangedError, not a crash.
+func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (_ *Result, err error) {
 	r := &Result{Snapshot: snap, Incoming: incoming, doomed: make([]bool, len(snap.Objects))}
+	defer snapshot.Protect(&err, r.docs)()
 	// Two halves in parallel: a million lookups in the incoming index
 	// are the bulk of the work. Tree.LookupAll and Tree.Type only read the
 	// trees (the id index is a slice probed in place, nothing is cached),
@@ -114,9 +116,7 @@ func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result
 	// indexes of r.doomed.
 	var parts [2]part
 	total := len(snap.Objects)
-	// A type may be read from a mapped model: a fault is an error naming
-	// its file, not a crash (snapshot.GuardEach).
-	err := snapshot.GuardEach(len(parts), func(k int) error {
+	err = r.each(len(parts), func(k int) {
 		pt, lo, hi := &parts[k], k*total/2, (k+1)*total/2
 		// The ids of a chunk of objects are looked up together
 		// (Tree.LookupAll: the incoming index is larger than the caches,
@@ -125,12 +125,8 @@ func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result
 		ids := make([]string, 0, lookupChunk)
 		found := make([]int32, lookupChunk)
 		for from := lo; from < hi; from += lookupChunk {
-			if from%checkEvery < lookupChunk {
-				if ctx.Err() != nil {
-					return nil
-				}
-				snap.Doc.Release() // a mapped model: see snapshot.Document.Release
-				incoming.Doc.Release()
+			if from%checkEvery < lookupChunk && ctx.Err() != nil {
+				return
 			}
 			idxs, ids = idxs[:0], ids[:0]
 			for i := from; i < min(from+lookupChunk, hi); i++ {
@@ -144,7 +140,6 @@ func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result
 				pt.compare(r, i, ids[n], found[n])
 			}
 		}
-		return nil
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -176,6 +171,33 @@ func CompareContext(ctx context.Context, snap, incoming *snapshot.Tree) (*Result
 	return r, nil
 }
 
+// docs returns the documents of the trees compared.
+func (r *Result) docs() []*snapshot.Document {
+	return []*snapshot.Document{r.Snapshot.Doc, r.Incoming.Doc}
+}
+
+// each runs f(0) to f(n-1), each on a goroutine of its own, and waits for
+// them: the work of a loop over the trees split between the processors. A
+// fault reading a mapped model stops the goroutine that met it: the first
+// in that order is returned.
+func (r *Result) each(n int, f func(k int)) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() {
+			defer snapshot.Protect(&errs[k], r.docs)()
+			f(k)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // typeChanged compares class names, and versions and packages where both
 // sides name them: a type string that gained its /version@package on an
 // engine upgrade is not a change.
@@ -197,9 +219,8 @@ func (r *Result) findDangling(ctx context.Context) error {
 	// The incoming model's string values in two halves on two goroutines,
 	// each half's references in document order.
 	var halves [2][]Dangling
-	err := snapshot.GuardEach(len(halves), func(k int) error {
+	err := r.each(len(halves), func(k int) {
 		halves[k] = r.danglingIn(ctx, doomed, k, len(halves))
-		return nil
 	})
 	if err != nil {
 		return err // a fault reading a mapped model
@@ -230,14 +251,15 @@ func (r *Result) danglingIn(ctx context.Context, doomed *snapshot.IDSet, part, p
 	ids := make([]string, 0, lookupChunk)
 	found := make([]int32, lookupChunk)
 	lookup := func() {
-		in.Doc.Release() // a mapped model: see snapshot.Document.Release
 		doomed.LookupAll(ids, found[:len(ids)])
 		for k, j := range found[:len(ids)] {
 			if j < 0 {
 				continue
 			}
 			sv := vals[k]
-			d := Dangling{Referrer: in.ObjectAt(sv.Offset), Offset: sv.Offset, Doomed: j, DoomedID: sv.Value}
+			// The doomed object's id is the index's copy, not the
+			// value's bytes: it outlives the document's mapping.
+			d := Dangling{Referrer: in.ObjectAt(sv.Offset), Offset: sv.Offset, Doomed: j, DoomedID: r.Snapshot.ID(j)}
 			if d.Referrer >= 0 {
 				d.ReferrerID = in.ID(in.First(d.Referrer))
 			}
@@ -318,12 +340,8 @@ func (r *Result) findDropped(ctx context.Context) {
 	}
 	n := 0
 	in.StringsOfLength(in.MightBeID, func(sv snapshot.StringValue) bool {
-		if n++; n%checkEvery == 0 {
-			if ctx.Err() != nil {
-				return false
-			}
-			r.Snapshot.Doc.Release()
-			in.Doc.Release()
+		if n++; n%checkEvery == 0 && ctx.Err() != nil {
+			return false
 		}
 		t, ok := in.Lookup(sv.Value)
 		if !ok || !objs[t].Destroyed() {

@@ -1,7 +1,11 @@
 package diff
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/objgc/objgc/snapshot"
@@ -17,7 +21,11 @@ func compare(t *testing.T, snapJSON, incomingJSON string) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Compare(snap, in)
+	r, err := Compare(snap, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func ids(t *snapshot.Tree, idx []int32) []string {
@@ -86,5 +94,46 @@ func TestTypeChanges(t *testing.T) {
 	}
 	if len(r.Doomed) != 0 {
 		t.Errorf("a type change destroyed %v", ids(r.Snapshot, r.Doomed))
+	}
+}
+
+// TestCompareTruncatedMappedModel: a model file truncated under its
+// mapping after it was read makes the comparison's goroutines fault
+// reading its string values; Compare returns the *snapshot.ChangedError
+// naming the file, and does not crash.
+func TestCompareTruncatedMappedModel(t *testing.T) {
+	model := `{"ObjectsCopy": {"?": {"id": "env", "type": "E"}, "apps": [{"?": {"id": "app", "type": "A"}}], "ref": "app"},` +
+		` "Objects": {"?": {"id": "env", "type": "E"}, "apps": [], "ref": "app"}}`
+	// Padded to the size from which ReadDocument maps a file.
+	body := model + strings.Repeat(" ", 1<<20)
+	name := filepath.Join(t.TempDir(), "model.json")
+	if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := snapshot.ReadDocument(name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer doc.Close()
+	if !doc.Mapped() {
+		t.Skip("files are not mapped here")
+	}
+	snap, in, err := snapshot.LoadModel(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Compare(snap, in); err != nil || len(r.Dangling) != 1 {
+		t.Fatalf("before the truncation: %v, %+v", err, r)
+	}
+	if err := os.Truncate(name, 0); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compare(snap, in)
+	var ce *snapshot.ChangedError
+	if !errors.As(err, &ce) || ce.File != name || r != nil {
+		t.Fatalf("Compare of a truncated mapped model: %v, %v; want no result and a *snapshot.ChangedError naming %s", r, err, name)
+	}
+	if want := name + ": the file was truncated or rewritten while objgc read it; run again once it is written whole"; err.Error() != want {
+		t.Fatalf("error %q, want %q", err, want)
 	}
 }

@@ -66,12 +66,9 @@ func TestDuplicateKeys(t *testing.T) {
 // TestDuplicateKeysParallel checks that a duplicate key inside a tree read
 // by a scanner of its own is refused as the one-pass reader refuses it.
 func TestDuplicateKeysParallel(t *testing.T) {
-	old := ParallelMin
-	defer func() { ParallelMin = old }()
-	ParallelMin = 1
 	pad := `"pad": [` + strings.Repeat(`"x", `, 2000) + `"x"]`
 	data := []byte(`{"Objects": {"?": {"id": "e"}, ` + pad + `}, "ObjectsCopy": {"?": {"id": "e"}, ` + pad + `, "k": {"a": 1, "a": 2}}}`)
-	_, _, err := LoadModel(NewDocument("m.json", data))
+	_, _, err := LoadModel(parallelDoc("m.json", data))
 	if err == nil || !strings.Contains(err.Error(), `m.json: $.ObjectsCopy.k.a: duplicate key "a"`) {
 		t.Fatalf("error %v, want the duplicate key", err)
 	}

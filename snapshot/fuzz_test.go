@@ -74,7 +74,7 @@ func FuzzLoad(f *testing.F) {
 		if valid {
 			// Every copy's path, put back together from the segments
 			// recorded after its anchor, is the one found from the root.
-			checkObjectPathsOnce(t, "fuzz.json", data)
+			checkObjectPathsOnce(t, "fuzz.json", data, 0)
 		}
 		s, err := LoadSnapshot(d)
 		checkRefusal(t, data, valid, err)

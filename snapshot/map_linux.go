@@ -6,39 +6,27 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps size bytes of f read-only (mmap(2), MAP_PRIVATE). The
-// mapping is never unmapped: strings of the document share its memory.
+// mapFile maps size bytes of f read-only (mmap(2), MAP_PRIVATE), until
+// unmap.
 func mapFile(f *os.File, size int64) ([]byte, error) {
 	return unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_PRIVATE)
 }
 
-// release drops the pages of a mapped document from the process's
+// unmap ends a mapping made by mapFile (munmap(2)).
+func unmap(data []byte) {
+	_ = unix.Munmap(data)
+}
+
+// releasePages drops the pages of a mapped document from the process's
 // resident set (madvise(2) MADV_DONTNEED). The mapping is read-only and
 // backed by the file, so a page read again is mapped again from the page
 // cache (or read from the file) with the same bytes; nothing is lost.
-func release(data []byte) {
+func releasePages(data []byte) {
 	_ = unix.Madvise(data, unix.MADV_DONTNEED)
-}
-
-// trim releases data every interval until stop is closed: the pages a
-// reader touched since the last release leave the resident set, whatever
-// the reader (the scanner, the hash, a lookup, the write-back).
-func trim(data []byte, interval time.Duration, stop <-chan struct{}) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			release(data)
-		}
-	}
 }
 
 // sameCtime reports whether a and b have the same status change time.

@@ -9,36 +9,36 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // mappedFile writes body to a file of the test's and reads it mapped
 // (closed when the test ends).
 func mappedFile(t *testing.T, body []byte) (name string, doc *Document) {
 	t.Helper()
-	mapAll(t)
 	name = filepath.Join(t.TempDir(), "model.json")
 	if err := os.WriteFile(name, body, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := ReadDocument(name, nil)
+	return name, readMapped(t, name)
+}
+
+// readMapped reads the file name mapped, whatever its size, until the
+// test ends.
+func readMapped(t *testing.T, name string) *Document {
+	t.Helper()
+	doc, err := readDocument(name, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(doc.Close)
 	if !doc.Mapped() {
-		t.Fatal("not mapped")
+		t.Skip("files are not mapped here")
 	}
-	return name, doc
-}
-
-// mapAll makes ReadDocument map every file for the test.
-func mapAll(t *testing.T) {
-	t.Helper()
-	old := MapThreshold
-	MapThreshold = 1
-	t.Cleanup(func() { MapThreshold = old })
+	return doc
 }
 
 // TestMappedReadsAsRead: a model mapped from its file gives the same
@@ -59,41 +59,33 @@ func TestMappedReadsAsRead(t *testing.T) {
 			if read.Mapped() {
 				t.Fatalf("%s is mapped at the default threshold", f)
 			}
-			mapAll(t)
-			mapped, err := ReadDocument(f, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer mapped.Close()
-			if !mapped.Mapped() {
-				t.Fatalf("%s: not mapped with MapThreshold 1", f)
-			}
+			mapped := readMapped(t, f)
 			rs, ri, err := LoadModel(read)
 			if err != nil {
 				t.Fatal(err)
 			}
-			mapped.Release()
+			mapped.releaseNow()
 			ms, mi, err := LoadModel(mapped)
 			if err != nil {
 				t.Fatal(err)
 			}
-			mapped.Release()
+			mapped.releaseNow()
 			if !reflect.DeepEqual(summarize(rs), summarize(ms)) || !reflect.DeepEqual(summarize(ri), summarize(mi)) {
 				t.Errorf("%s: the mapped model's trees differ from the read one's", f)
 			}
 			if read.SHA256() != mapped.SHA256() {
 				t.Errorf("%s: sha256 %s mapped, %s read", f, mapped.SHA256(), read.SHA256())
 			}
-			mapped.Release()
+			mapped.releaseNow()
 			if !bytes.Equal(read.Data, mapped.Data) {
-				t.Errorf("%s: the mapped bytes differ from the file's after Release", f)
+				t.Errorf("%s: the mapped bytes differ from the file's after a release", f)
 			}
 		})
 	}
 }
 
 // TestTruncatedMappedFile: a file truncated while it is mapped makes a read
-// of it fault (SIGBUS); the loaders, and Guard around any other reader,
+// of it fault (SIGBUS); the loaders, and Protect for any other reader,
 // turn that into a *ChangedError naming the file instead of a crash.
 func TestTruncatedMappedFile(t *testing.T) {
 	body := bytes.Repeat([]byte(" "), 1<<20)
@@ -108,18 +100,14 @@ func TestTruncatedMappedFile(t *testing.T) {
 		t.Fatalf("LoadModel of a truncated mapped file: %v, want a *ChangedError naming %s", err, name)
 	}
 
-	err = Guard(func() error {
+	err = protected(doc, func() {
 		sink = doc.Data[len(doc.Data)-1] // a plain read of the mapping
-		return nil
 	})
 	if !errors.As(err, &ce) || ce.File != name {
-		t.Fatalf("a read of a truncated mapped file under Guard: %v, want a *ChangedError naming %s", err, name)
+		t.Fatalf("a read of a truncated mapped file under Protect: %v, want a *ChangedError naming %s", err, name)
 	}
 
-	err = Guard(func() error {
-		doc.SHA256()
-		return nil
-	})
+	err = protected(doc, func() { doc.SHA256() })
 	if !errors.As(err, &ce) || ce.File != name {
 		t.Fatalf("SHA256 of a truncated mapped file: %v, want a *ChangedError naming %s", err, name)
 	}
@@ -128,16 +116,73 @@ func TestTruncatedMappedFile(t *testing.T) {
 // sink keeps a test's read of a mapping from being optimized away.
 var sink byte
 
-// TestGuardPassesOtherPanics: Guard re-panics with what is not a fault in
-// a mapped document.
-func TestGuardPassesOtherPanics(t *testing.T) {
-	defer func() {
-		if r := recover(); r != "other" {
-			t.Fatalf("recovered %v, want the panic passed on", r)
+// protected runs f under Protect for doc, as a caller reading a
+// document's bytes does.
+func protected(doc *Document, f func()) (err error) {
+	defer Protect(&err, func() []*Document { return []*Document{doc} })()
+	f()
+	return nil
+}
+
+// TestProtectPassesOtherPanics: Protect passes on a panic that is not a
+// fault in one of its documents: another panic, and a fault in a mapped
+// document it was not given.
+func TestProtectPassesOtherPanics(t *testing.T) {
+	_, doc := mappedFile(t, bytes.Repeat([]byte(" "), 1<<16))
+	passes := func(what string, f func(), want func(r any) bool) {
+		t.Helper()
+		defer func() {
+			if r := recover(); !want(r) {
+				t.Fatalf("%s: recovered %v, want the panic passed on", what, r)
+			}
+		}()
+		_ = protected(doc, f)
+		t.Fatalf("%s: Protect swallowed a panic that was not a fault in its document", what)
+	}
+	passes("a panic", func() { panic("other") }, func(r any) bool { return r == "other" })
+
+	name, other := mappedFile(t, bytes.Repeat([]byte(" "), 1<<16))
+	if err := os.Truncate(name, 0); err != nil {
+		t.Fatal(err)
+	}
+	passes("a fault in another document", func() { sink = other.Data[len(other.Data)-1] }, func(r any) bool {
+		_, ok := r.(interface{ Addr() uintptr })
+		return ok
+	})
+}
+
+// TestCloseUnmaps: Close unmaps a mapped document, once whatever the
+// number of calls, and a release after it touches nothing.
+func TestCloseUnmaps(t *testing.T) {
+	_, doc := mappedFile(t, bytes.Repeat([]byte(" "), 1<<16))
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(doc.Data)))
+	if !mappedAt(t, lo) {
+		t.Fatalf("no mapping at %#x before Close", lo)
+	}
+	doc.Close()
+	doc.Close()
+	if mappedAt(t, lo) {
+		t.Fatalf("a mapping at %#x after Close", lo)
+	}
+	doc.release()
+	doc.maybeRelease()
+}
+
+// mappedAt reports whether the process maps address a
+// (/proc/self/maps).
+func mappedAt(t *testing.T, a uintptr) bool {
+	t.Helper()
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, l := range strings.Split(string(maps), "\n") {
+		var lo, hi uintptr
+		if _, err := fmt.Sscanf(l, "%x-%x", &lo, &hi); err == nil && a >= lo && a < hi {
+			return true
 		}
-	}()
-	_ = Guard(func() error { panic("other") })
-	t.Fatal("Guard swallowed a panic that was not a fault")
+	}
+	return false
 }
 
 // TestCheckMapped: a mapped file written in place after it was mapped is a
@@ -159,12 +204,7 @@ func TestCheckMapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mapAll(t)
-	mapped, err := ReadDocument(name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mapped.Close()
+	mapped := readMapped(t, name)
 	if err := mapped.CheckMapped(); err != nil {
 		t.Fatalf("untouched file: %v", err)
 	}

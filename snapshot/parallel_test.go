@@ -34,9 +34,10 @@ func treeResult(t *Tree) []string {
 	return append(out, fmt.Sprintf("span %d %d null %v idless %v dups %v", t.Start, t.End, t.Null, t.IDless, t.Duplicates))
 }
 
-func loadAll(data []byte) loadResult {
+func loadAll(data []byte, parallelMin int) loadResult {
 	var r loadResult
 	d := NewDocument("m.json", data)
+	d.parallelMin = parallelMin
 	if s, i, err := LoadModel(d); err != nil {
 		r.Model = []string{err.Error()}
 	} else {
@@ -61,17 +62,13 @@ func loadAll(data []byte) loadResult {
 }
 
 // checkParallelSame fails when reading data with the trees scanned in
-// parallel (every "Objects" and "ObjectsCopy" value, ParallelMin 1) gives
+// parallel (every "Objects" and "ObjectsCopy" value, parallelMin 1) gives
 // anything but what the one-pass scanner gives: the same trees, records,
 // strings and the same errors.
 func checkParallelSame(t *testing.T, data []byte) {
 	t.Helper()
-	old := ParallelMin
-	defer func() { ParallelMin = old }()
-	ParallelMin = 1 << 62
-	one := loadAll(data)
-	ParallelMin = 1
-	par := loadAll(data)
+	one := loadAll(data, 1<<62)
+	par := loadAll(data, 1)
 	for _, r := range []loadResult{one, par} {
 		if l := r.Model[len(r.Model)-1]; strings.HasSuffix(l, "readers left after loading") {
 			t.Fatal(l)
@@ -200,15 +197,12 @@ func TestGuessKey(t *testing.T) {
 // a scanner of its own when the guess holds (the common case), and read
 // by the one scanner when the guess is a decoy.
 func TestSpeculationAdopted(t *testing.T) {
-	old := ParallelMin
-	defer func() { ParallelMin = old }()
-	ParallelMin = 1
 	var snap, inc bytes.Buffer
 	if _, err := modelgen.Generate(&snap, &inc, modelgen.Config{Objects: 200, RemoveApps: 0.2, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	env := []byte(`{"Objects": ` + inc.String() + `, "ObjectsCopy": ` + snap.String() + `}`)
-	idx, err := scanWith(NewDocument("m.json", env), true)
+	idx, err := scanWith(parallelDoc("m.json", env), true)
 	if err != nil || idx == nil {
 		t.Fatalf("scan: %v", err)
 	}
@@ -220,7 +214,7 @@ func TestSpeculationAdopted(t *testing.T) {
 	if k, _ := guessKey(decoy, 12, "ObjectsCopy"); !bytes.HasPrefix(decoy[k:], []byte(`"ObjectsCopy": {"?": {"id": "decoy"}`)) {
 		t.Fatalf("the decoy is not what speculate guesses: %d", k)
 	}
-	idx, err = scanWith(NewDocument("m.json", decoy), true)
+	idx, err = scanWith(parallelDoc("m.json", decoy), true)
 	if err != nil || idx == nil {
 		t.Fatalf("scan: %v", err)
 	}
@@ -230,4 +224,11 @@ func TestSpeculationAdopted(t *testing.T) {
 	if n := len(idx.objects); n != 3 {
 		t.Fatalf("%d objects read, want 3", n)
 	}
+}
+
+// parallelDoc is NewDocument with every envelope tree scanned apart.
+func parallelDoc(name string, data []byte) *Document {
+	d := NewDocument(name, data)
+	d.parallelMin = 1
+	return d
 }

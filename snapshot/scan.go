@@ -251,20 +251,29 @@ func (s *scanner) legacy(h *header) int32 {
 	return int32(len(s.idx.legacies))
 }
 
-// ParallelMin is the least size in bytes of an envelope's "Objects" or
-// "ObjectsCopy" value that the reader scans on a goroutine of its own,
-// while it goes on with the rest of the document (the other tree): two
-// trees of a large model are read on two cores. Tests lower it.
-var ParallelMin = 8 << 20
+// defaultParallelMin is the least size in bytes of an envelope's
+// "Objects" or "ObjectsCopy" value that the reader scans on a goroutine of
+// its own, while it goes on with the rest of the document (the other
+// tree): two trees of a large model are read on two cores. Tests set
+// Document.parallelMin.
+const defaultParallelMin = 8 << 20
+
+// parallelMinOf returns doc's parallelMin, or defaultParallelMin.
+func parallelMinOf(doc *Document) int {
+	if doc.parallelMin > 0 {
+		return doc.parallelMin
+	}
+	return defaultParallelMin
+}
 
 // scan reads doc's data, releasing the pages read as it goes when doc is
-// mapped (Document.Release). The trees of a large envelope are scanned in
-// parallel (ParallelMin); when any part of that goes wrong (a syntax or
+// mapped (Document.release). The trees of a large envelope are scanned in
+// parallel (defaultParallelMin); when any part of that goes wrong (a syntax or
 // model error, a value whose end the bracket count and the scanner see
 // differently) the document is scanned again in one pass, so that errors
 // are those of the one-pass reader, the first in document order.
 func scan(doc *Document) (*flatIndex, error) {
-	if len(doc.Data) >= ParallelMin && looksLikeEnvelope(doc.Data) {
+	if len(doc.Data) >= parallelMinOf(doc) && looksLikeEnvelope(doc.Data) {
 		idx, err := scanWith(doc, true)
 		if err == nil && idx != nil {
 			return idx, nil
@@ -280,7 +289,7 @@ func scan(doc *Document) (*flatIndex, error) {
 // scanWith is one scan of doc. With parallel, it returns a nil index and
 // a nil error when a parallel part went wrong: the caller scans again.
 func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
-	file, data, mapped := doc.Name, doc.Data, doc.mapped
+	file, data, mapped := doc.Name, doc.Data, doc.Mapped()
 	if len(data) > MaxSize {
 		return nil, &ModelError{File: file, Path: "$", Msg: fmt.Sprintf("input is %d bytes; at most %d are supported", len(data), MaxSize)}
 	}
@@ -438,9 +447,9 @@ func (s *scanner) speculate(k string) {
 		other = "Objects"
 	}
 	keyOff, value := guessKey(s.data, s.pos, other)
-	if keyOff < 0 || keyOff-s.pos < ParallelMin || len(s.data)-value < ParallelMin {
+	if least := parallelMinOf(s.doc); keyOff < 0 || keyOff-s.pos < least || len(s.data)-value < least {
 		// One tree, or one small: this scanner reads the rest alone.
-		s.idx.reserve(s.data[s.pos:], s.doc.mapped)
+		s.idx.reserve(s.data[s.pos:], s.doc.Mapped())
 		return
 	}
 	sub := &subScan{start: value, end: -1, keyOff: keyOff, done: make(chan struct{})}
@@ -452,16 +461,16 @@ func (s *scanner) speculate(k string) {
 	go func() {
 		defer close(sub.done)
 		defer c.doc.leaving()
-		sub.err = Guard(func() error {
+		sub.err = do(func() error {
 			// The end is not known: the index is sized for the rest.
-			c.idx.alloc(c.data[value:], c.doc.mapped)
+			c.idx.alloc(c.data[value:], c.doc.Mapped())
 			err := c.value()
 			sub.pos, sub.idx = c.pos, &c.idx
 			return err
-		})
+		}, c.doc)
 	}()
 	// This scanner reads the first tree: size its index for it.
-	s.idx.reserve(s.data[s.pos:keyOff], s.doc.mapped)
+	s.idx.reserve(s.data[s.pos:keyOff], s.doc.Mapped())
 }
 
 // guessed returns the scan started on a guess at the key whose opening
@@ -549,11 +558,11 @@ var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 // passChunk is the size of the pieces in which a fast pass over a mapped
 // document (countByte, the hash) reads it, releasing each one behind it:
 // such a pass reads gigabytes a second, far faster than the trimming
-// goroutine releases pages (Document, TrimInterval).
+// goroutine releases pages (mapping, trimInterval).
 const passChunk = 4 << 20
 
 // releaseEvery is how many objects the loops over a whole document or tree
-// read between two calls of Document.Release.
+// read between two calls of Document.release.
 const releaseEvery = 1 << 12
 
 // estimateObjects returns the count of '?' bytes in data, exactly for
@@ -628,7 +637,7 @@ func eachChunk(data []byte, mapped bool, fn func(chunk []byte)) {
 		chunk := data[lo:min(lo+passChunk, len(data))]
 		fn(chunk)
 		if mapped {
-			release(chunk)
+			releasePages(chunk)
 		}
 	}
 }
@@ -1141,7 +1150,7 @@ func (s *scanner) object() error {
 		s.idx.objects[c].encl = i
 	}
 	if i%releaseEvery == 0 {
-		s.doc.Release()
+		s.doc.release()
 		if s.abandon != nil && s.abandon.Load() {
 			return errAbandoned
 		}

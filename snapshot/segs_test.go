@@ -68,20 +68,20 @@ func cutPath(segs []string) string {
 // compared.
 func checkObjectPaths(t *testing.T, name string, data []byte) int {
 	t.Helper()
-	old := ParallelMin
-	defer func() { ParallelMin = old }()
-	ParallelMin = 1 << 62
-	n := checkObjectPathsOnce(t, name, data)
-	ParallelMin = 1
-	return n + checkObjectPathsOnce(t, name+" (parallel)", data)
+	n := checkObjectPathsOnce(t, name, data, 1<<62)
+	return n + checkObjectPathsOnce(t, name+" (parallel)", data, 1)
 }
 
-func checkObjectPathsOnce(t *testing.T, name string, data []byte) int {
+// checkObjectPathsOnce is checkObjectPaths of data read with
+// Document.parallelMin parallelMin.
+func checkObjectPathsOnce(t *testing.T, name string, data []byte, parallelMin int) int {
 	t.Helper()
+	doc := NewDocument(name, data)
+	doc.parallelMin = parallelMin
 	var trees []*Tree
-	if snap, inc, err := LoadModel(NewDocument(name, data)); err == nil {
+	if snap, inc, err := LoadModel(doc); err == nil {
 		trees = []*Tree{snap, inc}
-	} else if inc, err := LoadGraph(NewDocument(name, data)); err == nil {
+	} else if inc, err := LoadGraph(doc); err == nil {
 		trees = []*Tree{inc}
 	} else {
 		return 0 // models that are bad on purpose

@@ -137,7 +137,7 @@ type legacyType struct{ version, pkg string }
 
 // ID returns the id of copy i ("" when it has none, HasID false). The
 // string shares the tree's copy of its ids: reading it never reads the
-// document, whose pages a mapped model releases (Document.Release).
+// document, whose pages a mapped model releases (Document.release).
 func (t *Tree) ID(i int32) string {
 	r := t.Objects[i].id
 	if r.n == 0 {
@@ -149,7 +149,7 @@ func (t *Tree) ID(i int32) string {
 // TypeString returns the type of copy i's header as written ("" when it
 // has none). A type the index's table does not hold (past maxTypes) is
 // read from the document: for a mapped one, TypeString releases the pages
-// read before (Document.MaybeRelease), as Dependencies does, so that
+// read before (Document.maybeRelease), as Dependencies does, so that
 // loops over objects far apart need not.
 func (t *Tree) TypeString(i int32) string {
 	r := t.Objects[i].typ
@@ -157,7 +157,7 @@ func (t *Tree) TypeString(i int32) string {
 		return t.ext[r.off]
 	}
 	if r.n > 0 {
-		t.Doc.MaybeRelease()
+		t.Doc.maybeRelease()
 	}
 	return t.Doc.view(int(r.off), int(r.off)+int(r.n))
 }
@@ -177,7 +177,7 @@ func (t *Tree) Type(i int32) Type {
 		ty, _ = ParseType(t.TypeString(i))
 	}
 	if l := t.legacy(i); l != 0 {
-		t.Doc.MaybeRelease() // the keys' strings are the document's
+		t.Doc.maybeRelease() // the keys' strings are the document's
 		lt := t.legacies[l-1]
 		if ty.Version == "" {
 			ty.Version = lt.version
@@ -250,10 +250,8 @@ type Tree struct {
 	long              bool      // some id is 256 bytes or longer
 }
 
-// Lookup returns the index of the object with id (its first copy).
-// Loops that look up many ids of a mapped document release its pages as
-// they go (Document.Release): Lookup does not, it is called millions of
-// times a plan.
+// Lookup returns the index of the object with id (its first copy). It
+// reads the index's copy of the ids, never the document.
 func (t *Tree) Lookup(id string) (int32, bool) {
 	return t.byID.get(t, id)
 }
@@ -329,11 +327,15 @@ func (t *Tree) StringsOfLength(keep func(n int) bool, yield func(StringValue) bo
 // StringsOfLengthPart is StringsOfLength of the part-th of parts equal
 // shares of the tree's string values (in document order, part from 0):
 // the parts together are all of them, so that they can be read on
-// several goroutines.
+// several goroutines. The pages of a mapped document read are released
+// as it goes.
 func (t *Tree) StringsOfLengthPart(part, parts int, keep func(n int) bool, yield func(StringValue) bool) {
 	data := t.Doc.Data
 	n := len(t.strs)
-	for _, sv := range t.strs[n*part/parts : n*(part+1)/parts] {
+	for k, sv := range t.strs[n*part/parts : n*(part+1)/parts] {
+		if k%releaseEvery == 0 {
+			t.Doc.release()
+		}
 		off := int(sv.off)
 		n := int(sv.n &^ strFlagEscaped)
 		var v string
@@ -366,7 +368,7 @@ func (t *Tree) StringsOfLengthPart(part, parts int, keep func(n int) bool, yield
 // itself (First == i) the records of all its copies, each (subscriber,
 // handler) once, in document order. The slice must not be modified. The
 // records' strings are the document's: for a mapped one, Dependencies
-// releases the pages read before (Document.MaybeRelease), so that loops
+// releases the pages read before (Document.maybeRelease), so that loops
 // over objects far apart need not.
 func (t *Tree) Dependencies(i int32) []Dependency {
 	e := t.Objects[i].ext
@@ -377,7 +379,7 @@ func (t *Tree) Dependencies(i int32) []Dependency {
 	if sp.lo == sp.hi {
 		return nil
 	}
-	t.Doc.MaybeRelease()
+	t.Doc.maybeRelease()
 	return t.deps[sp.lo:sp.hi:sp.hi]
 }
 
@@ -415,10 +417,10 @@ func (t *Tree) ObjectAt(off int) int32 {
 // ObjectPath reads the keys of the copy's path from the index's table of
 // keys (flatIndex.keySegs), not from the document; past maxKeys distinct
 // keys it reads the others from the document, and for a mapped document
-// releases the pages read as it goes (Document.Release).
+// releases the pages read as it goes (Document.release).
 func (t *Tree) ObjectPath(i int32) string {
 	if len(t.keySegs) >= maxKeys {
-		t.Doc.MaybeRelease()
+		t.Doc.maybeRelease()
 	}
 	var buf [32]int32
 	segs := t.segsOf(i, buf[:0])
@@ -541,7 +543,7 @@ func (t *Tree) finish(lo int, deps []Dependency, exts []objExt) {
 			sink += t.byID.touchAll(hs[:end-i])
 		}
 		if i%releaseEvery == 0 {
-			t.Doc.Release()
+			t.Doc.release()
 		}
 		o := &objs[i]
 		if o.encl >= 0 {

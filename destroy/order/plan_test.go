@@ -24,7 +24,16 @@ func planFile(t *testing.T, name string) *Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewPlan(diff.Compare(snap, in))
+	return NewPlan(mustCompare(snap, in))
+}
+
+// mustCompare is diff.Compare of trees held in memory, which cannot fault.
+func mustCompare(snap, in *snapshot.Tree) *diff.Result {
+	r, err := diff.Compare(snap, in)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }
 
 // planJSON plans two bare object trees (or envelopes), as --snapshot and
@@ -39,7 +48,7 @@ func planJSON(t *testing.T, snapJSON, incomingJSON string) *Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewPlan(diff.Compare(snap, in))
+	return NewPlan(mustCompare(snap, in))
 }
 
 // groupIDs returns the plan's groups as ids, in destruction order.

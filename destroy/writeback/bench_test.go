@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/objgc/objgc/destroy/order"
-	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/internal/modelgen"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -46,7 +45,7 @@ func planJSON(tb testing.TB, snapJSON, incomingJSON string) *order.Plan {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return order.NewPlan(diff.Compare(snap, in))
+	return order.NewPlan(mustCompare(snap, in))
 }
 
 // BenchmarkWriteBack100k writes back a generated 100,000-object model

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/objgc/objgc/internal/jsonedit"
-	"github.com/objgc/objgc/snapshot"
 )
 
 // Model is the model Build decided on, written by WriteTo
@@ -15,15 +14,11 @@ import (
 // regions copied in document order (see Build for what is held).
 type Model struct {
 	objects, objectsCopy, attributes func(w jsonedit.Writer) error
-	// docs are the documents the values are copied from: a mapped one's
-	// pages are released as the copy goes (snapshot.Document.Release).
-	docs []*snapshot.Document
 }
 
 // WriteTo writes the envelope to w, then a newline.
 func (m *Model) WriteTo(w io.Writer) (int64, error) {
 	cw := newCountWriter(w)
-	cw.docs = m.docs
 	m.writeNested(cw, "")
 	cw.WriteByte('\n')
 	return cw.finish()
@@ -35,7 +30,6 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 // newline.
 func (m *Model) WriteNested(w io.Writer, indent string) (int64, error) {
 	cw := newCountWriter(w)
-	cw.docs = m.docs
 	m.writeNested(cw, indent)
 	return cw.finish()
 }
@@ -89,15 +83,7 @@ type countWriter struct {
 	n     int64
 	err   error
 	valid *asyncValidator // when not nil, checks what is written
-	// docs are released every releaseBytes written: the bytes copied
-	// from a mapped model leave the resident set behind the copy.
-	docs []*snapshot.Document
-	next int64
 }
-
-// releaseBytes is how many bytes a countWriter writes between two releases
-// of its model's pages.
-const releaseBytes = 4 << 20
 
 func newCountWriter(w io.Writer) *countWriter {
 	if jw, ok := w.(jsonedit.Writer); ok {
@@ -117,12 +103,6 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	c.err = err
-	if c.n >= c.next {
-		for _, d := range c.docs {
-			d.Release()
-		}
-		c.next = c.n + releaseBytes
-	}
 	return n, err
 }
 

@@ -109,8 +109,7 @@ func Build(p *order.Plan, out Effects, attributes json.RawMessage, onDanglingKee
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{objects: objects, objectsCopy: objects, attributes: attrs,
-		docs: []*snapshot.Document{d.Snapshot.Doc, d.Incoming.Doc}}
+	m := &Model{objects: objects, objectsCopy: objects, attributes: attrs}
 	some := false
 	for _, pl := range p.Objects {
 		some = some || wb.retained[pl.Snapshot]
