@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,15 +17,17 @@ import (
 	"testing"
 
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/internal/golden"
 	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/internal/modelgen"
 	"github.com/objgc/objgc/snapshot"
 )
 
 // The streamed write-back must write, byte for byte, what the write-back
-// built whole in memory wrote. testdata/outputs.sha256
-// holds the sha256 of each output below as the in-memory write-back (commit
-// 6528557) wrote it; go test -update rewrites it from the code as it is.
+// built whole in memory wrote. testdata/want holds each output below as
+// that write-back (commit 6528557) wrote it: the whole output for the
+// real models, an object diff for the generated ones (objectDiff says why);
+// go test -update rewrites them from the code as it is.
 
 // wbCase is one write-back: a plan, what the run did, and the flags.
 type wbCase struct {
@@ -271,23 +272,106 @@ func patchesFor(p *order.Plan) map[string][]json.RawMessage {
 	return out
 }
 
-// outputSums reads testdata/outputs.sha256: name, then sum.
-func outputSums(t *testing.T) map[string]string {
+// wantPath is the golden file of case name's output: testdata/want/ and
+// the name, then .json (the output), .diff (its object diff, for a
+// generated model) or .error (the error, when there is no output).
+func wantPath(name, ext string) string {
+	return filepath.Join("testdata", "want", filepath.FromSlash(name)+ext)
+}
+
+// objectDiff describes out, the write-back of the envelope input, for a
+// reader, where the output itself is too large to keep (the outputs of
+// the generated models are 26 MB together): its sha256 and size, which
+// pin its bytes, then what it changed object by object: Objects against
+// the input's Objects (- a copy gone with a dropped object, + a destroyed
+// object written in full), ObjectsCopy against the output's Objects (+ a
+// failed or blocked object put back), and the rows of Attributes.
+func objectDiff(t *testing.T, input, out []byte) []byte {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "outputs.sha256"))
+	_, inObjects, err := snapshot.LoadModel(snapshot.NewDocument("input", input))
 	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
+		t.Fatal(err)
 	}
-	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		name, sum, ok := strings.Cut(sc.Text(), "\t")
-		if ok {
-			out[name] = sum
+	outCopy, outObjects, err := snapshot.LoadModel(snapshot.NewDocument("output", out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "sha256 %x, %d bytes\n", sha256.Sum256(out), len(out))
+	b.WriteString("\nObjects, against the input's Objects:\n")
+	copyDiff(&b, inObjects, outObjects)
+	b.WriteString("\nObjectsCopy, against the output's Objects:\n")
+	copyDiff(&b, outObjects, outCopy)
+	var rows [2]int
+	for k, doc := range [][]byte{input, out} {
+		var env struct{ Attributes []json.RawMessage }
+		if err := json.Unmarshal(doc, &env); err != nil {
+			t.Fatal(err)
+		}
+		rows[k] = len(env.Attributes)
+	}
+	fmt.Fprintf(&b, "\nAttributes: %d rows, %d in the input\n", rows[1], rows[0])
+	return b.Bytes()
+}
+
+// copyDiff writes a line for each object copy of a that b lacks (-), then
+// for each copy of b that a lacks (+) or whose "destroyed" flag differs
+// (!), in document order, by id and the copy's rank among the copies of
+// its id, with its JSON path.
+func copyDiff(w io.Writer, a, b *snapshot.Tree) {
+	copies := func(t *snapshot.Tree) (map[string]int32, []int32) {
+		byKey, rank := map[string]int32{}, map[string]int{}
+		var order []int32
+		for k := range t.Objects {
+			if t.Objects[k].HasID() {
+				order = append(order, int32(k))
+			}
+		}
+		sort.Slice(order, func(x, y int) bool { return t.Objects[order[x]].Start < t.Objects[order[y]].Start })
+		for _, i := range order {
+			id := t.ID(i)
+			byKey[fmt.Sprintf("%s#%d", id, rank[id])] = i
+			rank[id]++
+		}
+		return byKey, order
+	}
+	keyOf := func(byKey map[string]int32) map[int32]string {
+		out := make(map[int32]string, len(byKey))
+		for k, i := range byKey {
+			out[i] = k
+		}
+		return out
+	}
+	aKeys, aOrder := copies(a)
+	bKeys, bOrder := copies(b)
+	aOf, bOf := keyOf(aKeys), keyOf(bKeys)
+	n := 0
+	flag := func(t *snapshot.Tree, i int32) string {
+		if t.Objects[i].Destroyed() {
+			return " (destroyed)"
+		}
+		return ""
+	}
+	for _, i := range aOrder {
+		if _, ok := bKeys[aOf[i]]; !ok {
+			fmt.Fprintf(w, "- %s at %s%s\n", a.ID(i), a.ObjectPath(i), flag(a, i))
+			n++
 		}
 	}
-	return out
+	for _, i := range bOrder {
+		j, ok := aKeys[bOf[i]]
+		switch {
+		case !ok:
+			fmt.Fprintf(w, "+ %s at %s%s\n", b.ID(i), b.ObjectPath(i), flag(b, i))
+			n++
+		case a.Objects[j].Destroyed() != b.Objects[i].Destroyed():
+			fmt.Fprintf(w, "! %s at %s: destroyed %v, was %v\n", b.ID(i), b.ObjectPath(i), b.Objects[i].Destroyed(), a.Objects[j].Destroyed())
+			n++
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "  (no copy added or removed)")
+	}
 }
 
 // TestWriteBackSameOutput checks, on every real model and on generated
@@ -305,7 +389,7 @@ func TestWriteBackSameOutput(t *testing.T) {
 	}
 	defer func() { proxyMin = defaultProxyMin }()
 	var shapes struct{ retained, patched, dropped, expanded int }
-	got := map[string]string{}
+	seen := map[string]bool{}
 	for _, c := range cases {
 		var b bytes.Buffer
 		err := WriteBack(&b, c.p, c.out, c.attrs, c.keep)
@@ -317,15 +401,10 @@ func TestWriteBackSameOutput(t *testing.T) {
 		if (err == nil) != (perr == nil) || err != nil && err.Error() != perr.Error() || !bytes.Equal(b.Bytes(), viaProxy.Bytes()) {
 			t.Errorf("%s: through proxies: error %v (%v without), %d bytes (%d without)", c.name, perr, err, viaProxy.Len(), b.Len())
 		}
-		sum := ""
-		if err != nil {
-			sum = "error: " + err.Error()
-		} else {
+		if err == nil {
 			if !json.Valid(b.Bytes()) {
 				t.Errorf("%s: output is not valid JSON", c.name)
 			}
-			s := sha256.Sum256(b.Bytes())
-			sum = hex.EncodeToString(s[:])
 			for k, d := range c.out.Destroyed {
 				if !d {
 					shapes.retained++
@@ -341,35 +420,37 @@ func TestWriteBackSameOutput(t *testing.T) {
 				shapes.dropped++
 			}
 		}
-		if _, dup := got[c.name]; dup {
+		if seen[c.name] {
 			t.Fatalf("two cases named %s", c.name)
 		}
-		got[c.name] = sum
+		seen[c.name] = true
+		switch {
+		case err != nil:
+			golden.Check(t, wantPath(c.name, ".error"), []byte(err.Error()+"\n"))
+		case strings.HasPrefix(c.name, "gen/"):
+			golden.Check(t, wantPath(c.name, ".diff"), objectDiff(t, c.p.Diff.Incoming.Doc.Data, b.Bytes()))
+		default:
+			golden.Check(t, wantPath(c.name, ".json"), b.Bytes())
+		}
 	}
 	// The cases must cover every edit the write-back makes.
 	if shapes.retained == 0 || shapes.patched == 0 || shapes.dropped == 0 || shapes.expanded == 0 {
 		t.Fatalf("cases miss a shape: %+v", shapes)
 	}
-	path := filepath.Join("testdata", "outputs.sha256")
-	if *updateWriteback {
-		var b strings.Builder
-		for _, c := range cases {
-			fmt.Fprintf(&b, "%s\t%s\n", c.name, got[c.name])
+	// A golden file of no case is left over.
+	want := filepath.Join("testdata", "want")
+	err := filepath.WalkDir(want, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
+		rel, _ := filepath.Rel(want, path)
+		if name := strings.TrimSuffix(filepath.ToSlash(rel), filepath.Ext(rel)); !seen[name] {
+			t.Errorf("%s is the output of no case: remove it", path)
 		}
-		return
-	}
-	want := outputSums(t)
-	for _, c := range cases {
-		w, ok := want[c.name]
-		switch {
-		case !ok:
-			t.Errorf("%s: no recorded output", c.name)
-		case got[c.name] != w:
-			t.Errorf("%s: output %s, recorded %s", c.name, got[c.name], w)
-		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("%d cases: %+v", len(cases), shapes)
 }

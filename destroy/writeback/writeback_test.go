@@ -3,7 +3,6 @@ package writeback
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,14 +14,13 @@ import (
 	"testing"
 
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/internal/golden"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/snapshot"
 )
-
-var updateWriteback = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // Ids in testdata/pairs.
 const (
@@ -107,25 +105,10 @@ func writeBackOK(t *testing.T, p *order.Plan, out Effects, attrs json.RawMessage
 	return env, snap, in
 }
 
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/name (go test -update rewrites it).
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateWriteback {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 func span(t *snapshot.Tree) []byte { return t.Doc.Data[t.Start:t.End] }
@@ -191,7 +174,7 @@ func TestWriteBackDanglingKeep(t *testing.T) {
 		t.Errorf("without keep: err = %v, want one naming %s and --on-dangling=keep", err, idMySQL)
 	}
 	env, snap, in := writeBackOK(t, p, Effects{Destroyed: destroyedExcept(p)}, nil, true)
-	golden(t, "dangling-reference-keep.json", env)
+	checkGolden(t, "dangling-reference-keep.json", env)
 	for _, tr := range []*snapshot.Tree{in, snap} {
 		i, ok := tr.Lookup(idMySQL)
 		if !ok {
@@ -242,7 +225,7 @@ func TestWriteBackFailedAndBlocked(t *testing.T) {
 	// The instance's destroy hook failed; MySql, its owner, is blocked.
 	out := Effects{Destroyed: destroyedExcept(p, idMySQLInstance, idMySQL)}
 	env, snap, in := writeBackOK(t, p, out, nil, false)
-	golden(t, "app-removed-failed.json", env)
+	checkGolden(t, "app-removed-failed.json", env)
 	if !bytes.Equal(span(in), span(p.Diff.Incoming)) {
 		t.Errorf("Objects differs from the incoming model:\n%s", span(in))
 	}
@@ -267,7 +250,7 @@ func TestWriteBackFailedAndBlocked(t *testing.T) {
 	// it goes to the environment's retained array.
 	out = Effects{Destroyed: destroyedExcept(p, idMySQLInstance)}
 	env, snap, in = writeBackOK(t, p, out, nil, false)
-	golden(t, "app-removed-orphan.json", env)
+	checkGolden(t, "app-removed-orphan.json", env)
 	j, ok := snap.Lookup(idMySQLInstance)
 	if !ok || snap.ObjectPath(j) != "$.ObjectsCopy."+retainedKey+"[0]" {
 		t.Errorf("instance not retained under the root: %v", ok)
@@ -283,7 +266,7 @@ func TestWriteBackBlockedInsideKeptDestroyed(t *testing.T) {
 	data := readPair(t, "dangling-reference.json")
 	p := planData(t, "dangling-reference.json", data)
 	env, snap, in := writeBackOK(t, p, Effects{Destroyed: destroyedExcept(p, idMySQLInstance)}, nil, true)
-	golden(t, "dangling-reference-instance-failed.json", env)
+	checkGolden(t, "dangling-reference-instance-failed.json", env)
 	if _, ok := in.Lookup(idMySQLInstance); ok {
 		t.Error("the failed instance is in Objects")
 	}
@@ -357,7 +340,7 @@ func TestWriteBackPatchReReferences(t *testing.T) {
 		idRegionsEnv: {json.RawMessage(`{"lostRegion": "` + idRegionTwo + `"}`), json.RawMessage(`{"alsoLost": ["` + idRegionTwo + `"]}`)},
 	}}
 	env, snap, in := writeBackOK(t, p, out, nil, false)
-	golden(t, "region-removed-rereference.json", env)
+	checkGolden(t, "region-removed-rereference.json", env)
 	for _, tr := range []*snapshot.Tree{in, snap} {
 		i, ok := tr.Lookup(idRegionTwo)
 		if !ok || tr.ObjectPath(i) != tr.Path+".lostRegion" || !tr.Objects[i].Destroyed() {
@@ -429,7 +412,7 @@ func TestWriteBackDropped(t *testing.T) {
 	}
 	attrs := `[["` + idMySQL + `", "a", 1], ["x"], ["gone-2", "b", 2]]`
 	out, snap, in := writeBackOK(t, p2, Effects{}, json.RawMessage(attrs), false)
-	golden(t, "dropped.json", out)
+	checkGolden(t, "dropped.json", out)
 	if want := `{"env": ` + env + `, "more": [1, 2]}`; string(span(in)) != want {
 		t.Errorf("Objects:\n%s\nwant\n%s", span(in), want)
 	}
