@@ -462,7 +462,10 @@ func editDistance(a, b string) int {
 // checkSetting checks a value for flag f that came from where (an
 // OBJGC_* variable: a string; a configuration file: what its parser
 // made of it) against the flag's type, so that the error names where it
-// came from. A duration needs a unit, except 0.
+// came from. A duration needs a unit, except 0. A flag whose value has
+// a check of its own (checkedValue: the cache commands' sizes and
+// durations) is checked by it, the one check of that setting whatever
+// gives the value.
 func checkSetting(where string, c *cobra.Command, f *pflag.Flag, val any) error {
 	s := fmt.Sprint(val)
 	if ch := choices(c, f.Name); ch != nil && !slices.Contains(ch, s) {
