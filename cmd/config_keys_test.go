@@ -64,3 +64,52 @@ func TestConfigKeysDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestVariablesFollowKeys: viper finds a setting's variable from its key
+// (prefix OBJGC_, '.' and '-' as '_', upper case); the name every message,
+// the man pages and docs/config.md give (settingOf) must be that one,
+// except for the shared settings whose variable configKeys names apart.
+// A run with the variable set gets its value.
+func TestVariablesFollowKeys(t *testing.T) {
+	streams := &IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard, Getenv: func(string) string { return "" }}
+	root := newRootCmd(BuildInfo{}, streams)
+	replacer := strings.NewReplacer(".", "_", "-", "_")
+	for key, s := range knownKeys(root) {
+		env, ok := flagEnv(s.cmd, s.flag.Name)
+		if !ok {
+			continue
+		}
+		if _, named := configKeys[s.flag.Name]; named {
+			continue
+		}
+		if want := "OBJGC_" + strings.ToUpper(replacer.Replace(key)); env != want {
+			t.Errorf("--%s of %s: variable %s, but viper reads %s for key %s", s.flag.Name, s.cmd.CommandPath(), env, want, key)
+		}
+	}
+	t.Setenv("OBJGC_CACHE_PRUNE_KEEP", "4")
+	file := filepath.Join(t.TempDir(), "objgc.yaml")
+	if err := os.WriteFile(file, []byte("cache:\n  prune:\n    outdated: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OBJGC_CONFIG", file)
+	prune, _, err := root.Find([]string{"cache", "prune"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prune.ParseFlags(nil); err != nil {
+		t.Fatal(err)
+	}
+	v, err := newConfig(prune)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := prune.Flag("keep").Value.String(); got != "4" {
+		t.Errorf("--keep from OBJGC_CACHE_PRUNE_KEEP=4: %s", got)
+	}
+	if got := prune.Flag("outdated").Value.String(); got != "true" {
+		t.Errorf("--outdated from the file: %s", got)
+	}
+	if got := v.GetString("cache.prune.keep"); got != "4" {
+		t.Errorf("viper's cache.prune.keep: %q", got)
+	}
+}
