@@ -614,7 +614,7 @@ func choices(c *cobra.Command, name string) []string {
 	switch name {
 	case "format":
 		if s := commandScope(c); s == "plan" || s == "show" {
-			return []string{"text", "json", "dot", "markdown"}
+			return planFormatNames()
 		}
 		return []string{"text", "json"}
 	case "on-dangling":

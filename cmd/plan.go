@@ -47,7 +47,7 @@ type planOptions struct {
 // addFlags declares plan's flags, each bound to its field of o.
 func (o *planOptions) addFlags(f *pflag.FlagSet) {
 	addInputFlags(f, &o.Snapshot, &o.Graph)
-	f.StringVar(&o.Format, "format", "text", "output format: text, json, dot or markdown (for a merge-request comment or CI job summary)")
+	f.StringVar(&o.Format, "format", planFormats[0].name, planFormatHelp("for a merge-request comment or CI job summary"))
 	f.IntVar(&o.MarkdownMaxChars, "markdown-max-chars", MarkdownMaxChars, "bound the markdown format to `N` characters, 0 for no bound: long tables are cut, saying so (counts are always shown)")
 	f.StringVar(&o.Out, "out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
 	f.BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not, 1 when apply would refuse the plan")
@@ -250,10 +250,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
 	defer setGCPercent(planGCPercent)()
-	switch opts.Format {
-	case "text", "json", "dot", "markdown":
-	default:
-		return usageErrorf("--format must be text, json, dot or markdown, not %q", opts.Format)
+	format, err := findPlanFormat(opts.Format)
+	if err != nil {
+		return err
 	}
 	if err := checkOnDangling(opts.OnDangling); err != nil {
 		return err
@@ -299,7 +298,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 		// Only the JSON and Markdown plans and --out name the inputs'
 		// sha256; a text or dot plan does not hash them (a pass over
 		// every byte of the inputs). SHA256 still computes it if asked.
-		hash := opts.Out != "" || opts.Format == "json" || opts.Format == "markdown"
+		hash := opts.Out != "" || format.hashesInputs
 		in, err = loadInputs(streams, opts.Model, opts.Snapshot, opts.Graph, hash)
 		return err
 	}); err != nil {
@@ -365,20 +364,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	}
 	if err := untilDone(ctx, func() (err error) {
 		defer snapshot.Protect(&err, in.Docs)()
-		switch opts.Format {
-		case "json":
-			return doc.write(streams.Out)
-		case "dot":
-			return writeDot(streams.Out, p)
-		case "markdown":
-			var names []string
-			for _, d := range in.Docs() {
-				names = append(names, d.Name)
-			}
-			return writePlanMarkdown(streams.Out, doc.document(), names, opts.MarkdownMaxChars)
-		default:
-			return writePlanText(streams.Out, newPalette(streams, opts.NoColor), in, p, opts.OnDangling, hooks)
-		}
+		return format.plan(streams.Out, &planRender{in: in, doc: doc, opts: &opts, pal: newPalette(streams, opts.NoColor), hooks: hooks})
 	}); err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ type showOptions struct {
 }
 
 func (o *showOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.Format, "format", "text", "output format: text, json, dot or markdown (as objgc plan prints them)")
+	f.StringVar(&o.Format, "format", planFormats[0].name, planFormatHelp("as objgc plan prints them"))
 	f.IntVar(&o.MarkdownMaxChars, "markdown-max-chars", MarkdownMaxChars, "bound the markdown format to `N` characters, 0 for no bound: long tables are cut, saying so (counts are always shown)")
 }
 
@@ -65,7 +65,6 @@ from a relative path shows the same lines with the path made absolute.`,
 		},
 	}
 	o.addFlags(c.Flags())
-	_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json", "dot", "markdown"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 
@@ -80,10 +79,9 @@ func exactArgs(n int) cobra.PositionalArgs {
 }
 
 func runShow(streams *IO, opts showOptions) error {
-	switch opts.Format {
-	case "text", "json", "dot", "markdown":
-	default:
-		return usageErrorf("--format must be text, json, dot or markdown, not %q", opts.Format)
+	format, err := findPlanFormat(opts.Format)
+	if err != nil {
+		return err
 	}
 	if err := checkMarkdownMaxChars(opts.MarkdownMaxChars); err != nil {
 		return err
@@ -98,16 +96,7 @@ func runShow(streams *IO, opts showOptions) error {
 				term(opts.PlanFile), term(strings.Join(changed, "; ")))
 		}
 	}
-	switch opts.Format {
-	case "json":
-		return writeJSON(streams.Out, sp)
-	case "dot":
-		return writeSavedPlanDot(streams.Out, sp)
-	case "markdown":
-		return writePlanMarkdown(streams.Out, sp, savedPlanNames(sp), opts.MarkdownMaxChars)
-	default:
-		return writeSavedPlanText(streams.Out, newPalette(streams, opts.NoColor), sp)
-	}
+	return format.show(streams.Out, sp, &opts, newPalette(streams, opts.NoColor))
 }
 
 // loadShownPlan reads the plan saved in path ("-": standard input) and

@@ -1,0 +1,96 @@
+package cmd
+
+import (
+	"io"
+
+	"github.com/objgc/objgc/destroy"
+)
+
+// planFormat is one output format of a plan: objgc plan writes it from
+// the plan it made, objgc show from a saved one. A format is added here
+// and nowhere else: the flags' help, their completion, the settings'
+// check and both commands' output read this table.
+type planFormat struct {
+	name string
+	// hashesInputs: the format names the inputs' sha256, so plan hashes
+	// them (a pass over every byte of the inputs the others skip).
+	hashesInputs bool
+	plan         func(w io.Writer, r *planRender) error
+	show         func(w io.Writer, sp *destroy.PlanFile, opts *showOptions, pal *palette) error
+}
+
+// planRender is what objgc plan's formats write from.
+type planRender struct {
+	in    *inputs
+	doc   *planJSON
+	opts  *planOptions
+	pal   *palette
+	hooks *planHooks
+}
+
+// planFormats are the formats of plan and show, the first the default.
+var planFormats = []planFormat{
+	{
+		name: "text",
+		plan: func(w io.Writer, r *planRender) error {
+			return writePlanText(w, r.pal, r.in, r.doc.p, r.opts.OnDangling, r.hooks)
+		},
+		show: func(w io.Writer, sp *destroy.PlanFile, _ *showOptions, pal *palette) error {
+			return writeSavedPlanText(w, pal, sp)
+		},
+	},
+	{
+		name:         "json",
+		hashesInputs: true,
+		plan:         func(w io.Writer, r *planRender) error { return r.doc.write(w) },
+		show: func(w io.Writer, sp *destroy.PlanFile, _ *showOptions, _ *palette) error {
+			return writeJSON(w, sp)
+		},
+	},
+	{
+		name: "dot",
+		plan: func(w io.Writer, r *planRender) error { return writeDot(w, r.doc.p) },
+		show: func(w io.Writer, sp *destroy.PlanFile, _ *showOptions, _ *palette) error {
+			return writeSavedPlanDot(w, sp)
+		},
+	},
+	{
+		name:         "markdown",
+		hashesInputs: true,
+		plan: func(w io.Writer, r *planRender) error {
+			var names []string
+			for _, d := range r.in.Docs() {
+				names = append(names, d.Name)
+			}
+			return writePlanMarkdown(w, r.doc.document(), names, r.opts.MarkdownMaxChars)
+		},
+		show: func(w io.Writer, sp *destroy.PlanFile, opts *showOptions, _ *palette) error {
+			return writePlanMarkdown(w, sp, savedPlanNames(sp), opts.MarkdownMaxChars)
+		},
+	},
+}
+
+// planFormatNames lists the names of planFormats.
+func planFormatNames() []string {
+	names := make([]string, len(planFormats))
+	for i, f := range planFormats {
+		names[i] = f.name
+	}
+	return names
+}
+
+// findPlanFormat returns the format called name, or a usage error.
+func findPlanFormat(name string) (*planFormat, error) {
+	for i := range planFormats {
+		if planFormats[i].name == name {
+			return &planFormats[i], nil
+		}
+	}
+	return nil, usageErrorf("--format must be %s, not %q", orList(planFormatNames()), name)
+}
+
+// planFormatHelp is the --format flag's help for plan and show, what
+// ending it.
+func planFormatHelp(what string) string {
+	return "output format: " + orList(planFormatNames()) + " (" + what + ")"
+}
