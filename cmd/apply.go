@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/objgc/objgc/destroy/order"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -385,22 +383,8 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 	// is set: with the runtime's default its heap peaks far above its
 	// live data.
 	defer setGCPercent(planGCPercent)()
-	switch opts.Format {
-	case "text", "json":
-	default:
-		return usageErrorf("--format must be text or json, not %q", opts.Format)
-	}
-	if err := checkOnDangling(opts.OnDangling); err != nil {
+	if err := checkApplyFlags(&opts); err != nil {
 		return err
-	}
-	if opts.Parallelism < 1 {
-		return usageErrorf("--parallelism must be at least 1, not %d", opts.Parallelism)
-	}
-	if opts.StatusInterval < 0 {
-		return usageErrorf("--status-interval must be 0 (off) or more, not %s", opts.StatusInterval)
-	}
-	if opts.Model == "" && opts.Snapshot == "" && opts.Graph == "" {
-		return usageErrorf("no model given: objgc apply MODEL, objgc apply PLANFILE, or --snapshot FILE --graph FILE --write FILE")
 	}
 	ai, sp, err := resolveApplyInputs(&opts)
 	if err != nil {
@@ -425,20 +409,8 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 	if err := checkNoHooks(&opts, ai.planFile, sp); err != nil {
 		return err
 	}
-	// A hooks dir that is not there is refused before anything is
-	// touched; a saved plan runs with its own (destroy.Run checks them).
-	dirs, cache, cacheFrom := opts.HooksDirs, opts.CacheDir, opts.cacheDirFrom
-	if sp != nil {
-		dirs, cache, cacheFrom = sp.HooksDirs, sp.CacheDir, ""
-	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
-		return err
-	}
-	var finder *destroy.HookFinder
-	if opts.NoHooks && sp == nil {
-		// No hooks dir, no package cache: nothing is looked up, so
-		// nothing runs.
-		finder = &destroy.HookFinder{}
-	} else if finder, err = newFinder(streams, dirs, cache, cacheFrom, opts.TrustEnginePackages); err != nil {
+	finder, err := applyFinder(streams, &opts, sp)
+	if err != nil {
 		return err
 	}
 	if finder.Packages != nil {
@@ -458,11 +430,92 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 		defer status.Stop()
 		runHook = status.RunHook
 	}
+	ro := newRunOptions(streams, &opts, ai, sp, finder, progress, status, runHook)
+	rep, err := destroy.Run(ctx, ro)
+	if err != nil {
+		return applyError(err)
+	}
+	defer rep.Inputs.Close()
+	// The report reads the model (types, paths): a mapped one truncated
+	// meanwhile is an error naming it.
+	defer snapshot.Protect(&err, rep.Inputs.Docs)()
+	ai.unchanged = rep.Unchanged
+	ai.applied = rep.Applied
+	ai.warnings = rep.Warnings
+	result := rep.Result
+	if err := writeApplyReport(reportStreams(streams, ai), opts, ai, rep.Plan, result); err != nil {
+		return err
+	}
+	switch {
+	case result.Interrupted:
+		return fmt.Errorf("%w: the model was written for what completed; run apply again to finish", destroy.ErrInterrupted)
+	case result.Count(destroy.OutcomeFailed)+result.Count(destroy.OutcomeBlocked)+result.Count(destroy.OutcomePending) > 0,
+		result.FailedNotifications() > 0:
+		// A failed notification does not stop the destruction (Murano
+		// mutes handler errors), but it is not a success either: its
+		// publisher is gone after this run, so nothing will run the
+		// handler again, and the JUnit report shows it as a failure.
+		return &exitError{code: ExitIncomplete}
+	}
+	return nil
+}
+
+// checkApplyFlags refuses flags apply cannot run with, before any file is
+// looked at.
+func checkApplyFlags(opts *applyOptions) error {
+	switch opts.Format {
+	case "text", "json":
+	default:
+		return usageErrorf("--format must be text or json, not %q", opts.Format)
+	}
+	if err := checkOnDangling(opts.OnDangling); err != nil {
+		return err
+	}
+	if opts.Parallelism < 1 {
+		return usageErrorf("--parallelism must be at least 1, not %d", opts.Parallelism)
+	}
+	if opts.StatusInterval < 0 {
+		return usageErrorf("--status-interval must be 0 (off) or more, not %s", opts.StatusInterval)
+	}
+	if opts.Model == "" && opts.Snapshot == "" && opts.Graph == "" {
+		return usageErrorf("no model given: objgc apply MODEL, objgc apply PLANFILE, or --snapshot FILE --graph FILE --write FILE")
+	}
+	return nil
+}
+
+// applyFinder returns the finder of the hooks apply runs: those of the
+// saved plan sp's hooks dirs and cache when there is one, else of the
+// flags'. A hooks dir that is not there is refused before anything is
+// touched; a saved plan runs with its own (destroy.Run checks them).
+func applyFinder(streams *IO, opts *applyOptions, sp *destroy.PlanFile) (*destroy.HookFinder, error) {
+	dirs, cache, cacheFrom := opts.HooksDirs, opts.CacheDir, opts.cacheDirFrom
+	if sp != nil {
+		dirs, cache, cacheFrom = sp.HooksDirs, sp.CacheDir, ""
+	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
+		return nil, err
+	}
+	if opts.NoHooks && sp == nil {
+		// No hooks dir, no package cache: nothing is looked up, so
+		// nothing runs.
+		return &destroy.HookFinder{}, nil
+	}
+	return newFinder(streams, dirs, cache, cacheFrom, opts.TrustEnginePackages)
+}
+
+// newRunOptions turns apply's flags and inputs into destroy.Run's
+// options: hooks run through runHook, progress on the progress and
+// status lines.
+func newRunOptions(streams *IO, opts *applyOptions, ai *applyInputs, sp *destroy.PlanFile, finder *destroy.HookFinder,
+	progress *progressLine, status *statusLine, runHook destroy.HookRunner) destroy.RunOptions {
+	var stdout io.Writer
+	if ai.target == "-" {
+		stdout = streams.Out
+	}
 	hooksDone := func() {
 		status.Stop()
 		progress.Done()
 	}
-	ro := destroy.RunOptions{
+	return destroy.RunOptions{
 		ApplyOptions: destroy.ApplyOptions{
 			Finder:      finder,
 			Parallelism: opts.Parallelism,
@@ -471,7 +524,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 			Force:       opts.Force,
 			Env:         os.Environ(),
 			Grace:       opts.HookGrace,
-			Stderr:      hookLines(opts, progress),
+			Stderr:      hookLines(*opts, progress),
 			RunHook:     runHook,
 			Progress: func(pr destroy.Progress) {
 				status.Progress(pr)
@@ -504,37 +557,8 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 		// The progress line is erased before anything else is printed:
 		// the report and every message share a terminal with it.
 		HooksDone: hooksDone,
+		Stdout:    stdout,
 	}
-	if ai.target == "-" {
-		ro.Stdout = streams.Out
-	}
-	rep, err := destroy.Run(ctx, ro)
-	if err != nil {
-		return applyError(err)
-	}
-	defer rep.Inputs.Close()
-	// The report reads the model (types, paths): a mapped one truncated
-	// meanwhile is an error naming it.
-	defer snapshot.Protect(&err, rep.Inputs.Docs)()
-	ai.unchanged = rep.Unchanged
-	ai.applied = rep.Applied
-	ai.warnings = rep.Warnings
-	result := rep.Result
-	if err := writeApplyReport(reportStreams(streams, ai), opts, ai, rep.Plan, result); err != nil {
-		return err
-	}
-	switch {
-	case result.Interrupted:
-		return fmt.Errorf("%w: the model was written for what completed; run apply again to finish", destroy.ErrInterrupted)
-	case result.Count(destroy.OutcomeFailed)+result.Count(destroy.OutcomeBlocked)+result.Count(destroy.OutcomePending) > 0,
-		result.FailedNotifications() > 0:
-		// A failed notification does not stop the destruction (Murano
-		// mutes handler errors), but it is not a success either: its
-		// publisher is gone after this run, so nothing will run the
-		// handler again, and the JUnit report shows it as a failure.
-		return &exitError{code: ExitIncomplete}
-	}
-	return nil
 }
 
 // checkNoHooks refuses --no-hooks where it contradicts what apply was
@@ -638,273 +662,4 @@ func applyError(err error) error {
 		return fmt.Errorf("--require-hooks: %d doomed %s no destroy hook: %s%s", len(missing), plural(len(missing), "object has", "objects have"), strings.Join(shown, ", "), more)
 	}
 	return err
-}
-
-// reportStreams are the streams the report goes to: with --write - the
-// model holds standard output, and the report goes to stderr (coloured
-// when stderr is a terminal).
-func reportStreams(streams *IO, ai *applyInputs) *IO {
-	if ai.target != "-" {
-		return streams
-	}
-	s := *streams
-	s.Out, s.IsTTYOut = streams.Err, streams.IsTTYErr
-	return &s
-}
-
-// applyReportFormatVersion is the "format_version" of apply's JSON
-// report. 2: a hook run names its file "path" (was "hook") and a notify
-// hook's event is "notify" (was the handler), as in a plan.
-const applyReportFormatVersion = "2"
-
-// applyReport is the JSON report of apply (docs/apply.md, docs/json.md).
-type applyReport struct {
-	FormatVersion string `json:"format_version"`
-	Target        string `json:"target"`
-	Unchanged     bool   `json:"unchanged"` // nothing to do: the target was not written
-	// AppliedAlready: the saved plan run was carried out already (its
-	// objects are gone or flagged destroyed, nothing else is to be
-	// done): nothing was done or written.
-	AppliedAlready bool                `json:"applied_already,omitempty"`
-	Objects        []applyReportObject `json:"objects"`
-	Notifications  []applyReportNotify `json:"notifications"`
-	// DestroyedWithoutHook lists the objects destroyed with no destroy
-	// hook to run: nothing outside the model was cleaned up for them.
-	DestroyedWithoutHook []string `json:"destroyed_without_hook"`
-	// Warnings: code, message, id and path, as in a plan
-	// (destroy.Report.Warnings: package_missing).
-	Warnings []order.Warning `json:"warnings"`
-	Summary  applySummary    `json:"summary"`
-}
-
-type applyReportObject struct {
-	ID        string          `json:"id"`
-	Type      string          `json:"type"`
-	Group     int             `json:"group"`
-	State     destroy.Outcome `json:"state"`
-	BlockedBy *string         `json:"blocked_by,omitempty"`
-	Error     string          `json:"error,omitempty"`
-	// Forced: a destroy hook failed and --force counted the object
-	// destroyed anyway; Error says what failed.
-	Forced bool             `json:"forced,omitempty"`
-	Hooks  []applyReportRun `json:"hooks"`
-}
-
-type applyReportRun struct {
-	destroy.HookRun
-	DurationMS int64 `json:"duration_ms"`
-}
-
-type applyReportNotify struct {
-	Publisher  string          `json:"publisher"`
-	Subscriber string          `json:"subscriber"`
-	Handler    string          `json:"handler"`
-	Hook       *applyReportRun `json:"hook"`
-	Patch      json.RawMessage `json:"patch,omitempty"`
-	// Revives are the doomed ids the patch sets as values: kept in the
-	// model flagged destroyed (a patch_revives_doomed warning each).
-	Revives []string `json:"revives,omitempty"`
-	Error   string   `json:"error,omitempty"`
-}
-
-type applySummary struct {
-	Destroyed           int  `json:"destroyed"`
-	Failed              int  `json:"failed"`
-	Blocked             int  `json:"blocked"`
-	Pending             int  `json:"pending"`
-	Forced              int  `json:"forced"`
-	WithoutHook         int  `json:"destroyed_without_hook"`
-	NotificationsFailed int  `json:"notifications_failed"`
-	Warnings            int  `json:"warnings"`
-	Interrupted         bool `json:"interrupted"`
-}
-
-func newApplyReport(ai *applyInputs, p *order.Plan, r *destroy.ApplyResult) *applyReport {
-	rep := &applyReport{FormatVersion: applyReportFormatVersion, Target: ai.target, Unchanged: ai.unchanged, AppliedAlready: ai.applied, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}, Warnings: []order.Warning{}}
-	rep.Warnings = append(rep.Warnings, ai.warnings...)
-	rep.Summary.Warnings = len(rep.Warnings)
-	for _, g := range p.Groups {
-		for _, i := range g.Objects {
-			o, res := p.Header(int(i)), &r.Objects[i] // the report shows no path
-			ro := applyReportObject{ID: o.ID, Type: o.Type, Group: o.Group, State: res.Outcome, Hooks: []applyReportRun{}}
-			if res.BlockedBy >= 0 {
-				id := p.ID(res.BlockedBy)
-				ro.BlockedBy = &id
-			}
-			if res.Err != nil {
-				ro.Error = res.Err.Error()
-			}
-			for _, h := range res.Hooks {
-				ro.Hooks = append(ro.Hooks, applyReportRun{HookRun: h, DurationMS: h.Duration.Milliseconds()})
-			}
-			if res.Outcome == destroy.OutcomeDestroyed {
-				switch {
-				case res.Err != nil:
-					ro.Forced = true
-					rep.Summary.Forced++
-				case len(res.Hooks) == 0:
-					rep.DestroyedWithoutHook = append(rep.DestroyedWithoutHook, o.ID)
-				}
-			}
-			rep.Objects = append(rep.Objects, ro)
-		}
-	}
-	for i, n := range p.Notifications {
-		res := r.Notifications[i]
-		rn := applyReportNotify{Publisher: p.ID(n.Publisher), Subscriber: n.Subscriber, Handler: n.Handler, Patch: res.Patch}
-		if res.Hook != nil {
-			rn.Hook = &applyReportRun{HookRun: *res.Hook, DurationMS: res.Hook.Duration.Milliseconds()}
-		}
-		if res.Err != nil {
-			rn.Error = res.Err.Error()
-			rep.Summary.NotificationsFailed++
-		}
-		for _, i := range res.Revives {
-			rn.Revives = append(rn.Revives, p.ID(i))
-		}
-		rep.Notifications = append(rep.Notifications, rn)
-	}
-	rep.Summary.Destroyed = r.Count(destroy.OutcomeDestroyed)
-	rep.Summary.Failed = r.Count(destroy.OutcomeFailed)
-	rep.Summary.Blocked = r.Count(destroy.OutcomeBlocked)
-	rep.Summary.Pending = r.Count(destroy.OutcomePending)
-	rep.Summary.WithoutHook = len(rep.DestroyedWithoutHook)
-	rep.Summary.Interrupted = r.Interrupted
-	return rep
-}
-
-func writeApplyReport(streams *IO, opts applyOptions, ai *applyInputs, p *order.Plan, r *destroy.ApplyResult) error {
-	rep := newApplyReport(ai, p, r)
-	if opts.JUnit != "" {
-		if err := writeJUnitFile(opts.JUnit, rep, opts.started); err != nil {
-			return err
-		}
-	}
-	if opts.Format == "json" {
-		return writeJSON(streams.Out, rep)
-	}
-	pal := newPalette(streams, opts.NoColor)
-	var b strings.Builder
-	// About a hundred bytes a line; fmt would be a visible part of a
-	// large report's time: the common line is written piece by piece.
-	b.Grow(100 * len(rep.Objects))
-	noHook := pal.warn("no destroy hook")
-	var long *quietCounts
-	if opts.Quiet {
-		long = newQuietCounts(rep.Summary)
-	}
-	for _, o := range rep.Objects {
-		if long.add(o) {
-			continue
-		}
-		switch o.State {
-		case destroy.OutcomeDestroyed:
-			if opts.Quiet && !o.Forced && len(o.Hooks) > 0 {
-				break // all went well: nothing to say
-			}
-			hooks := noHook
-			if n := len(o.Hooks); n > 0 {
-				hooks = fmt.Sprintf("%d %s", n, plural(n, "hook", "hooks"))
-				if k := resumedHooks(o.Hooks); k > 0 {
-					hooks += fmt.Sprintf(", %d resumed", k)
-				}
-			}
-			if o.Forced {
-				fmt.Fprintf(&b, "%s %s %s (group %d, %s): %s\n", pal.bad("destroyed (forced)"), term(orDash(o.Type)), pal.id(term(o.ID)), o.Group, hooks, term(o.Error))
-				writeStderrTails(&b, o.Hooks)
-				break
-			}
-			b.WriteString("destroyed ")
-			b.WriteString(term(orDash(o.Type)))
-			b.WriteByte(' ')
-			b.WriteString(pal.id(term(o.ID)))
-			b.WriteString(" (group ")
-			b.WriteString(strconv.Itoa(o.Group))
-			b.WriteString(", ")
-			b.WriteString(hooks)
-			b.WriteString(")\n")
-			if opts.Verbose {
-				writeHookRuns(&b, o.Hooks)
-			}
-		case destroy.OutcomeFailed:
-			fmt.Fprintf(&b, "%s %s %s: %s\n", pal.bad("failed"), term(orDash(o.Type)), pal.id(term(o.ID)), term(o.Error))
-			writeStderrTails(&b, o.Hooks)
-		case destroy.OutcomeBlocked:
-			fmt.Fprintf(&b, "%s %s %s: must come after failed %s\n", pal.warn("blocked"), term(orDash(o.Type)), pal.id(term(o.ID)), term(*o.BlockedBy))
-		default:
-			fmt.Fprintf(&b, "not reached %s %s\n", term(orDash(o.Type)), pal.id(term(o.ID)))
-		}
-	}
-	long.write(&b, pal)
-	for _, n := range rep.Notifications {
-		if opts.Verbose && n.Error == "" {
-			writeNotified(&b, n)
-		}
-		if n.Error != "" {
-			fmt.Fprintf(&b, "%s %s of %s (publisher %s): %s\n", pal.bad("failed notification"), term(n.Handler), term(n.Subscriber), pal.id(term(n.Publisher)), term(n.Error))
-			if n.Hook != nil {
-				writeStderrTails(&b, []applyReportRun{*n.Hook})
-			}
-		}
-	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintf(&b, "%s %s: %s\n", pal.warn("warning:"), w.Code, term(w.Message))
-	}
-	s := rep.Summary
-	if opts.Quiet && !needsSaying(rep) {
-		_, err := io.WriteString(streams.Out, b.String())
-		return err
-	}
-	if ai.applied {
-		fmt.Fprintf(&b, "plan %s was applied already: none of its %d %s is left in %s, and nothing else is to be done; nothing written\n",
-			term(ai.planFile), ai.planObjects, plural(ai.planObjects, "object", "objects"), term(ai.planModel))
-		_, err := io.WriteString(streams.Out, b.String())
-		return err
-	}
-	fmt.Fprintf(&b, "%d destroyed, %d failed, %d blocked", s.Destroyed, s.Failed, s.Blocked)
-	if s.Pending > 0 {
-		fmt.Fprintf(&b, ", %d not reached", s.Pending)
-	}
-	if s.Forced > 0 {
-		fmt.Fprintf(&b, ", %d forced", s.Forced)
-	}
-	if s.WithoutHook > 0 {
-		fmt.Fprintf(&b, ", %d destroyed without a hook", s.WithoutHook)
-	}
-	if s.NotificationsFailed > 0 {
-		fmt.Fprintf(&b, ", %d %s failed", s.NotificationsFailed, plural(s.NotificationsFailed, "notification", "notifications"))
-	}
-	switch {
-	case ai.unchanged:
-		fmt.Fprintf(&b, "; nothing to do: %s left as it was\n", term(ai.target))
-	case ai.target == "-":
-		b.WriteString("; wrote standard output\n")
-	default:
-		fmt.Fprintf(&b, "; wrote %s\n", term(ai.target))
-	}
-	_, err := io.WriteString(streams.Out, b.String())
-	return err
-}
-
-// writeStderrTails writes the last lines each hook wrote to stderr.
-func writeStderrTails(b *strings.Builder, hooks []applyReportRun) {
-	for _, h := range hooks {
-		if h.StderrTail != "" {
-			fmt.Fprintf(b, "    stderr of %s:\n", term(h.Hook))
-			for _, line := range strings.Split(strings.TrimRight(h.StderrTail, "\n"), "\n") {
-				fmt.Fprintf(b, "      %s\n", term(line))
-			}
-		}
-	}
-}
-
-// resumedHooks counts the hooks an earlier, stopped run ran.
-func resumedHooks(hooks []applyReportRun) int {
-	n := 0
-	for _, h := range hooks {
-		if h.Resumed {
-			n++
-		}
-	}
-	return n
 }
