@@ -18,7 +18,7 @@ import (
 	"github.com/objgc/objgc/snapshot"
 )
 
-// ApplyOptions configure Apply.
+// ApplyOptions configure applyPlan.
 type ApplyOptions struct {
 	Finder      *HookFinder
 	Parallelism int           // objects of one group at a time; < 1 means 1
@@ -60,7 +60,7 @@ type ApplyOptions struct {
 // the run cannot go on.
 type HookRunner func(ctx context.Context, inv hook.Invocation) (*hook.Result, error)
 
-// Progress is how far an Apply run has come, for a progress line.
+// Progress is how far a run has come, for a progress line.
 type Progress struct {
 	Notifications, NotificationsDone int
 	// ObjectsDone counts objects destroyed, failed or blocked; Failed
@@ -77,7 +77,7 @@ type Progress struct {
 // are stable: the JSON report and JUnit output carry them.
 type Outcome string
 
-// Outcome codes of an object after Apply.
+// Outcome codes of an object after applyPlan.
 const (
 	OutcomeDestroyed Outcome = "destroyed" // every destroy hook succeeded, or --force
 	OutcomeFailed    Outcome = "failed"    // a destroy hook failed
@@ -100,7 +100,7 @@ type HookRun struct {
 	StderrTail string        `json:"stderr_tail,omitempty"`
 }
 
-// ObjectResult is what Apply did with one doomed object.
+// ObjectResult is what applyPlan did with one doomed object.
 type ObjectResult struct {
 	Outcome Outcome
 	// BlockedBy is the failed object (index into Plan.Objects) that
@@ -110,7 +110,7 @@ type ObjectResult struct {
 	Hooks     []HookRun
 }
 
-// NotifyResult is what Apply did with one notification.
+// NotifyResult is what applyPlan did with one notification.
 type NotifyResult struct {
 	Hook  *HookRun        // nil: no handler hook exists
 	Patch json.RawMessage // the hook's patch, nil when none
@@ -121,7 +121,7 @@ type NotifyResult struct {
 	Revives []int
 }
 
-// ApplyResult is the outcome of Apply.
+// ApplyResult is the outcome of applyPlan.
 type ApplyResult struct {
 	Objects       []ObjectResult // by index into Plan.Objects
 	Notifications []NotifyResult // by index into Plan.Notifications
@@ -192,7 +192,7 @@ func (r *ApplyResult) Patches(p *order.Plan) map[string][]json.RawMessage {
 	return out
 }
 
-// applier carries one Apply run.
+// applier carries one applyPlan run.
 type applier struct {
 	ctx  context.Context
 	p    *order.Plan
@@ -229,7 +229,7 @@ func (a *applier) stepLocked(f func(*Progress)) {
 	}
 }
 
-// Apply carries out plan p (docs/design.md, "The order", "Hooks" and "Lock,
+// applyPlan carries out plan p (docs/design.md, "The order", "Hooks" and "Lock,
 // journal and resume"): the notifications group by group in ascending index,
 // then the destroys group by group in descending index, objects of one group
 // in parallel. A failed destroy blocks every object that must come after it,
@@ -238,7 +238,7 @@ func (a *applier) stepLocked(f func(*Progress)) {
 // (docs/journal.md, "Group commit"); hooks the journal says completed are
 // not run again. The error is for the journal alone (the run cannot be
 // recorded); hook failures are in the result.
-func Apply(ctx context.Context, p *order.Plan, opts ApplyOptions) (*ApplyResult, error) {
+func applyPlan(ctx context.Context, p *order.Plan, opts ApplyOptions) (*ApplyResult, error) {
 	if opts.Parallelism < 1 {
 		opts.Parallelism = 1
 	}

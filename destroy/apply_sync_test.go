@@ -61,7 +61,7 @@ func applyGroups(t *testing.T, hooks bool) (j *journal.Journal, path, trace stri
 			f.Close()
 		}
 	})
-	r, err := Apply(context.Background(), p, ApplyOptions{
+	r, err := applyPlan(context.Background(), p, ApplyOptions{
 		Finder:      &HookFinder{Dirs: []string{filepath.Join(dir, "hooks")}},
 		Parallelism: 3,
 		Env:         append(os.Environ(), "TRACE="+trace),
@@ -78,12 +78,12 @@ func applyGroups(t *testing.T, hooks bool) (j *journal.Journal, path, trace stri
 }
 
 // TestApplyWithoutHooksDoesNotSync: objects without hooks cost no fsync:
-// Apply writes their 16 state changes and syncs none of them; Close (or
+// applyPlan writes their 16 state changes and syncs none of them; Close (or
 // the write-back's committing record) makes them durable with one fsync.
 func TestApplyWithoutHooksDoesNotSync(t *testing.T) {
 	j, path, _, syncs := applyGroups(t, false)
 	if *syncs != 0 {
-		t.Errorf("Apply of 4 objects without hooks made %d fsyncs, want 0", *syncs)
+		t.Errorf("applyPlan of 4 objects without hooks made %d fsyncs, want 0", *syncs)
 	}
 	if err := j.Close(); err != nil {
 		t.Fatal(err)

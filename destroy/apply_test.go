@@ -17,7 +17,7 @@ const cycleSnapshot = `{"?": {"id": "env", "type": "E"},
   "b": {"?": {"id": "b", "type": "T", "dependencies": {"onDestruction": [{"subscriber": "a", "handler": null}]}}}
 }`
 
-// applyCycle runs Apply on the cycle model with a destroy hook for class
+// applyCycle runs applyPlan on the cycle model with a destroy hook for class
 // T that fails for a (exit 3) and, for b, waits until a has failed when
 // waitForA is set.
 func applyCycle(t *testing.T, parallelism int, waitForA bool) (*order.Plan, *ApplyResult, []byte) {
@@ -51,7 +51,7 @@ echo "end $OBJGC_OBJECT_ID" >> "$TRACE"
 	}
 	defer j.Close()
 	var last Progress
-	r, err := Apply(context.Background(), p, ApplyOptions{
+	r, err := applyPlan(context.Background(), p, ApplyOptions{
 		Progress:    func(pr Progress) { last = pr },
 		Finder:      &HookFinder{Dirs: []string{filepath.Join(dir, "hooks")}},
 		Parallelism: parallelism,

@@ -17,7 +17,7 @@ import (
 // system passes in one string (128 KiB on Linux) fails every run of its
 // hook with "argument list too long", and no retry passes it. plan warns
 // about such a hook (WarnHookCannotRun) and apply refuses to start
-// (*HookArgsError). The invocations checked are the ones Apply makes.
+// (*HookArgsError). The invocations checked are the ones applyPlan makes.
 // Not safe for concurrent use.
 type HookArgs struct {
 	check *hook.ArgsCheck
@@ -83,7 +83,7 @@ func (h *HookArgs) checkInv(inv *hook.Invocation) error {
 }
 
 // hookInvocation is the invocation of hook f for object o (for a
-// notification, its publisher) in group, as Apply runs it, without its
+// notification, its publisher) in group, as applyPlan runs it, without its
 // stdin, stderr, handler and subscriber.
 func hookInvocation(f hook.Found, id, typ string, group int, doomed string) hook.Invocation {
 	return hook.Invocation{

@@ -15,7 +15,7 @@ import (
 	"github.com/objgc/objgc/internal/lockfile"
 )
 
-// ErrLocked is wrapped by the *LockedError of LockTarget: another process
+// ErrLocked is wrapped by the *LockedError of lockTarget: another process
 // holds the target's lock. The CLI maps it to exit status 4. It is
 // lockfile.ErrLocked, the one "lock is held" error of objgc.
 var ErrLocked = lockfile.ErrLocked
@@ -24,7 +24,7 @@ var ErrLocked = lockfile.ErrLocked
 type LockedError struct {
 	Path   string // the lock file, <target>.lock
 	Holder string // e.g. "pid 123 on host h since 2026-01-02T03:04:05Z (objgc apply m.json)"
-	// Waited is how long LockTarget waited; 0 when it failed at once.
+	// Waited is how long lockTarget waited; 0 when it failed at once.
 	Waited time.Duration
 }
 
@@ -49,7 +49,7 @@ type lockHolder struct {
 // LockPath is the lock file apply keeps beside target: <target>.lock.
 func LockPath(target string) string { return target + ".lock" }
 
-// LockTarget takes the exclusive flock(2) on LockPath(target) that apply
+// lockTarget takes the exclusive flock(2) on LockPath(target) that apply
 // holds for its whole run (docs/design.md, "Lock, journal and resume"),
 // through github.com/gofrs/flock. The lock is on that sidecar file, never on
 // target, because the write-back renames over target, which would drop a
@@ -65,8 +65,9 @@ func LockPath(target string) string { return target + ".lock" }
 // The lock file is opened once, created when missing (mode 0644), without
 // following a symbolic link and without waiting on a FIFO
 // (O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC), and must be a regular file: a link, a
-// FIFO, a directory or a device there is an error wrapping ErrNotRegular
-// that names the path, and nothing is written anywhere. gofrs/flock opens
+// FIFO, a directory or a device there is an error wrapping
+// lockfile.ErrNotRegular that names the path, and nothing is written
+// anywhere. gofrs/flock opens
 // the path again with the same flags to lock it (SetFlag); once the lock
 // is taken, its descriptor must name the file objgc opened (fstat through
 // Flock.Stat against the first open's), else the path was replaced in
@@ -79,13 +80,13 @@ func LockPath(target string) string { return target + ".lock" }
 // (errors.Is ErrLocked) naming the holder, or wraps ctx's error when ctx
 // ended first.
 //
-// Once the lock is taken, LockTarget writes the holder (pid, host, start
+// Once the lock is taken, lockTarget writes the holder (pid, host, start
 // time, command line) into the lock file, in place. The lock file is never
 // deleted or renamed: another process may be waiting on it, and a new
 // file at the same path would be a second, independent lock. unlock
 // empties the file and releases the lock; it may be called more than once.
 // A process that dies releases its lock (flock semantics).
-func LockTarget(ctx context.Context, target string, timeout time.Duration) (unlock func(), err error) {
+func lockTarget(ctx context.Context, target string, timeout time.Duration) (unlock func(), err error) {
 	path := LockPath(target)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("locking %s: %w", path, err)

@@ -15,7 +15,7 @@ import (
 )
 
 // lockTargetFile takes the exclusive flock(2) on the lock file at path,
-// which f (opened and checked by LockTarget) has open, with gofrs/flock:
+// which f (opened and checked by lockTarget) has open, with gofrs/flock:
 // its own descriptor, opened without following a link and without waiting
 // on a FIFO, created 0644 if the path vanished meanwhile. Without wait it
 // tries once; with wait it tries again every lockfile.PollInterval until

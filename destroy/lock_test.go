@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 // lockHoldHelper takes the lock of target, says "locked" on stdout and
 // holds it until stdin is closed.
 func lockHoldHelper(target string) int {
-	unlock, err := LockTarget(context.Background(), target, 0)
+	unlock, err := lockTarget(context.Background(), target, 0)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -106,10 +106,10 @@ func lockHeld(t *testing.T) (target string, h *helper) {
 
 func TestLockTargetFailsAtOnceWhenHeld(t *testing.T) {
 	target, h := lockHeld(t)
-	unlock, err := LockTarget(context.Background(), target, 0)
+	unlock, err := lockTarget(context.Background(), target, 0)
 	if err == nil {
 		unlock()
-		t.Fatal("second LockTarget took the lock")
+		t.Fatal("second lockTarget took the lock")
 	}
 	// It did not wait: LockedError.Waited (checked below) is 0.
 	if !errors.Is(err, ErrLocked) {
@@ -140,12 +140,12 @@ func TestLockTargetWaitsForHolderToExit(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		unlock, err := LockTarget(context.Background(), target, 10*time.Second)
+		unlock, err := lockTarget(context.Background(), target, 10*time.Second)
 		done <- result{unlock, err}
 	}()
 	select {
 	case r := <-done:
-		t.Fatalf("LockTarget returned while the lock was held: %v", r.err)
+		t.Fatalf("lockTarget returned while the lock was held: %v", r.err)
 	case <-time.After(300 * time.Millisecond):
 	}
 	h.stdin.Close()
@@ -176,7 +176,7 @@ func TestLockTargetReleasedWhenHolderIsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.cmd.Wait()
-	unlock, err := LockTarget(context.Background(), target, 10*time.Second)
+	unlock, err := lockTarget(context.Background(), target, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestLockTargetReleasedWhenHolderIsKilled(t *testing.T) {
 		t.Errorf("lock file gone: %v", err)
 	}
 	// And it can be taken again at once.
-	unlock, err = LockTarget(context.Background(), target, 0)
+	unlock, err = lockTarget(context.Background(), target, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestLockTargetReleasedWhenHolderIsKilled(t *testing.T) {
 
 func TestLockTargetTimeoutExpires(t *testing.T) {
 	target, h := lockHeld(t)
-	_, err := LockTarget(context.Background(), target, 200*time.Millisecond)
+	_, err := lockTarget(context.Background(), target, 200*time.Millisecond)
 	var le *LockedError
 	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
 		t.Fatalf("got %v, want a *LockedError", err)
@@ -211,21 +211,21 @@ func TestLockTargetContextEnds(t *testing.T) {
 	target, _ := lockHeld(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	_, err := LockTarget(ctx, target, -1)
+	_, err := lockTarget(ctx, target, -1)
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrLocked) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 }
 
-// flock(2) locks belong to open file descriptions, so a second LockTarget
+// flock(2) locks belong to open file descriptions, so a second lockTarget
 // in the same process conflicts too.
 func TestLockTargetInProcess(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "m.json")
-	unlock, err := LockTarget(context.Background(), target, 0)
+	unlock, err := lockTarget(context.Background(), target, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = LockTarget(context.Background(), target, 0)
+	_, err = lockTarget(context.Background(), target, 0)
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d ", os.Getpid())) {
 		t.Fatalf("second lock: %v", err)
 	}
@@ -234,7 +234,7 @@ func TestLockTargetInProcess(t *testing.T) {
 	if err != nil || len(b) != 0 {
 		t.Errorf("after unlock the lock file holds %q (%v), want it empty", b, err)
 	}
-	unlock, err = LockTarget(context.Background(), target, 0)
+	unlock, err = lockTarget(context.Background(), target, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,14 +285,14 @@ func TestLockTargetSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, timeout := range []time.Duration{0, time.Second} {
-		unlock, err := LockTarget(context.Background(), target, timeout)
+		unlock, err := lockTarget(context.Background(), target, timeout)
 		if err == nil {
 			unlock()
-			t.Fatal("LockTarget took a lock through a symbolic link")
+			t.Fatal("lockTarget took a lock through a symbolic link")
 		}
-		if !errors.Is(err, ErrNotRegular) || errors.Is(err, ErrLocked) ||
+		if !errors.Is(err, lockfile.ErrNotRegular) || errors.Is(err, ErrLocked) ||
 			!strings.Contains(err.Error(), "lock file "+target+".lock is a symbolic link to "+victim) {
-			t.Errorf("timeout %s: error %q, want ErrNotRegular naming %s.lock and the link", timeout, err, target)
+			t.Errorf("timeout %s: error %q, want lockfile.ErrNotRegular naming %s.lock and the link", timeout, err, target)
 		}
 	}
 	got, err := os.ReadFile(victim)
@@ -308,8 +308,8 @@ func TestLockTargetSymlink(t *testing.T) {
 	if err := os.Symlink(gone, target2+".lock"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LockTarget(context.Background(), target2, 0); !errors.Is(err, ErrNotRegular) {
-		t.Errorf("dangling link: %v, want ErrNotRegular", err)
+	if _, err := lockTarget(context.Background(), target2, 0); !errors.Is(err, lockfile.ErrNotRegular) {
+		t.Errorf("dangling link: %v, want lockfile.ErrNotRegular", err)
 	}
 	if _, err := os.Lstat(gone); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a file was created through the dangling link: %v", err)
@@ -334,15 +334,15 @@ func TestLockTargetNotRegular(t *testing.T) {
 		}
 		for _, timeout := range []time.Duration{0, -1} {
 			var err error
-			within(t, 10*time.Second, "LockTarget on a "+tc.name, func() {
+			within(t, 10*time.Second, "lockTarget on a "+tc.name, func() {
 				var unlock func()
-				unlock, err = LockTarget(context.Background(), target, timeout)
+				unlock, err = lockTarget(context.Background(), target, timeout)
 				if err == nil {
 					unlock()
 				}
 			})
-			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "lock file "+target+".lock is "+tc.want) {
-				t.Errorf("%s, timeout %s: %v, want ErrNotRegular naming the path and %q", tc.name, timeout, err, tc.want)
+			if !errors.Is(err, lockfile.ErrNotRegular) || !strings.Contains(err.Error(), "lock file "+target+".lock is "+tc.want) {
+				t.Errorf("%s, timeout %s: %v, want lockfile.ErrNotRegular naming the path and %q", tc.name, timeout, err, tc.want)
 			}
 		}
 	}
@@ -350,7 +350,7 @@ func TestLockTargetNotRegular(t *testing.T) {
 
 // TestLockTargetWaitEndsWithContext: a lock held by another process, a
 // positive --lock-timeout, and the context cancelled before it ends (a
-// signal): LockTarget returns the context's error, not ErrLocked.
+// signal): lockTarget returns the context's error, not ErrLocked.
 func TestLockTargetWaitEndsWithContext(t *testing.T) {
 	target, h := lockHeld(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -358,22 +358,22 @@ func TestLockTargetWaitEndsWithContext(t *testing.T) {
 	type result struct{ err error }
 	done := make(chan result, 1)
 	go func() {
-		_, err := LockTarget(ctx, target, time.Hour)
+		_, err := lockTarget(ctx, target, time.Hour)
 		done <- result{err}
 	}()
 	select {
 	case r := <-done:
-		t.Fatalf("LockTarget returned while the lock was held and the context alive: %v", r.err)
+		t.Fatalf("lockTarget returned while the lock was held and the context alive: %v", r.err)
 	case <-time.After(200 * time.Millisecond):
 	}
 	cancel()
 	var r result
-	within(t, 10*time.Second, "LockTarget after cancel", func() { r = <-done })
+	within(t, 10*time.Second, "lockTarget after cancel", func() { r = <-done })
 	if !errors.Is(r.err, context.Canceled) || errors.Is(r.err, ErrLocked) || !strings.Contains(r.err.Error(), target+".lock") {
 		t.Fatalf("got %v, want context.Canceled naming the lock file", r.err)
 	}
 	// A context already ended: no wait, no lock file touched.
-	_, err := LockTarget(ctx, target, 0)
+	_, err := lockTarget(ctx, target, 0)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("ended context: %v", err)
 	}
@@ -387,7 +387,7 @@ func TestLockTargetWaitEndsWithContext(t *testing.T) {
 // TestLockTargetIsFlock: apply's lock is a flock(2), taken with
 // gofrs/flock: another holder's flock (here through gofrs/flock on
 // another open file description, as another objgc apply or flock(1)
-// holds it) keeps LockTarget out, while a POSIX record lock on the same
+// holds it) keeps lockTarget out, while a POSIX record lock on the same
 // file, the package cache's kind, does not (on Linux and the BSDs the two
 // kinds never see each other).
 func TestLockTargetIsFlock(t *testing.T) {
@@ -399,7 +399,7 @@ func TestLockTargetIsFlock(t *testing.T) {
 	if ok, err := fl.TryLock(); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	if _, err := LockTarget(context.Background(), target, 0); !errors.Is(err, ErrLocked) {
+	if _, err := lockTarget(context.Background(), target, 0); !errors.Is(err, ErrLocked) {
 		t.Fatalf("under another flock: %v, want ErrLocked", err)
 	}
 	fl.Unlock()
@@ -411,7 +411,7 @@ func TestLockTargetIsFlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlockRecord()
-	unlock, err := LockTarget(context.Background(), target, 0)
+	unlock, err := lockTarget(context.Background(), target, 0)
 	if err != nil {
 		t.Fatalf("under a record lock: %v, want the flock taken", err)
 	}

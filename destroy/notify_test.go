@@ -56,7 +56,7 @@ func writeScript(t *testing.T, dir, rel, body string) string {
 	return path
 }
 
-// applyNotify runs Apply on plan p with hooks dir hooks and a journal
+// applyNotify runs applyPlan on plan p with hooks dir hooks and a journal
 // for model dir/model.json; TRACE is dir/trace for the hooks.
 func applyNotify(t *testing.T, p *order.Plan, dir, hooks string) *ApplyResult {
 	t.Helper()
@@ -65,7 +65,7 @@ func applyNotify(t *testing.T, p *order.Plan, dir, hooks string) *ApplyResult {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	r, err := Apply(context.Background(), p, ApplyOptions{
+	r, err := applyPlan(context.Background(), p, ApplyOptions{
 		Finder:  &HookFinder{Dirs: []string{hooks}},
 		Env:     append(os.Environ(), "TRACE="+filepath.Join(dir, "trace")),
 		Journal: j,

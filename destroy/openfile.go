@@ -10,16 +10,11 @@ import (
 	"github.com/objgc/objgc/internal/lockfile"
 )
 
-// ErrNotRegular is wrapped by the error of LockTarget and journal.Open when
-// the lock or journal path holds something other than a regular file: a
-// symbolic link (never followed), a directory, a FIFO, a socket or a
-// device. It is lockfile.ErrNotRegular.
-var ErrNotRegular = lockfile.ErrNotRegular
-
 // openRegular opens path (a lock or journal file, what says which) with
 // flag through lockfile.Open: never following a symbolic link, never
 // waiting for a FIFO's peer, and only a regular file (else an error
-// wrapping ErrNotRegular that names the path and says what is there).
+// wrapping lockfile.ErrNotRegular that names the path and says what is
+// there).
 func openRegular(what, path string, flag int, perm os.FileMode) (*os.File, error) {
 	return lockfile.Open(what, path, flag, perm)
 }

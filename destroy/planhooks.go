@@ -156,7 +156,7 @@ func FindHooks(ctx context.Context, p *order.Plan, f *HookFinder) *PlanHooks {
 
 // SubscriberType returns the type of notification n's subscriber, whose
 // handler hook runs: from the incoming model when it lives there, else
-// from the snapshot, where Apply finds it.
+// from the snapshot, where applyPlan finds it.
 func SubscriberType(p *order.Plan, n order.Notification) (snapshot.Type, bool) {
 	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
 		if t == nil {
@@ -169,7 +169,7 @@ func SubscriberType(p *order.Plan, n order.Notification) (snapshot.Type, bool) {
 	return snapshot.Type{}, false
 }
 
-// Each calls fn with every hook Apply would run for p, the plan h was
+// Each calls fn with every hook applyPlan would run for p, the plan h was
 // found for: each destroy hook of doomed object i (n nil), then the
 // handler hook of each notification n (i its publisher).
 func (h *PlanHooks) Each(p *order.Plan, fn func(f hook.Found, i int, n *order.Notification)) {

@@ -66,7 +66,7 @@ func testResumedHooks(t *testing.T, hookOK bool) {
 	if !resume.Resumed {
 		t.Fatal("the journal was not resumed")
 	}
-	r, err := Apply(context.Background(), p, ApplyOptions{
+	r, err := applyPlan(context.Background(), p, ApplyOptions{
 		Finder:  &HookFinder{Dirs: []string{filepath.Join(dir, "hooks")}},
 		Env:     append(os.Environ(), "TRACE="+trace),
 		Journal: j,

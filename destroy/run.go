@@ -100,7 +100,7 @@ func (e *NoHookSourceError) Error() string {
 	return fmt.Sprintf("no hook source: %d doomed objects and no hooks dir or cached package for any of their classes", e.Doomed)
 }
 
-// RunOptions configure Run. The embedded ApplyOptions are passed to Apply;
+// RunOptions configure Run. The embedded ApplyOptions are passed to applyPlan;
 // Run sets their Journal, Resume and DoomedFile.
 type RunOptions struct {
 	ApplyOptions
@@ -186,7 +186,7 @@ type Report struct {
 //     work than the inputs give (PlanMismatch), and returns at once,
 //     nothing done (Report.Applied), when the inputs changed because it
 //     was applied already (Applied);
-//  1. takes the lock on File (LockTarget), waiting up to LockTimeout; the
+//  1. takes the lock on File (lockTarget), waiting up to LockTimeout; the
 //     first interrupt (Drain) ends the wait; refuses a File with more
 //     than one hard link (CheckLinks: the lock is per name);
 //  2. reads the inputs (ReadInputs): when read in 0, only when they
@@ -205,14 +205,14 @@ type Report struct {
 //     is) and returns;
 //  5. opens the journal (journal.Open), resuming an earlier run on the same
 //     inputs, and writes the doomed-ids file (OBJGC_DOOMED);
-//  6. runs the notifications and destroys (Apply) with RunHook;
+//  6. runs the notifications and destroys (applyPlan) with RunHook;
 //  7. decides the write-back (writeback.Build), streams it to File
 //     atomically (or to Stdout), records the commit in the journal and
 //     removes the journal.
 //
 // Inputs: the input paths (Model, or Snapshot and Graph) or a saved Plan
 // naming them, File (checked by the caller: a regular file or none, in a
-// writable folder), and Finder, which Run and Apply share (for a saved
+// writable folder), and Finder, which Run and applyPlan share (for a saved
 // plan it must look where the plan looked). The caller checks flags and
 // outputs; Run checks everything the protocol needs.
 //
@@ -226,9 +226,10 @@ type Report struct {
 // *HardLinksError; *HookWritersError; *HookArgsError;
 // reading errors of the inputs
 // (*snapshot.SyntaxError, *snapshot.ModelError, ...); journal errors
-// (one that cannot be replayed, journal.ErrOtherInputs, ErrNotRegular); an "apply stopped"
-// error when the hooks could not go on (the journal stays, for the next
-// run to resume); write-back and writing errors. When Run fails the model
+// (one that cannot be replayed, journal.ErrOtherInputs); a lock or
+// journal path that is not a regular file (lockfile.ErrNotRegular); an
+// "apply stopped" error when the hooks could not go on (the journal
+// stays, for the next run to resume); write-back and writing errors. When Run fails the model
 // is not written, unless the failure is the write's own.
 func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	var (
@@ -293,7 +294,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 			}
 		}()
 	}
-	unlock, err := LockTarget(lockCtx, opts.File, opts.LockTimeout)
+	unlock, err := lockTarget(lockCtx, opts.File, opts.LockTimeout)
 	cancelLock()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -399,7 +400,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	if opts.Plan == nil {
 		ao.HookSHA256 = foundHookSums(p, hooks)
 	}
-	result, err := Apply(ctx, p, ao)
+	result, err := applyPlan(ctx, p, ao)
 	if opts.HooksDone != nil {
 		opts.HooksDone()
 	}

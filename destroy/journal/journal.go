@@ -118,7 +118,7 @@ type Journal struct {
 
 // Open opens the journal at path (PathFor(target)) for a run
 // on inputs, creating it or resuming it. The caller must hold the
-// target's lock (LockTarget).
+// target's lock (<target>.lock, which destroy.Run takes first).
 //
 //   - No journal: a new one is created atomically (header written to a
 //     temporary file, fsynced, renamed into place).

@@ -16,7 +16,7 @@ import (
 
 // checkPatch applies a notify hook's merge patch (RFC 7386) to one copy
 // of its subscriber the way the write-back does, and returns the patched
-// JSON, or the rule of the write-back the patch breaks. Apply checks a
+// JSON, or the rule of the write-back the patch breaks. apply checks a
 // patch with it before the notification is journalled as done, and the
 // write-back applies patches with it, so that the two cannot disagree.
 //
@@ -320,7 +320,7 @@ func nesting(b []byte) int {
 	return deepest
 }
 
-// PatchChecker accepts the patches of one Apply run's notifications: each
+// PatchChecker accepts the patches of one apply run's notifications: each
 // must pass checkPatch on every copy of its subscriber in the incoming
 // model, on top of the patches accepted before it for that subscriber.
 // The write-back applies them in notification order rather than in the

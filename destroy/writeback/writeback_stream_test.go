@@ -532,7 +532,7 @@ func BenchmarkWriteBackMemory(b *testing.B) {
 
 // failedAndBlocked returns a Destroyed vector of a run in which every
 // seventh doomed object failed and blocked what must come after it (its
-// owner chain, its subscribers, transitively), as Apply blocks them.
+// owner chain, its subscribers, transitively), as apply blocks them.
 func failedAndBlocked(p *order.Plan) []bool {
 	out := make([]bool, len(p.Objects))
 	for i := range out {
@@ -557,7 +557,7 @@ func failedAndBlocked(p *order.Plan) []bool {
 
 // TestObjectsCopyStreamed checks that ObjectsCopy is streamed from the
 // incoming model for runs whose failed objects block their owners, as
-// Apply's are, patches and dropped objects included, and that it writes
+// apply's are, patches and dropped objects included, and that it writes
 // what the placement in the built Objects (objectsCopy) writes.
 func TestObjectsCopyStreamed(t *testing.T) {
 	models := wbModels(t)
