@@ -73,7 +73,8 @@ func (d *Document) CheckMapped() error {
 	return &ChangedError{File: d.Name}
 }
 
-// view returns a string sharing Data's memory (Data is never modified).
+// view returns a string sharing Data's memory (Data is never modified),
+// valid until Close.
 func (d *Document) view(start, end int) string {
 	if end <= start {
 		return ""

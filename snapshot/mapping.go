@@ -211,3 +211,7 @@ func faultError(r any, docs []*Document) error {
 	}
 	return nil
 }
+
+// releaseEvery is how many objects the loops over a whole document or tree
+// read between two calls of Document.release.
+const releaseEvery = 1 << 12

@@ -5,16 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"math/bits"
-	"slices"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"unicode/utf8"
-	"unsafe"
 
-	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/internal/swar"
 )
 
@@ -73,26 +67,6 @@ type flatIndex struct {
 	subs []*subScan
 }
 
-// subScan is the scan of one value of a document, [start, end), made in
-// parallel with the rest, at a place guessed (scanner.speculate).
-type subScan struct {
-	start, end int // end is known once the scan is adopted
-	idx        *flatIndex
-	err        error // the value's own error, or a fault (*ChangedError)
-	pos        int   // where the scanner stopped
-	done       chan struct{}
-
-	// keyOff is the offset of the opening quote of the key the value was
-	// guessed to follow. adopted is set once the one-pass reading reached
-	// that key: the guess held.
-	keyOff  int
-	adopted bool
-	abandon atomic.Bool
-}
-
-// errAbandoned ends a scan started on a guess that proved wrong.
-var errAbandoned = errors.New("speculative scan abandoned")
-
 // scanner is a validating recursive-descent JSON reader that records the
 // object model as it goes.
 type scanner struct {
@@ -138,132 +112,6 @@ type scanner struct {
 	// above (DEL or non-ASCII): only such strings, or escaped ones, can
 	// hold a control character.
 	high bool
-}
-
-// str returns a string that shares data's memory: the input is never
-// modified after it is read, so the view stays valid and costs nothing.
-func (s *scanner) str(start, end int) string {
-	if end <= start {
-		return ""
-	}
-	return unsafe.String(&s.data[start], end-start)
-}
-
-// idRef copies id into the index's ids and returns where it is. Every
-// later reading of an id (the id index, the comparison, the plan) reads
-// that copy, held together and resident, and never the document, whose
-// pages are released as it is read when it is mapped: a lookup in an
-// index of ids read from a mapped document faulted a page in for each
-// probe.
-func (s *scanner) idRef(id string) strRef {
-	if id == "" {
-		return strRef{}
-	}
-	if cap(s.idx.ids)-len(s.idx.ids) < len(id) {
-		s.idx.ids = grow(s.idx.ids, len(id), s.pos, len(s.data))
-	}
-	off := len(s.idx.ids)
-	s.idx.ids = append(s.idx.ids, id...)
-	return strRef{off: int32(off), n: int32(len(id))}
-}
-
-// maxKeys is how many distinct keys an index renders once (keySegs): a
-// model has a few dozen property names on the way to its objects; past
-// that, a key is read from the document when its path is rendered.
-const maxKeys = 1 << 12
-
-// canonKey returns the offset to record for the key whose opening quote is
-// at off, a segment of an object's path: the first offset of the same key
-// among those recorded, whose rendered segment keySegs holds.
-func (s *scanner) canonKey(off int32) int32 {
-	// Copies one after the other in an array share their key: the same
-	// offset as the last one.
-	if off == s.lastKey {
-		return s.lastCanon
-	}
-	c := s.canonKeyOf(off)
-	s.lastKey, s.lastCanon = off, c
-	return c
-}
-
-func (s *scanner) canonKeyOf(off int32) int32 {
-	k := keyAt(s.data, int(off))
-	if c, ok := s.keyOffs[k]; ok {
-		return c
-	}
-	if len(s.keyOffs) >= maxKeys {
-		return off
-	}
-	if s.keyOffs == nil {
-		s.keyOffs, s.idx.keySegs = map[string]int32{}, map[int32]string{}
-	}
-	k = strings.Clone(k)
-	s.keyOffs[k] = off
-	s.idx.keySegs[off] = keySeg(k)
-	return off
-}
-
-// maxTypes is how many distinct types an index keeps in its table: a
-// model has a few dozen classes; past that, a type is read from the
-// document (a model of a million distinct types must not cost a map
-// entry each).
-const maxTypes = 1 << 12
-
-// typeRef returns the reference an Object keeps for the type v, a header
-// string the scanner returned: its place in the index's table of types,
-// else its place in data (v is a view of it, written without escapes),
-// else a new place in the table (a decoded type). known reports a type
-// already in the table: one validated before (header).
-func (s *scanner) typeRef(v string) (ref strRef, known bool) {
-	if v == "" {
-		return strRef{}, false
-	}
-	if k, ok := s.types[v]; ok {
-		return strRef{off: k, n: -1}, true
-	}
-	off := uintptr(unsafe.Pointer(unsafe.StringData(v))) - uintptr(unsafe.Pointer(unsafe.SliceData(s.data)))
-	inData := off < uintptr(len(s.data))
-	if inData && len(s.types) >= maxTypes {
-		return strRef{off: int32(off), n: int32(len(v))}, false
-	}
-	if inData {
-		v = strings.Clone(v) // the table keeps a copy, not a view of the document
-	}
-	k := int32(len(s.idx.ext))
-	s.idx.ext = append(s.idx.ext, v)
-	if len(s.types) < maxTypes {
-		if s.types == nil {
-			s.types = map[string]int32{}
-		}
-		s.types[v] = k
-	}
-	return strRef{off: k, n: -1}, false
-}
-
-// legacy returns objExt.legacy for h: 0 when it has no legacy
-// classVersion or package keys (most models), else 1 + their place in the
-// index's table.
-func (s *scanner) legacy(h *header) int32 {
-	if h.classVersion == "" && h.pkg == "" {
-		return 0
-	}
-	s.idx.legacies = append(s.idx.legacies, legacyType{version: h.classVersion, pkg: h.pkg})
-	return int32(len(s.idx.legacies))
-}
-
-// defaultParallelMin is the least size in bytes of an envelope's
-// "Objects" or "ObjectsCopy" value that the reader scans on a goroutine of
-// its own, while it goes on with the rest of the document (the other
-// tree): two trees of a large model are read on two cores. Tests set
-// Document.parallelMin.
-const defaultParallelMin = 8 << 20
-
-// parallelMinOf returns doc's parallelMin, or defaultParallelMin.
-func parallelMinOf(doc *Document) int {
-	if doc.parallelMin > 0 {
-		return doc.parallelMin
-	}
-	return defaultParallelMin
 }
 
 // scan reads doc's data, releasing the pages read as it goes when doc is
@@ -357,290 +205,7 @@ func scanWith(doc *Document, parallel bool) (*flatIndex, error) {
 	return &s.idx, nil
 }
 
-// alloc sizes the index for data: every object of the model has a header, so
-// the count of '?' bytes is at least the count of objects (unless a header's
-// key is written escaped) and rarely much more (a '?' in a string value);
-// counting costs a pass at memory speed (40 ms for 370 MB). The objects
-// array is the largest: growing it would hold the old and the new array at
-// once, at the plan's peak. Real and generated models hold a string value
-// per 80 to 250 bytes and a path segment per 30 to 250. A low estimate costs
-// one copy (sized from the density seen so far, see grow) and a high one
-// memory never touched, which the garbage collector counts as live all the
-// same. String values and records, which a model may hold none of (a model
-// of tiny objects has few), start at a tenth of the densest and grow from
-// the density seen: the copy is of the part read.
-func (x *flatIndex) alloc(data []byte, mapped bool) {
-	objects, idLen := estimateObjects(data, mapped)
-	x.objects = make([]Object, 0, objects+16)
-	x.strs = make([]strVal, 0, len(data)/1024+16)
-	// Two segments an object (Object.segPre): a key and an index.
-	x.segs = make([]int32, 0, 2*cap(x.objects)+16)
-	x.deps = make([]Dependency, 0, len(data)/16384+16)
-	// Room reserved and never written costs no memory, but the garbage
-	// collector counts it as live and lets the heap grow by that much
-	// more: room for ids far longer than the model's is garbage the
-	// collector waits for.
-	x.ids = make([]byte, 0, (idLen+1)*cap(x.objects))
-}
-
-// reserve makes room in the index for data still to be read, sized as
-// alloc sizes it, keeping what the index holds.
-func (x *flatIndex) reserve(data []byte, mapped bool) {
-	var more flatIndex
-	more.alloc(data, mapped)
-	x.objects = append(more.objects, x.objects...)
-	x.strs = append(more.strs, x.strs...)
-	x.segs = append(more.segs, x.segs...)
-	x.deps = append(more.deps, x.deps...)
-	x.exts = append(more.exts, x.exts...)
-	x.ids = append(more.ids, x.ids...)
-}
-
-// looksLikeEnvelope reports whether data begins as an envelope or an
-// engine task does: an object whose first key is "Objects", "ObjectsCopy",
-// "Attributes" or "model". It only chooses how to scan.
-func looksLikeEnvelope(data []byte) bool { return EnvelopeKey(FirstKey(data)) }
-
-// EnvelopeKey reports whether k is a key of the root of an envelope
-// ("Objects", "ObjectsCopy", "Attributes") or of an engine task ("model").
-func EnvelopeKey(k string) bool {
-	switch k {
-	case "Objects", "ObjectsCopy", "Attributes", "model":
-		return true
-	}
-	return false
-}
-
-// FirstKey returns the first key of the object at the root of data, read
-// without reading the rest: "" when the root is not an object, or its
-// first key is escaped or longer than 64 bytes (no key that tells a form
-// apart is).
-func FirstKey(data []byte) string {
-	i := jsonedit.WS(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return ""
-	}
-	i = jsonedit.WS(data, i+1)
-	if i >= len(data) || data[i] != '"' {
-		return ""
-	}
-	end := bytes.IndexAny(data[i+1:min(len(data), i+1+64)], `"\`)
-	if end < 0 || data[i+1+end] != '"' {
-		return ""
-	}
-	return string(data[i+1 : i+1+end])
-}
-
-// speculate starts the scan of the envelope's other tree on a goroutine
-// of its own, at the place where it guesses that tree's key stands, while
-// this scanner reads the tree whose key k it just read: two trees of a
-// large model are read on two cores from the start, with no pass over the
-// first to find where it ends. The guess is the nearest quoted "Objects"
-// or "ObjectsCopy" to the middle of the rest of the input that is written
-// as a key of an object (a ',' before it, a ':' and an object or array
-// after it). It is checked by the reading itself: the value is used only
-// when this scanner reaches that very key (scanner.guessed); any other
-// guess is abandoned and the reading goes on in one pass.
-func (s *scanner) speculate(k string) {
-	other := "ObjectsCopy"
-	if k == "ObjectsCopy" {
-		other = "Objects"
-	}
-	keyOff, value := guessKey(s.data, s.pos, other)
-	if least := parallelMinOf(s.doc); keyOff < 0 || keyOff-s.pos < least || len(s.data)-value < least {
-		// One tree, or one small: this scanner reads the rest alone.
-		s.idx.reserve(s.data[s.pos:], s.doc.Mapped())
-		return
-	}
-	sub := &subScan{start: value, end: -1, keyOff: keyOff, done: make(chan struct{})}
-	s.idx.subs = append(s.idx.subs, sub)
-	c := &scanner{file: s.file, data: s.data, doc: s.doc, pos: value, depth: s.depth,
-		path: append([]int32(nil), s.path...), abandon: &sub.abandon}
-	c.path[len(c.path)-1] = int32(keyOff)
-	c.doc.reading()
-	go func() {
-		defer close(sub.done)
-		defer c.doc.leaving()
-		sub.err = do(func() error {
-			// The end is not known: the index is sized for the rest.
-			c.idx.alloc(c.data[value:], c.doc.Mapped())
-			err := c.value()
-			sub.pos, sub.idx = c.pos, &c.idx
-			return err
-		}, c.doc)
-	}()
-	// This scanner reads the first tree: size its index for it.
-	s.idx.reserve(s.data[s.pos:keyOff], s.doc.Mapped())
-}
-
-// guessed returns the scan started on a guess at the key whose opening
-// quote is at keyOff, or nil.
-func (s *scanner) guessed(keyOff int) *subScan {
-	for _, sub := range s.idx.subs {
-		if sub.keyOff == keyOff && !sub.adopted {
-			return sub
-		}
-	}
-	return nil
-}
-
-// guessWindow is how much of the input guessKey searches at a time, going
-// out from the middle.
-const guessWindow = 4 << 20
-
-// guessKey returns the offset of the opening quote of the quoted key that
-// stands nearest the middle of data[from:] and looks like an object's key
-// followed by an object or an array, and the offset of that value; -1 when
-// there is none. It reads outward from the middle a window at a time, so
-// that its cost is the distance of the key from the middle (the two trees
-// of an envelope are usually of similar size).
-func guessKey(data []byte, from int, key string) (keyOff, value int) {
-	pat := []byte(`"` + key + `"`)
-	mid := from + (len(data)-from)/2
-	for d := 0; mid-d > from || mid+d < len(data); d += guessWindow {
-		// Before the middle, the last key of the window; after it, the
-		// first: the one nearer the middle.
-		keyOff, value = -1, -1
-		lo, hi := max(mid-d-guessWindow, from), min(mid-d+len(pat)-1, len(data))
-		for lo < hi {
-			i := bytes.Index(data[lo:hi], pat)
-			if i < 0 {
-				break
-			}
-			if v := keyValue(data, from, lo+i, len(pat)); v >= 0 {
-				keyOff, value = lo+i, v
-			}
-			lo += i + 1
-		}
-		if keyOff >= 0 {
-			return keyOff, value
-		}
-		lo, hi = max(mid+d, from), min(mid+d+guessWindow+len(pat)-1, len(data))
-		for lo < hi {
-			i := bytes.Index(data[lo:hi], pat)
-			if i < 0 {
-				break
-			}
-			if v := keyValue(data, from, lo+i, len(pat)); v >= 0 {
-				return lo + i, v
-			}
-			lo += i + 1
-		}
-	}
-	return -1, -1
-}
-
-// keyValue returns the offset of the object or array after the quoted
-// string of n bytes at data[q], when that string is written as a key that
-// follows another member (white space, ',' before it, white space, ':'
-// and white space after it); -1 otherwise.
-func keyValue(data []byte, from, q, n int) int {
-	i := q - 1
-	for i > from && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i--
-	}
-	if i <= from || data[i] != ',' {
-		return -1
-	}
-	v := jsonedit.WS(data, q+n)
-	if v >= len(data) || data[v] != ':' {
-		return -1
-	}
-	v = jsonedit.WS(data, v+1)
-	if v >= len(data) || data[v] != '{' && data[v] != '[' {
-		return -1
-	}
-	return v
-}
-
 var utf8BOM = []byte{0xef, 0xbb, 0xbf}
-
-// passChunk is the size of the pieces in which a fast pass over a mapped
-// document (countByte, the hash) reads it, releasing each one behind it:
-// such a pass reads gigabytes a second, far faster than the trimming
-// goroutine releases pages (mapping, trimInterval).
-const passChunk = 4 << 20
-
-// releaseEvery is how many objects the loops over a whole document or tree
-// read between two calls of Document.release.
-const releaseEvery = 1 << 12
-
-// estimateObjects returns the count of '?' bytes in data, exactly for
-// data up to 16 MiB, else extrapolated from four windows of 1 MiB spread
-// over it, plus an eighth: counting all of a mapped tree faulted its pages
-// in once more before its scan did (a pass on the critical path of each
-// of the two scans of a large envelope). A low estimate costs a copy
-// (grow, from the density seen so far). It also returns the mean length of
-// the ids written in the same bytes (the string after each "id" key), 32
-// when they show none.
-func estimateObjects(data []byte, mapped bool) (objects, idLen int) {
-	const window = 1 << 20
-	var c sampleCount
-	if len(data) <= 16*window {
-		c.add(data, mapped)
-		return c.marks, c.idLen()
-	}
-	for k := range 4 {
-		lo := (len(data) - window) * k / 3
-		c.add(data[lo:lo+window], mapped)
-	}
-	est := int64(c.marks) * int64(len(data)) / (4 * window)
-	return int(est + est/8), c.idLen()
-}
-
-// sampleCount counts, in the samples estimateObjects reads, the '?'
-// bytes and the ids written.
-type sampleCount struct {
-	marks         int
-	ids, idsBytes int
-}
-
-// add counts data, releasing the pages read behind it when it is mapped.
-func (c *sampleCount) add(data []byte, mapped bool) {
-	eachChunk(data, mapped, func(chunk []byte) {
-		c.marks += bytes.Count(chunk, []byte{'?'})
-		for i := 0; ; {
-			k := bytes.Index(chunk[i:], []byte(`"id"`))
-			if k < 0 {
-				return
-			}
-			i += k + len(`"id"`)
-			j := jsonedit.WS(chunk, i)
-			if j >= len(chunk) || chunk[j] != ':' {
-				continue
-			}
-			if j = jsonedit.WS(chunk, j+1); j >= len(chunk) || chunk[j] != '"' {
-				continue
-			}
-			n := bytes.IndexByte(chunk[j+1:], '"')
-			if n < 0 {
-				return
-			}
-			c.ids, c.idsBytes = c.ids+1, c.idsBytes+n
-		}
-	})
-}
-
-// idLen returns the mean length of the ids counted, rounded up; 32 (a
-// Murano id's hex digits) for none.
-func (c *sampleCount) idLen() int {
-	if c.ids == 0 {
-		return 32
-	}
-	return (c.idsBytes + c.ids - 1) / c.ids
-}
-
-// eachChunk calls fn with data passChunk bytes at a time, releasing each
-// piece once fn is done with it when data is mapped.
-func eachChunk(data []byte, mapped bool, fn func(chunk []byte)) {
-	for lo := 0; lo < len(data); lo += passChunk {
-		chunk := data[lo:min(lo+passChunk, len(data))]
-		fn(chunk)
-		if mapped {
-			releasePages(chunk)
-		}
-	}
-}
 
 // looksLikeYAML reports whether data, which is not JSON, begins as YAML
 // does: a "---" document marker, a "%YAML" directive, a comment, a list
@@ -668,28 +233,6 @@ func looksLikeYAML(data []byte) bool {
 		return bytes.HasSuffix(t, []byte(":")) || bytes.Contains(t, []byte(": "))
 	}
 	return false
-}
-
-// grow returns s with room for n more elements, the capacity extrapolated
-// from the input read so far: len(s) elements came from done of total
-// bytes, so the rest of the input likely holds len(s)*(total-done)/done
-// more; an eighth is added for variance. Doubling instead (or append's
-// quarter steps) leaves up to half the array unused on a model whose
-// objects are smaller than the initial estimate assumes, and the index is
-// the largest structure after the file. The new capacity is at
-// least a quarter more, so an input whose density rises late still costs
-// few copies.
-func grow[T any](s []T, n, done, total int) []T {
-	c := cap(s) + cap(s)/4 + n
-	if done > 0 && total > done {
-		est := len(s) + int(int64(len(s))*int64(total-done)/int64(done))
-		if est += est/8 + n; est > c {
-			c = est
-		}
-	}
-	g := make([]T, len(s), c)
-	copy(g, s)
-	return g
 }
 
 func (s *scanner) ws() {
@@ -1038,44 +581,13 @@ func (s *scanner) object() error {
 				case depth == 2 && s.inModel:
 					keys = &s.idx.taskKeys
 				}
-				adopted := false
-				if keys != nil {
-					k := s.noteKey(keys, ks, ke, kesc)
-					if depth == 1 {
-						s.inModel = k == "model"
-					}
-					if s.parallel && (k == "Objects" || k == "ObjectsCopy") && s.pos < len(s.data) && (s.data[s.pos] == '[' || s.data[s.pos] == '{') {
-						if sub := s.guessed(ks - 1); sub != nil && sub.start == s.pos {
-							// The reading reached the key whose value was
-							// scanned on a guess: the guess held, the value
-							// is read, go on after it.
-							s.wait()
-							<-sub.done
-							s.resume()
-							sub.adopted = true
-							if sub.err != nil {
-								return sub.err // scanWith scans again in one pass
-							}
-							sub.end = sub.pos
-							s.pos, adopted = sub.pos, true
-						} else if !s.speculated {
-							s.speculated = true
-							s.speculate(k)
-						}
-					}
+				if keys == nil {
+					err = s.value()
+				} else {
+					err = s.envelopeMember(keys, ks, ke, kesc, depth)
 				}
-				if !adopted {
-					if err := s.value(); err != nil {
-						return err
-					}
-				}
-				if keys != nil {
-					ksp := &(*keys)[len(*keys)-1]
-					ksp.end = int32(s.pos)
-					ksp.null = s.data[ksp.start] == 'n'
-					if depth == 1 {
-						s.inModel = false
-					}
+				if err != nil {
+					return err
 				}
 			}
 			more, err := s.more('}')
@@ -1098,6 +610,14 @@ func (s *scanner) object() error {
 	if anchored {
 		s.anchors = s.anchors[:len(s.anchors)-1]
 	}
+	return s.record(&h, start, base)
+}
+
+// record records the object that closed at s.pos, opened at start, with
+// header h: its path segments from its anchor's, its entry in the
+// objects array, and the enclosing object of the objects pending since
+// base (those it encloses); it is then pending itself.
+func (s *scanner) record(h *header, start, base int) error {
 	pre := 0
 	if len(s.anchors) > 0 {
 		pre = int(s.anchors[len(s.anchors)-1])
@@ -1132,7 +652,7 @@ func (s *scanner) object() error {
 	if h.destroyed {
 		o.bits |= bitDestroyed
 	}
-	if legacy := s.legacy(&h); legacy != 0 || h.depHi > h.depLo {
+	if legacy := s.legacy(h); legacy != 0 || h.depHi > h.depLo {
 		s.idx.exts = append(s.idx.exts, objExt{legacy: legacy, deps: depSpan{h.depLo, h.depHi}})
 		o.ext = int32(len(s.idx.exts))
 	}
@@ -1157,136 +677,6 @@ func (s *scanner) object() error {
 	}
 	s.pending = append(s.pending[:base], i)
 	return nil
-}
-
-// smallKeys is how many keys an object may have for uniqueKeys to compare
-// them pairwise; past that, it sorts them. Murano objects, headers and
-// records have a handful.
-const smallKeys = 16
-
-// keySeed makes the hashes of long keys unpredictable to whoever writes a
-// model: a collision costs a second reading of the object's keys, never a
-// wrong answer (duplicateKey).
-var keySeed = maphash.MakeSeed()
-
-// keyHash returns a value equal for two keys whose decoded text is equal:
-// a key shorter than 8 bytes is the value itself (its bytes and its
-// length, in the top byte), a longer one a hash with the top bit set. The
-// key is the raw span data[ks:ke] between the quotes; escaped keys (rare)
-// are decoded first, so that "Obj\u0065cts" is "Objects".
-func (s *scanner) keyHash(ks, ke int, escaped bool) uint64 {
-	if escaped {
-		return shortOrHash(unescape(s.data[ks-1 : ke+1]))
-	}
-	n := ke - ks
-	if n < 8 && ks+8 <= len(s.data) {
-		return binary.LittleEndian.Uint64(s.data[ks:])&(1<<(8*n)-1) | uint64(n)<<56
-	}
-	return shortOrHash(s.str(ks, ke))
-}
-
-func shortOrHash(k string) uint64 {
-	if len(k) < 8 {
-		var w uint64
-		for i := len(k) - 1; i >= 0; i-- {
-			w = w<<8 | uint64(k[i])
-		}
-		return w | uint64(len(k))<<56
-	}
-	return maphash.String(keySeed, k) | 1<<63
-}
-
-// uniqueKeys checks that the keys of the JSON object at open, whose
-// keyHash values are s.keys[base:], are distinct, and drops them from
-// s.keys. A key written twice is a *ModelError at the second one's path
-// (its segment is s.path[seg]): Python's json.loads, which Murano's engine
-// uses, keeps the last value, and this reader, like others, would keep
-// another (the first header, the first "Objects", both records lists).
-// The keys are compared by their hashes, read as they were scanned: the
-// object's bytes are read again only when two hashes are equal.
-func (s *scanner) uniqueKeys(open, base, seg int) error {
-	h := s.keys[base:]
-	s.keys = s.keys[:base]
-	dup := false
-	if len(h) <= smallKeys {
-		for i := 1; i < len(h) && !dup; i++ {
-			for j := 0; j < i; j++ {
-				if h[i] == h[j] {
-					dup = true
-					break
-				}
-			}
-		}
-	} else {
-		slices.Sort(h)
-		for i := 1; i < len(h); i++ {
-			if h[i] == h[i-1] {
-				dup = true
-				break
-			}
-		}
-	}
-	if !dup {
-		return nil
-	}
-	return s.duplicateKey(open, seg)
-}
-
-// duplicateKey returns the error for the first key of the (valid) JSON
-// object at open that is written a second time, in document order; nil
-// when there is none (two keys' hashes were equal).
-func (s *scanner) duplicateKey(open, seg int) error {
-	ms, _ := jsonedit.Members(s.data, open)
-	first := make(map[string]int, len(ms))
-	for _, m := range ms {
-		k := keyAt(s.data, m.Start)
-		f, ok := first[k]
-		if !ok {
-			first[k] = m.Start
-			continue
-		}
-		s.path[seg] = int32(m.Start)
-		line, _ := lineCol(s.data, f)
-		return s.modelErr(fmt.Sprintf("duplicate key %s (the first at line %d); Python's json.loads, which Murano's engine uses, keeps the last value of a key written twice and objgc refuses to guess which one was meant: remove one of them", strconv.Quote(k), line))
-	}
-	return nil
-}
-
-// wait notes that the scanner waits for the scans it started, and is no
-// reader of the document meanwhile (Document.reading); resume, that it
-// reads again.
-func (s *scanner) wait() {
-	if !s.waiting {
-		s.waiting = true
-		s.doc.leaving()
-	}
-}
-
-func (s *scanner) resume() {
-	if s.waiting {
-		s.waiting = false
-		s.doc.reading()
-	}
-}
-
-// mayAnchor reports whether an object whose path has seg segments may
-// anchor the paths of the objects it encloses (Object.segPre): any but the
-// document's root and an engine task's "model", which enclose the trees,
-// so that every anchor of a copy is a copy of the same tree, on its chain
-// of enclosing copies (Tree.segsOf).
-func (s *scanner) mayAnchor(seg int) bool {
-	return seg > 1 || seg == 1 && !s.inModel
-}
-
-// Root keys (and those of an engine task's "model") are recorded so that
-// the input form can be told without a second pass.
-func (s *scanner) noteKey(keys *[]keySpan, ks, ke int, esc bool) string {
-	k := s.str(ks, ke)
-	if esc {
-		k = unescape(s.data[ks-1 : ke+1])
-	}
-	*keys = append(*keys, keySpan{key: k, start: int32(s.pos)})
-	return k
 }
 
 // more reads what follows a member of an object (close is '}') or an item
