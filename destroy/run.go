@@ -274,40 +274,11 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 			return nil, err
 		}
 	}
-	// An interrupt already there (a signal while the command line was
-	// parsed) ends the run before the lock: nothing to drain, no file
-	// to touch.
-	if opts.Drain != nil {
-		select {
-		case <-opts.Drain:
-			return nil, fmt.Errorf("%w before the lock was taken; nothing was done", ErrInterrupted)
-		default:
-		}
-	}
-	lockCtx, cancelLock := context.WithCancel(ctx)
-	if opts.Drain != nil {
-		go func() {
-			select {
-			case <-opts.Drain:
-				cancelLock()
-			case <-lockCtx.Done():
-			}
-		}()
-	}
-	unlock, err := lockTarget(lockCtx, opts.File, opts.LockTimeout)
-	cancelLock()
+	unlock, err := lockRun(ctx, opts)
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return nil, fmt.Errorf("%w while %w; nothing was done", ErrInterrupted, err)
-		}
 		return nil, err
 	}
 	defer unlock()
-	// Checked by the caller before the lock too; a link made while this
-	// run waited for the lock is found here, before anything is done.
-	if err := CheckLinks(opts.File); err != nil {
-		return nil, err
-	}
 
 	switch {
 	case in == nil:
@@ -359,30 +330,88 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 				rep.Unchanged = true
 				return rep, nil
 			}
-			written, err := writeback.Build(p, writeback.Effects{}, envelopeAttributes(in), opts.OnDanglingKeep)
-			if err != nil {
-				return nil, err
-			}
-			write := func(w io.Writer) error { return writeModel(w, in, written) }
-			if opts.Stdout != nil {
-				_, err = writeStdout(opts.Stdout, write)
-			} else {
-				err = atomicfile.Write(opts.File, 0o644, write)
-			}
-			if err != nil {
+			if err := writeUnchanged(opts, in, p); err != nil {
 				return nil, err
 			}
 			return rep, nil
 		}
 	}
+	if err := execute(ctx, opts, in, p, hooks, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
 
+// lockRun takes the lock on opts.File (lockTarget), waiting up to
+// opts.LockTimeout. A Drain closed before or during the wait ends the run
+// with ErrInterrupted, nothing done. Once the lock is held the target's
+// hard links are checked again.
+func lockRun(ctx context.Context, opts RunOptions) (unlock func(), err error) {
+	// An interrupt already there (a signal while the command line was
+	// parsed) ends the run before the lock: nothing to drain, no file
+	// to touch.
+	if opts.Drain != nil {
+		select {
+		case <-opts.Drain:
+			return nil, fmt.Errorf("%w before the lock was taken; nothing was done", ErrInterrupted)
+		default:
+		}
+	}
+	lockCtx, cancelLock := context.WithCancel(ctx)
+	if opts.Drain != nil {
+		go func() {
+			select {
+			case <-opts.Drain:
+				cancelLock()
+			case <-lockCtx.Done():
+			}
+		}()
+	}
+	unlock, err = lockTarget(lockCtx, opts.File, opts.LockTimeout)
+	cancelLock()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, fmt.Errorf("%w while %w; nothing was done", ErrInterrupted, err)
+		}
+		return nil, err
+	}
+	// Checked by the caller before the lock too; a link made while this
+	// run waited for the lock is found here, before anything is done.
+	if err := CheckLinks(opts.File); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// writeUnchanged writes the model back when the plan has nothing to do:
+// no journal, no hook, the write-back of no outcome.
+func writeUnchanged(opts RunOptions, in *Inputs, p *order.Plan) error {
+	written, err := writeback.Build(p, writeback.Effects{}, envelopeAttributes(in), opts.OnDanglingKeep)
+	if err != nil {
+		return err
+	}
+	write := func(w io.Writer) error { return writeModel(w, in, written) }
+	if opts.Stdout != nil {
+		_, err = writeStdout(opts.Stdout, write)
+	} else {
+		err = atomicfile.Write(opts.File, 0o644, write)
+	}
+	return err
+}
+
+// execute carries out plan p under the lock: it opens (or resumes) the
+// journal, writes the doomed-ids file, runs the hooks (applyPlan), then
+// writes the model back and commits it (commit). rep gets the result and
+// the revival warnings.
+func execute(ctx context.Context, opts RunOptions, in *Inputs, p *order.Plan, hooks *PlanHooks, rep *Report) error {
 	var journalInputs []journal.Input
 	for _, d := range in.Docs() {
 		journalInputs = append(journalInputs, journal.Input{Path: d.Name, SHA256: d.SHA256()})
 	}
 	jnl, resume, err := journal.Open(journal.PathFor(opts.File), journalInputs)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer jnl.Close()
 	if opts.Resumed != nil {
@@ -390,7 +419,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	}
 	doomedFile, err := writeDoomedFile(p)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer os.Remove(doomedFile)
 
@@ -405,15 +434,22 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		opts.HooksDone()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("apply stopped: %w; nothing was written, the journal %s keeps what was done", err, jnl.Path())
+		return fmt.Errorf("apply stopped: %w; nothing was written, the journal %s keeps what was done", err, jnl.Path())
 	}
 	rep.Result = result
 	rep.Warnings = append(rep.Warnings, result.RevivalWarnings(p)...)
+	return commit(opts, jnl, in, p, result)
+}
 
+// commit writes the model back after the hooks (writeback.Build of their
+// outcome) and records it in the journal: a committing record before the
+// rename over the target (none for standard output), the commit record
+// after, then the journal goes (docs/journal.md).
+func commit(opts RunOptions, jnl *journal.Journal, in *Inputs, p *order.Plan, result *ApplyResult) error {
 	outcome := writeback.Effects{Destroyed: result.Destroyed(), Patches: result.Patches(p)}
 	written, err := writeback.Build(p, outcome, envelopeAttributes(in), opts.OnDanglingKeep)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	write := func(w io.Writer) error { return writeModel(w, in, written) }
 	var outputs []journal.Input
@@ -421,29 +457,26 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		// No rename to record: the commit record follows the last byte.
 		sum, err := writeStdout(opts.Stdout, write)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		outputs = []journal.Input{{Path: "-", SHA256: sum}}
 	} else {
 		target, err := filepath.Abs(opts.File)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		err = atomicfile.WriteCommitted(opts.File, 0o644, write, func(sum string) error {
 			outputs = []journal.Input{{Path: target, SHA256: sum}}
 			return jnl.Committing(outputs)
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := jnl.Commit(outputs); err != nil {
-		return nil, err
+		return err
 	}
-	if err := jnl.Remove(); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return jnl.Remove()
 }
 
 // refusePlan refuses a plan apply does not run: dangling references
