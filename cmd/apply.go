@@ -20,6 +20,7 @@ import (
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/internal/inputfile"
+	"github.com/objgc/objgc/internal/memtune"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -378,11 +379,9 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 	if err := checkQuietVerbose(opts.Quiet, opts.Verbose); err != nil {
 		return err
 	}
-	// Apply holds the plan's model and index for its whole run too: the
-	// same garbage collector target as plan (planGCPercent), unless GOGC
-	// is set: with the runtime's default its heap peaks far above its
-	// live data.
-	defer setGCPercent(planGCPercent)()
+	// Apply holds the plan's model and index for its whole run: the
+	// collector's target for it (docs/decisions.md, "A plan's memory").
+	defer memtune.Apply().Restore()
 	if err := checkApplyFlags(&opts); err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/objgc/objgc/destroy/order"
 	"io/fs"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/internal/memtune"
 	"github.com/objgc/objgc/pkgcache"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -192,15 +192,6 @@ func checkOnDangling(mode string) error {
 // nothing more and exits 130 (exitCode).
 var errPlanInterrupted = destroy.ErrInterrupted
 
-// stagesEnv names the hidden test hook: when set to 1, plan prints
-// "objgc: stage NAME" on stderr as it enters each stage (read, compare,
-// order, hooks, render), so that a test can signal it in a given stage
-// without sleeping, and once written "objgc: stage done VmHWM N kB", its
-// peak resident set so far (Linux), so that a test reads a plan's own:
-// the kernel's count for a child (getrusage) starts from its parent's,
-// the test binary's, when the child is started from a vfork.
-const stagesEnv = "OBJGC_TEST_STAGES"
-
 // untilDone runs f and returns its error, or errPlanInterrupted as soon as
 // ctx is done. It is for the stages whose loops do not look at a context
 // (reading, rendering): f goes on in the background until the process
@@ -217,39 +208,9 @@ func untilDone(ctx context.Context, f func() error) error {
 	}
 }
 
-// planGCPercent is the garbage collector's target while a plan is computed:
-// the heap may grow by half its live size between collections rather than
-// the runtime's default of all of it. The plan holds the model and its index
-// for its whole run, so the default lets the heap of a model of small
-// objects peak near twice its live size; at 50 the peak is lower at the same
-// CPU time (docs/performance.md). A GOGC set in the environment is the
-// user's choice and is kept.
-const planGCPercent = 50
-
-// renderGCPercent is the garbage collector's target while the plan is
-// written: the model, its index and the plan are all built by then and stay
-// live to the end, and writing adds only garbage (a few hundred bytes an
-// object), so a smaller headroom costs a few more collections of a heap that
-// no longer grows: a lower peak RSS on models of many tiny doomed objects
-// for a little more user CPU (docs/performance.md). Not applied when GOGC is
-// set in the environment.
-const renderGCPercent = 25
-
-// setGCPercent sets the garbage collector's target to percent, unless
-// GOGC is set in the environment (the user's choice is kept), and returns
-// what restores the previous one.
-func setGCPercent(percent int) (restore func()) {
-	if _, set := os.LookupEnv("GOGC"); set {
-		return func() {}
-	}
-	old := debug.SetGCPercent(percent)
-	return func() { debug.SetGCPercent(old) }
-}
-
 func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	defer setGCPercent(planGCPercent)()
 	format, err := findPlanFormat(opts.Format)
 	if err != nil {
 		return err
@@ -272,27 +233,23 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	// Every stage starts with a look at ctx, and the long ones look
 	// inside too: the first SIGINT or SIGTERM ends a plan within
 	// milliseconds whatever it is doing.
-	traceStages := streams.Getenv != nil && streams.Getenv(stagesEnv) == "1"
-	var limit *memoryLimit // set once the inputs are read
-	stage := func(name string) error {
+	var tune *memtune.Run // set once the inputs are read
+	stage := func() error {
 		if ctx.Err() != nil {
 			return errPlanInterrupted
 		}
-		limit.check()
-		if traceStages {
-			fmt.Fprintf(streams.Err, "objgc: stage %s\n", name)
-		}
+		tune.Stage()
 		return nil
 	}
-	if err := stage("read"); err != nil {
+	if err := stage(); err != nil { // read
 		return err
 	}
-	// The index is made while reading: the limit is set before, from the
-	// files' sizes, or once read for standard input.
-	if l, ok := planFilesMemoryLimit(opts.Model, opts.Snapshot, opts.Graph); ok {
-		limit = setMemoryLimit(l)
-		defer limit.restore()
-	}
+	// The collector's target and the memory limit of a plan
+	// (docs/decisions.md, "A plan's memory"). The index is made while
+	// reading: the limit is set before, from the files' sizes, or once
+	// read for standard input.
+	tune = memtune.Plan(opts.Model, opts.Snapshot, opts.Graph)
+	defer tune.Restore()
 	var in *inputs
 	if err := untilDone(ctx, func() (err error) {
 		// Only the JSON and Markdown plans and --out name the inputs'
@@ -310,12 +267,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	// this goroutine and on those rendering the plan.
 	defer snapshot.Protect(&err, in.Docs)()
 	// The model, its index and the plan stay live to the end: near the
-	// bound on memory, the collector collects more often (planMemoryLimit).
-	if limit == nil {
-		limit = setMemoryLimit(planMemoryLimit(in.Docs()))
-		defer limit.restore()
-	}
-	if err := stage("compare"); err != nil {
+	// bound on memory, the collector collects more often.
+	tune.Read(memInputs(in.Docs()))
+	if err := stage(); err != nil { // compare
 		return err
 	}
 	d, err := diff.CompareContext(ctx, in.Snapshot, in.Incoming)
@@ -325,14 +279,14 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	case err != nil:
 		return err // a fault reading a mapped model: names the file
 	}
-	if err := stage("order"); err != nil {
+	if err := stage(); err != nil { // order
 		return err
 	}
 	p, err := order.NewPlanContext(ctx, d)
 	if err != nil {
 		return errPlanInterrupted
 	}
-	if err := stage("hooks"); err != nil {
+	if err := stage(); err != nil { // hooks
 		return err
 	}
 	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
@@ -346,10 +300,10 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	}
 	hooks := findPlanHooks(ctx, p, finder, opts.CacheDir)
 	p.Warnings = append(p.Warnings, destroy.PackageWarnings(ctx, p, finder)...)
-	if err := stage("render"); err != nil {
+	if err := stage(); err != nil { // render
 		return err
 	}
-	setGCPercent(renderGCPercent) // the deferred restore above puts back the caller's
+	tune.Render()
 	doc := newPlanJSON(in, p, opts.OnDangling, hooks)
 	if err := in.CheckMapped(); err != nil {
 		return err
@@ -371,9 +325,6 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	if err := in.CheckMapped(); err != nil {
 		return err // what was written may mix the file's old and new bytes
 	}
-	if traceStages {
-		fmt.Fprintf(streams.Err, "objgc: stage done VmHWM %s\n", peakRSS())
-	}
 	if !opts.DetailedExitcode {
 		return nil
 	}
@@ -387,6 +338,17 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 		return &exitError{code: ExitWorkFound}
 	}
 	return nil
+}
+
+// memInputs are a plan's inputs as its memory limit counts them.
+func memInputs(docs []*snapshot.Document) []memtune.Input {
+	var in []memtune.Input
+	for _, d := range docs {
+		if d != nil {
+			in = append(in, memtune.Input{Size: int64(len(d.Data)), Mapped: d.Mapped()})
+		}
+	}
+	return in
 }
 
 // applyRefusals lists why apply would refuse plan p (what the summary's

@@ -160,9 +160,17 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); re
 
 // procStatus returns a /proc/self/status field (kB) in bytes; 0 if absent.
 func procStatus(field string) int64 {
-	if fs := strings.Fields(procStatusField(field)); len(fs) > 0 {
-		kb, _ := strconv.ParseInt(fs[0], 10, 64)
-		return kb << 10
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			if fs := strings.Fields(v); len(fs) > 0 {
+				kb, _ := strconv.ParseInt(fs[0], 10, 64)
+				return kb << 10
+			}
+		}
 	}
 	return 0
 }

@@ -25,6 +25,9 @@ var objgcBin string
 var repoRoot string
 
 func TestMain(m *testing.M) {
+	if code, ok := peakParent(); ok {
+		os.Exit(code) // this binary run by TestPlanMemoryBound
+	}
 	os.Exit(testMain(m))
 }
 
