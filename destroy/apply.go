@@ -351,6 +351,14 @@ func (a *applier) parallel(items []int, fn func(int) error) error {
 		errMu    sync.Mutex
 		firstErr error
 	)
+	// A hook's document holds the model's bytes: a mapped model truncated
+	// meanwhile makes the worker reading them fault, which is the item's
+	// error naming the file, not a crash.
+	docs := func() []*snapshot.Document { return []*snapshot.Document{a.p.Diff.Snapshot.Doc, a.p.Diff.Incoming.Doc} }
+	protected := func(item int) (err error) {
+		defer snapshot.Protect(&err, docs)()
+		return fn(item)
+	}
 	work := func() {
 		// Asked before each item: a drain or a failure under
 		// --fail-fast may have come while the previous one ran.
@@ -359,7 +367,7 @@ func (a *applier) parallel(items []int, fn func(int) error) error {
 			if k >= len(items) {
 				return
 			}
-			if err := fn(items[k]); err != nil {
+			if err := protected(items[k]); err != nil {
 				errMu.Lock()
 				if firstErr == nil {
 					firstErr = err
