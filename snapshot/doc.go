@@ -17,4 +17,13 @@
 // written back with untouched bytes unchanged. It is built for models of a
 // million objects: no allocation per JSON value, ids and type strings are
 // views of the input, paths are rendered only when asked for.
+//
+// A model file of 1 MiB or more is mapped read-only rather than read, on
+// Linux (ReadDocument): the package releases its pages from the resident
+// set as its loops read them, and Document.Close unmaps it, after which
+// nothing read from the document but the trees' ids may be used. A file
+// truncated under its mapping makes a read of it fault: the loaders
+// return a *ChangedError naming it, and a goroutine that reads a
+// document's bytes itself (Data, the strings a Tree returns) defers
+// Protect to get the same error instead of a crash.
 package snapshot

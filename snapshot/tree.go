@@ -526,10 +526,21 @@ func (t *Tree) finish(lo int, deps []Dependency, exts []objExt) {
 	// records, and each appends its merged ones to a copy of its own.
 	t.deps = deps[:len(deps):len(deps)]
 	t.exts = exts[:len(exts):len(exts)]
+	dups := t.firstCopies(t.indexIDs(lo))
+	sortByStart(t.Objects, t.IDless)
+	sortByStart(t.Objects, dups)
+	t.noteDuplicates(dups)
+	t.mergeCopiesRecords(dups)
+}
+
+// indexIDs makes the tree's id index (byID) and its lists of id-less
+// objects and id lengths, and rebases each copy's enclosing copy from the
+// document's objects (the tree's start at lo) to the tree's. It returns
+// the ids held by more than one copy, or nil.
+func (t *Tree) indexIDs(lo int) (dupIDs map[string]bool) {
 	objs := t.Objects
 	n := int32(len(objs))
 	t.byID = newIDIndex(len(objs))
-	var dupIDs map[string]bool
 	// The ids are hashed a batch at a time and the slots where their
 	// probes start loaded ahead (see batch).
 	var hs [batch]uint64
@@ -570,6 +581,14 @@ func (t *Tree) finish(lo int, deps []Dependency, exts []objExt) {
 		}
 	}
 	loads.Add(sink)
+	return dupIDs
+}
+
+// firstCopies makes the copy first in document order of each id of
+// dupIDs the one the index holds, records the later copies (later,
+// laterFirst, bitLater) and returns them, in index order.
+func (t *Tree) firstCopies(dupIDs map[string]bool) []int32 {
+	objs := t.Objects
 	var dups []int32
 	if dupIDs != nil {
 		// The first copy in document order is the object: the copy with
@@ -599,9 +618,12 @@ func (t *Tree) finish(lo int, deps []Dependency, exts []objExt) {
 		t.laterFirst[k], _ = t.byID.get(t, t.ID(i))
 		objs[i].bits |= bitLater
 	}
-	dups = slices.Clone(dups)
-	sortByStart(objs, t.IDless)
-	sortByStart(objs, dups)
+	return slices.Clone(dups)
+}
+
+// noteDuplicates lists the later copies dups (in document order) in
+// Duplicates, each compared with its first copy.
+func (t *Tree) noteDuplicates(dups []int32) {
 	// Each first copy compared with its later copies is decoded once
 	// (60,000 copies of one object must not decode it 60,000 times).
 	decoded := map[int32]any{}
@@ -611,6 +633,12 @@ func (t *Tree) finish(lo int, deps []Dependency, exts []objExt) {
 		d.Differs = !t.sameAsFirst(decoded, f, c)
 		t.Duplicates = append(t.Duplicates, d)
 	}
+}
+
+// mergeCopiesRecords merges the onDestruction records of each object with
+// later copies dups, and drops the repeats of any other object's.
+func (t *Tree) mergeCopiesRecords(dups []int32) {
+	objs := t.Objects
 	// The records of an object with copies: its own and then each later
 	// copy's in document order, merged once per object (merging copy by
 	// copy grew the arena by the whole list for each copy: quadratic).
