@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/objgc/objgc/destroy"
-	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/internal/memtune"
 	"github.com/objgc/objgc/pkgcache"
 	"github.com/objgc/objgc/snapshot"
@@ -269,37 +268,36 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	// The model, its index and the plan stay live to the end: near the
 	// bound on memory, the collector collects more often.
 	tune.Read(memInputs(in.Docs()))
-	if err := stage(); err != nil { // compare
-		return err
+	// The package cache is opened once the plan is made, before its
+	// hooks are looked up: an input refused never touches it.
+	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
+	prep, err := destroy.Prepare(ctx, in.Snapshot, in.Incoming, destroy.PrepareOptions{
+		Finder: finder,
+		Env:    os.Environ(),
+		Stage: func(name string) error {
+			if err := stage(); err != nil || name != "hooks" {
+				return err
+			}
+			session, err := openPackages(streams, opts.CacheDir, opts.cacheDirFrom, opts.TrustEnginePackages)
+			if session != nil {
+				finder.Packages = session
+			}
+			return err
+		},
+	})
+	if finder.Packages != nil {
+		defer finder.Packages.Close()
 	}
-	d, err := diff.CompareContext(ctx, in.Snapshot, in.Incoming)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return errPlanInterrupted
 	case err != nil:
-		return err // a fault reading a mapped model: names the file
-	}
-	if err := stage(); err != nil { // order
 		return err
 	}
-	p, err := order.NewPlanContext(ctx, d)
-	if err != nil {
-		return errPlanInterrupted
-	}
-	if err := stage(); err != nil { // hooks
-		return err
-	}
-	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
-	session, err := openPackages(streams, opts.CacheDir, opts.cacheDirFrom, opts.TrustEnginePackages)
-	if err != nil {
-		return err
-	}
-	if session != nil {
-		defer session.Close()
-		finder.Packages = session
-	}
-	hooks := findPlanHooks(ctx, p, finder, opts.CacheDir)
-	p.Warnings = append(p.Warnings, destroy.PackageWarnings(ctx, p, finder)...)
+	p := prep.Plan
+	hooks := newPlanHooks(prep, finder, opts.CacheDir)
+	p.Warnings = append(p.Warnings, prep.HookWarnings...)
+	p.Warnings = append(p.Warnings, prep.PackageWarnings...)
 	if err := stage(); err != nil { // render
 		return err
 	}

@@ -3,7 +3,6 @@ package cmd
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -44,24 +43,20 @@ type planHooks struct {
 	refusals int
 }
 
-// findPlanHooks finds the hooks of p (destroy.FindHooks) and adds to p's
-// warnings those that cannot run or that apply refuses to run.
-func findPlanHooks(ctx context.Context, p *order.Plan, f *destroy.HookFinder, cacheDir string) *planHooks {
+// newPlanHooks is what the printed plan says of prep's hooks, found by f.
+func newPlanHooks(prep *destroy.Prepared, f *destroy.HookFinder, cacheDir string) *planHooks {
 	h := &planHooks{
-		PlanHooks: destroy.FindHooks(ctx, p, f),
+		PlanHooks: prep.Hooks,
 		sums:      destroy.NewHookSums(),
 		dirs:      absPaths(f.Dirs),
 		cacheDir:  absPath(cacheDir),
 		packages:  []destroy.PlanPackage{},
+		planned:   make([][]destroy.PlanHook, len(prep.Hooks.Types)),
+		refusals:  prep.Refusals,
 	}
-	h.planned = make([][]destroy.PlanHook, len(h.Types))
-	if len(f.Dirs) == 0 && f.Packages == nil || ctx.Err() != nil {
-		return h // nothing looked up; or interrupted: the caller writes nothing
+	if len(f.Dirs) > 0 || f.Packages != nil {
+		h.packages = destroy.SessionPackages(f.Packages)
 	}
-	h.packages = destroy.SessionPackages(f.Packages)
-	warnings, refusals := h.Warnings(p, os.Environ())
-	p.Warnings = append(p.Warnings, warnings...)
-	h.refusals = refusals
 	return h
 }
 

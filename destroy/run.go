@@ -192,8 +192,9 @@ type Report struct {
 //  2. reads the inputs (ReadInputs): when read in 0, only when they
 //     changed while it waited (Inputs.Unchanged), a saved plan's then
 //     checked as in 0;
-//  3. plans (NewPlan) and refuses dangling references unless
-//     OnDanglingKeep, doomed objects without any hook source unless
+//  3. prepares the plan as objgc plan does (Prepare: the comparison, the
+//     order, the hooks and the package warnings) and refuses dangling
+//     references unless OnDanglingKeep, doomed objects without any hook source unless
 //     NoHooks (checked before step 1 too, on the inputs as they are
 //     then: see NoHooks), objects without a destroy hook under
 //     RequireHooks, hooks that someone other than the user or root
@@ -234,7 +235,7 @@ type Report struct {
 func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	var (
 		in      *Inputs
-		p       *order.Plan
+		prep    *Prepared
 		applied bool
 	)
 	// The inputs stay mapped until the caller is done with the report
@@ -254,23 +255,23 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	needSource := !opts.NoHooks && (opts.Finder == nil || len(opts.Finder.Dirs) == 0)
 	switch {
 	case opts.Plan != nil:
-		in, p, applied, err = readSavedPlan(opts, hookChanges(ctx, opts.Plan, opts.Finder))
+		in, prep, applied, err = readSavedPlan(ctx, opts, hookChanges(ctx, opts.Plan, opts.Finder))
 		if err != nil {
 			return nil, err
 		}
 		if applied {
-			return appliedReport(in, p), nil
+			return appliedReport(in, prep.Plan), nil
 		}
 	case opts.Model != "-" && opts.Snapshot != "-" && opts.Graph != "-":
 		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
 			return nil, err
 		}
-		if p, err = comparePlan(in); err != nil {
+		if prep, err = prepare(ctx, in, opts); err != nil {
 			return nil, err
 		}
 	}
-	if p != nil {
-		if _, err := refusePlan(ctx, p, opts, needSource); err != nil {
+	if prep != nil {
+		if err := refusePlan(ctx, prep, opts, needSource); err != nil {
 			return nil, err
 		}
 	}
@@ -285,7 +286,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		if in, err = ReadInputs(opts.Stdin, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
 			return nil, err
 		}
-		if p, err = comparePlan(in); err != nil {
+		if prep, err = prepare(ctx, in, opts); err != nil {
 			return nil, err
 		}
 	case opts.Plan == nil && !in.Unchanged():
@@ -296,7 +297,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, nil, true); err != nil {
 			return nil, err
 		}
-		if p, err = comparePlan(in); err != nil {
+		if prep, err = prepare(ctx, in, opts); err != nil {
 			return nil, err
 		}
 	case opts.Plan != nil && !in.Unchanged():
@@ -306,18 +307,18 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		// it runs.
 		in.Close()
 		in = nil
-		if in, p, applied, err = readSavedPlan(opts, nil); err != nil {
+		if in, prep, applied, err = readSavedPlan(ctx, opts, nil); err != nil {
 			return nil, err
 		}
 		if applied {
-			return appliedReport(in, p), nil
+			return appliedReport(in, prep.Plan), nil
 		}
 	}
+	p := prep.Plan
 	rep := &Report{Inputs: in, Plan: p, Warnings: []order.Warning{}}
-	rep.Warnings = append(rep.Warnings, PackageWarnings(ctx, p, opts.Finder)...)
+	rep.Warnings = append(rep.Warnings, prep.PackageWarnings...)
 	// Again on what runs: the inputs may have changed during the wait.
-	hooks, err := refusePlan(ctx, p, opts, needSource)
-	if err != nil {
+	if err := refusePlan(ctx, prep, opts, needSource); err != nil {
 		return nil, err
 	}
 
@@ -336,7 +337,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 			return rep, nil
 		}
 	}
-	if err := execute(ctx, opts, in, p, hooks, rep); err != nil {
+	if err := execute(ctx, opts, in, p, prep.Hooks, rep); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -427,7 +428,7 @@ func execute(ctx context.Context, opts RunOptions, in *Inputs, p *order.Plan, ho
 	ao.Journal, ao.Resume, ao.DoomedFile = jnl, resume, doomedFile
 	ao.HookSHA256 = planHookSums(opts.Plan)
 	if opts.Plan == nil {
-		ao.HookSHA256 = foundHookSums(p, hooks)
+		ao.HookSHA256 = foundHookSums(hooks)
 	}
 	result, err := applyPlan(ctx, p, ao)
 	if opts.HooksDone != nil {
@@ -482,23 +483,23 @@ func commit(opts RunOptions, jnl *journal.Journal, in *Inputs, p *order.Plan, re
 // refusePlan refuses a plan apply does not run: dangling references
 // (unless OnDanglingKeep), no hook source when needSource, doomed objects
 // without a destroy hook under RequireHooks, hooks that cannot run
-// (PlanHooks.Refusal). It returns the hooks p would run (FindHooks).
-func refusePlan(ctx context.Context, p *order.Plan, opts RunOptions, needSource bool) (*PlanHooks, error) {
+// (PlanHooks.Refusal).
+func refusePlan(ctx context.Context, prep *Prepared, opts RunOptions, needSource bool) error {
+	p := prep.Plan
 	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
-		return nil, &DanglingError{Refs: p.Diff.Dangling}
+		return &DanglingError{Refs: p.Diff.Dangling}
 	}
 	if needSource {
 		if err := hookSource(ctx, p, opts); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	hooks := FindHooks(ctx, p, opts.Finder)
 	if opts.RequireHooks {
-		if err := requireHooks(p, hooks); err != nil {
-			return nil, err
+		if err := requireHooks(p, prep.Hooks); err != nil {
+			return err
 		}
 	}
-	return hooks, hooks.Refusal(p, opts.Env)
+	return prep.Hooks.Refusal(p, opts.Env)
 }
 
 // doomedTypes returns the types of p's doomed objects, each once, in the
@@ -646,14 +647,12 @@ func envelopeAttributes(in *Inputs) json.RawMessage {
 	return json.RawMessage(raw)
 }
 
-// comparePlan compares the trees of in (diff.Compare) and plans the
-// destruction of what is doomed (NewPlan).
-func comparePlan(in *Inputs) (*order.Plan, error) {
-	d, err := diff.Compare(in.Snapshot, in.Incoming)
-	if err != nil {
-		return nil, err
-	}
-	return order.NewPlan(d), nil
+// prepare is Prepare of in with Run's finder and the hooks'
+// environment. The second interrupt does not cut it short: the first,
+// which ends a run before the lock, is looked at right after it; the
+// second is for the hooks that run.
+func prepare(ctx context.Context, in *Inputs, opts RunOptions) (*Prepared, error) {
+	return Prepare(context.WithoutCancel(ctx), in.Snapshot, in.Incoming, PrepareOptions{Finder: opts.Finder, Env: opts.Env})
 }
 
 // readSavedPlan reads the inputs of the saved plan opts.Plan and checks
@@ -664,9 +663,9 @@ func comparePlan(in *Inputs) (*order.Plan, error) {
 // plan of the inputs differs from what the saved plan lists
 // (PlanMismatch). An input gone, or one that no longer reads as a model,
 // is a change too.
-func readSavedPlan(opts RunOptions, hookDiffs []string) (in *Inputs, p *order.Plan, applied bool, err error) {
+func readSavedPlan(ctx context.Context, opts RunOptions, hookDiffs []string) (in *Inputs, prep *Prepared, applied bool, err error) {
 	sp := opts.Plan
-	stale := func(diffs []string) (*Inputs, *order.Plan, bool, error) {
+	stale := func(diffs []string) (*Inputs, *Prepared, bool, error) {
 		if in != nil {
 			in.Close()
 		}
@@ -684,14 +683,15 @@ func readSavedPlan(opts RunOptions, hookDiffs []string) (in *Inputs, p *order.Pl
 			diffs = append(diffs, InputChanged(d.Name, sp.Inputs[k].SHA256, d.SHA256()))
 		}
 	}
-	if p, err = comparePlan(in); err != nil {
+	if prep, err = prepare(ctx, in, opts); err != nil {
 		in.Close()
 		return nil, nil, false, err
 	}
+	p := prep.Plan
 	if len(diffs) > 0 {
 		left, applied := Applied(sp, in, p)
 		if applied {
-			return in, p, true, nil
+			return in, prep, true, nil
 		}
 		if total := planObjects(sp); len(left) > 0 && len(left) < total {
 			shown, more := left, ""
@@ -709,7 +709,7 @@ func readSavedPlan(opts RunOptions, hookDiffs []string) (in *Inputs, p *order.Pl
 	if diffs := PlanMismatch(sp, p); len(diffs) > 0 {
 		return stale(diffs)
 	}
-	return in, p, false, nil
+	return in, prep, false, nil
 }
 
 // planObjects counts the objects a saved plan lists.
@@ -752,7 +752,7 @@ func planHookSums(sp *PlanFile) map[string]string {
 // hashed now (each file once): a run without a saved plan runs its hooks
 // as they were when it planned, and a hook changed while it ran an
 // earlier group fails rather than runs.
-func foundHookSums(p *order.Plan, hooks *PlanHooks) map[string]string {
+func foundHookSums(hooks *PlanHooks) map[string]string {
 	sums := map[string]string{}
 	hs := NewHookSums()
 	add := func(f hook.Found) {
