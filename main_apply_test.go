@@ -21,6 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/tidwall/gjson"
 
+	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/internal/hooktest"
 )
 
@@ -283,14 +284,14 @@ func cmdHooks(ts *testscript.TestScript, neg bool, args []string) {
 
 // readPlan reads a plan (objgc plan --format json) for doomed and
 // traceorder.
-func readPlan(ts *testscript.TestScript, name string) *hooktest.Plan {
+func readPlan(ts *testscript.TestScript, name string) *destroy.PlanFile {
 	data, err := os.ReadFile(ts.MkAbs(name))
 	ts.Check(err)
-	var p hooktest.Plan
-	if err := json.Unmarshal(data, &p); err != nil {
+	p, err := destroy.ParsePlanFile(name, data)
+	if err != nil || p == nil {
 		ts.Fatalf("%s: not a plan in JSON: %v", name, err)
 	}
-	return &p
+	return p
 }
 
 // cmdDoomed prints the ids a plan (objgc plan --format json) dooms, sorted,

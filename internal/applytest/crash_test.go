@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/objgc/objgc/internal/hooktest"
 	"github.com/objgc/objgc/internal/modelgen"
 	"github.com/objgc/objgc/internal/stresstest"
 )
@@ -166,15 +167,15 @@ func TestCrashResume(t *testing.T) {
 	installHooks(t, e.hooks, old, crashHook)
 	p := e.plan(model)
 	wantDone := map[string]bool{}
-	for id := range p.Doomed() {
+	for id := range hooktest.Doomed(p) {
 		wantDone[id+" destroy -"] = true
 	}
 	for _, n := range p.Notifications {
-		if string(n.Hook) != "null" {
+		if n.Hook != nil {
 			wantDone[n.Publisher+" "+n.Handler+" "+n.Subscriber] = true
 		}
 	}
-	t.Logf("%d doomed objects, %d hook runs to complete", len(p.Doomed()), len(wantDone))
+	t.Logf("%d doomed objects, %d hook runs to complete", len(hooktest.Doomed(p)), len(wantDone))
 	rng := rand.New(rand.NewPCG(seed, 1))
 
 	type kill struct {
@@ -249,7 +250,7 @@ func TestCrashResume(t *testing.T) {
 	r := e.objgc(args...)
 	mustExit(t, r, 0)
 	final := e.readFile("m.json")
-	if left := e.plan(model).Doomed(); len(left) > 0 {
+	if left := hooktest.Doomed(e.plan(model)); len(left) > 0 {
 		t.Fatalf("after the last run, %d objects are still doomed", len(left))
 	}
 	for s, n := range seen {

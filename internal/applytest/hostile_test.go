@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/objgc/objgc/internal/hooktest"
 )
 
 // hostileModel has doomed ids that objgc accepts but that a careless
@@ -76,7 +78,7 @@ func TestHostileIDsCrashResume(t *testing.T) {
 
 	p := e.plan(model)
 	var planned []string
-	for id := range p.Doomed() {
+	for id := range hooktest.Doomed(p) {
 		planned = append(planned, id)
 	}
 	want := slices.Sorted(slices.Values(hostileDoomed))

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/objgc/objgc/internal/hooktest"
 )
 
 // started returns the trace's "start" lines: "start <event> <id> <group> <pid>".
@@ -56,7 +58,7 @@ func TestInterruptDuringNotifications(t *testing.T) {
 	if st := e.started(); len(st) != running {
 		t.Errorf("%d hooks started, want only the %d started before SIGINT: %q", len(st), running, e.trace())
 	}
-	if got := e.plan(model).Doomed(); !maps.Equal(got, p.Doomed()) {
+	if got := hooktest.Doomed(e.plan(model)); !maps.Equal(got, hooktest.Doomed(p)) {
 		t.Errorf("an interrupted notification phase changed what is doomed")
 	}
 }

@@ -62,7 +62,7 @@ func TestTraceOrder(t *testing.T) {
 				}
 
 				// Nothing is left to destroy; a second apply runs no hook.
-				if left := e.plan(model).Doomed(); len(left) > 0 {
+				if left := hooktest.Doomed(e.plan(model)); len(left) > 0 {
 					t.Errorf("after apply, still doomed: %v", left)
 				}
 				n := len(e.trace())

@@ -1,38 +1,15 @@
 package hooktest
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/objgc/objgc/destroy"
 )
 
-// Plan is the part of objgc plan --format json (docs/plan-format.md) the
-// tests read.
-type Plan struct {
-	Groups []struct {
-		Index   int `json:"index"`
-		Objects []struct {
-			ID      string `json:"id"`
-			Type    string `json:"type"`
-			Owner   string `json:"owner"`
-			Reasons []struct {
-				Code string `json:"code"`
-				ID   string `json:"id"`
-			} `json:"reasons"`
-			Hooks []json.RawMessage `json:"hooks"`
-		} `json:"objects"`
-	} `json:"groups"`
-	Notifications []struct {
-		Group      int             `json:"group"`
-		Publisher  string          `json:"publisher"`
-		Subscriber string          `json:"subscriber"`
-		Handler    string          `json:"handler"`
-		Hook       json.RawMessage `json:"hook"`
-	} `json:"notifications"`
-}
-
-// Doomed returns the plan's doomed ids.
-func (p *Plan) Doomed() map[string]bool {
+// Doomed returns the doomed ids of plan p (objgc plan --format json,
+// read by destroy.ParsePlanFile, the reader apply uses).
+func Doomed(p *destroy.PlanFile) map[string]bool {
 	out := map[string]bool{}
 	for _, g := range p.Groups {
 		for _, o := range g.Objects {
@@ -46,10 +23,10 @@ func (p *Plan) Doomed() map[string]bool {
 // notifications group by group, then the destroy groups; within a block
 // any order. Notifications without a hook, and the objects in skip, are
 // left out.
-func ExpectedBlocks(p *Plan, skip map[string]bool) [][]string {
+func ExpectedBlocks(p *destroy.PlanFile, skip map[string]bool) [][]string {
 	var blocks [][]string
 	for i, n := range p.Notifications {
-		if string(n.Hook) == "null" || len(n.Hook) == 0 {
+		if n.Hook == nil {
 			continue
 		}
 		line := fmt.Sprintf("%s %s %d", n.Handler, n.Publisher, n.Group)
