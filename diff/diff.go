@@ -299,82 +299,106 @@ func (r *Result) findDropped(ctx context.Context) {
 	if len(destroyed) == 0 {
 		return
 	}
-	// holders[d] = first copies holding destroyed object d.
-	holders := map[int32][]int32{}
-	isDestroyed := func(i int32) bool { return objs[in.First(i)].Destroyed() }
-	kept := map[int32]bool{}
-	var queue []int32
-	keep := func(d int32) {
-		if !kept[d] {
-			kept[d] = true
-			queue = append(queue, d)
+	d := &dropScan{in: in, holders: map[int32][]int32{}, kept: map[int32]bool{}}
+	d.byNesting()
+	d.byReference(ctx)
+	d.propagate()
+	for _, x := range destroyed {
+		if !d.kept[x] {
+			r.Dropped = append(r.Dropped, x)
 		}
 	}
+	sort.Slice(r.Dropped, func(a, b int) bool { return objs[r.Dropped[a]].Start < objs[r.Dropped[b]].Start })
+}
+
+// dropScan is findDropped's state: which destroyed objects are kept, and
+// which hold one another.
+type dropScan struct {
+	in *snapshot.Tree
+	// holders[d] are the first copies of destroyed objects holding
+	// destroyed object d.
+	holders map[int32][]int32
+	kept    map[int32]bool
+	queue   []int32 // kept objects whose holdings are not yet kept
+}
+
+// isDestroyed reports whether copy i's object is marked destroyed.
+func (d *dropScan) isDestroyed(i int32) bool { return d.in.Objects[d.in.First(i)].Destroyed() }
+
+func (d *dropScan) keep(x int32) {
+	if !d.kept[x] {
+		d.kept[x] = true
+		d.queue = append(d.queue, x)
+	}
+}
+
+// hold notes that copy h (-1: none) holds destroyed object x: a live
+// holder keeps it, a destroyed one may still be kept (propagate).
+func (d *dropScan) hold(x, h int32) {
+	switch {
+	case h < 0:
+	case !d.isDestroyed(h):
+		d.keep(x)
+	default:
+		d.holders[x] = append(d.holders[x], d.in.First(h))
+	}
+}
+
+// byNesting notes the holdings by nesting: each copy of a destroyed
+// object is held by its enclosing copy; and a destroyed copy holding a
+// live object keeps its object, so that nothing live is lost.
+func (d *dropScan) byNesting() {
+	in, objs := d.in, d.in.Objects
 	for i := range objs {
-		f := in.First(int32(i))
-		if !objs[f].Destroyed() {
-			continue
-		}
-		h := in.Enclosing(int32(i))
-		switch {
-		case h < 0:
-		case !isDestroyed(h):
-			keep(f)
-		default:
-			holders[f] = append(holders[f], in.First(h))
+		if f := in.First(int32(i)); objs[f].Destroyed() {
+			d.hold(f, in.Enclosing(int32(i)))
 		}
 	}
-	// Live objects nested in destroyed copies keep those copies' objects.
 	// Copies are in closing order (what a copy encloses comes before it),
 	// so one pass carries "holds a live object" up to every enclosing
 	// copy; walking each object's chain of enclosing copies was
 	// quadratic in the nesting depth.
 	liveInside := make([]bool, len(objs))
 	for i := range objs {
-		if isDestroyed(int32(i)) && liveInside[i] {
-			keep(in.First(int32(i)))
+		if d.isDestroyed(int32(i)) && liveInside[i] {
+			d.keep(in.First(int32(i)))
 		}
-		if h := in.Enclosing(int32(i)); h >= 0 && (liveInside[i] || !isDestroyed(int32(i))) {
+		if h := in.Enclosing(int32(i)); h >= 0 && (liveInside[i] || !d.isDestroyed(int32(i))) {
 			liveInside[h] = true
 		}
 	}
+}
+
+// byReference notes the holdings by bare reference: a string value equal
+// to a destroyed object's id is held by the copy it is in. It gives up
+// when ctx is done.
+func (d *dropScan) byReference(ctx context.Context) {
+	in := d.in
 	n := 0
 	in.StringsOfLength(in.MightBeID, func(sv snapshot.StringValue) bool {
 		if n++; n%checkEvery == 0 && ctx.Err() != nil {
 			return false
 		}
-		t, ok := in.Lookup(sv.Value)
-		if !ok || !objs[t].Destroyed() {
-			return true
-		}
-		h := in.ObjectAt(sv.Offset)
-		switch {
-		case h < 0:
-		case !isDestroyed(h):
-			keep(t)
-		default:
-			holders[t] = append(holders[t], in.First(h))
+		if t, ok := in.Lookup(sv.Value); ok && in.Objects[t].Destroyed() {
+			d.hold(t, in.ObjectAt(sv.Offset))
 		}
 		return true
 	})
-	// Propagate: a destroyed object held by a kept one is kept.
+}
+
+// propagate keeps every destroyed object held by a kept one.
+func (d *dropScan) propagate() {
 	held := map[int32][]int32{} // holder -> destroyed objects it holds
-	for d, hs := range holders {
+	for x, hs := range d.holders {
 		for _, h := range hs {
-			held[h] = append(held[h], d)
+			held[h] = append(held[h], x)
 		}
 	}
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
-		for _, x := range held[d] {
-			keep(x)
+	for len(d.queue) > 0 {
+		x := d.queue[0]
+		d.queue = d.queue[1:]
+		for _, y := range held[x] {
+			d.keep(y)
 		}
 	}
-	for _, d := range destroyed {
-		if !kept[d] {
-			r.Dropped = append(r.Dropped, d)
-		}
-	}
-	sort.Slice(r.Dropped, func(a, b int) bool { return objs[r.Dropped[a]].Start < objs[r.Dropped[b]].Start })
 }
