@@ -17,10 +17,11 @@ import (
 	"github.com/objgc/objgc/internal/modelgen"
 )
 
-// TestStreamedPlanReadsBack checks the streamed JSON plan (planJSON.write)
-// against encoding/json: the plan printed and the plan saved with --out
-// are the same bytes; ParsePlanFile reads them back; the plan read back,
-// encoded whole as before (writeJSON), gives those bytes again. Models:
+// TestStreamedPlanReadsBack checks the one JSON plan encoder
+// (writePlanJSON) against encoding/json: the plan printed and the plan
+// saved with --out are the same bytes; ParsePlanFile reads them back; the
+// plan read back, encoded whole by encoding/json (writeJSON) and by the
+// encoder again (show --format json), gives those bytes again. Models:
 // the golden pairs with the example hooks (destroy hooks with sha256,
 // notify hooks, classes) and a hostile one whose ids, types, handlers and
 // paths hold HTML characters, escapes, controls, a bidirectional override,
@@ -68,6 +69,13 @@ func TestStreamedPlanReadsBack(t *testing.T) {
 			}
 			if !bytes.Equal(whole.Bytes(), saved) {
 				t.Fatalf("streamed plan and the plan read back encoded whole differ:\n%s\n---\n%s", saved, whole.Bytes())
+			}
+			var shown bytes.Buffer
+			if err := savedPlanJSON(&shown, sp); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(shown.Bytes(), saved) {
+				t.Fatalf("the saved plan written again by the one encoder differs:\n%s\n---\n%s", saved, shown.Bytes())
 			}
 			again, err := destroy.ParsePlanFile(out, whole.Bytes())
 			if err != nil || !reflect.DeepEqual(again, sp) {
