@@ -210,23 +210,8 @@ func untilDone(ctx context.Context, f func() error) error {
 func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	format, err := findPlanFormat(opts.Format)
+	format, err := checkPlanFlags(opts)
 	if err != nil {
-		return err
-	}
-	if err := checkOnDangling(opts.OnDangling); err != nil {
-		return err
-	}
-	if err := checkMarkdownMaxChars(opts.MarkdownMaxChars); err != nil {
-		return err
-	}
-	if opts.Out != "" && (opts.Model == "-" || opts.Snapshot == "-" || opts.Graph == "-") {
-		return usageErrorf("--out: a plan of standard input cannot be applied; save the model to a file and plan that")
-	}
-	if err := checkPlanOut(opts); err != nil {
-		return err
-	}
-	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return err
 	}
 	// Every stage starts with a look at ctx, and the long ones look
@@ -326,10 +311,41 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	if !opts.DetailedExitcode {
 		return nil
 	}
-	// A plan that apply would refuse is no work to do: a pipeline that
-	// applies on 2 would only meet apply's refusal (exit 1) there, so
-	// plan says it here, with the same code and the reason.
-	if reasons := applyRefusals(p, opts.OnDangling, hooks); len(reasons) > 0 {
+	return detailedExit(p, opts.OnDangling, hooks)
+}
+
+// checkPlanFlags refuses plan's flags that cannot work together, before
+// any input is read, and returns the output format asked for.
+func checkPlanFlags(opts planOptions) (*planFormat, error) {
+	format, err := findPlanFormat(opts.Format)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOnDangling(opts.OnDangling); err != nil {
+		return nil, err
+	}
+	if err := checkMarkdownMaxChars(opts.MarkdownMaxChars); err != nil {
+		return nil, err
+	}
+	if opts.Out != "" && (opts.Model == "-" || opts.Snapshot == "-" || opts.Graph == "-") {
+		return nil, usageErrorf("--out: a plan of standard input cannot be applied; save the model to a file and plan that")
+	}
+	if err := checkPlanOut(opts); err != nil {
+		return nil, err
+	}
+	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
+		return nil, err
+	}
+	return format, nil
+}
+
+// detailedExit is the error that gives plan --detailed-exitcode's status:
+// 1 when apply would refuse plan p, 2 when it has work to do, nil (0)
+// otherwise. A plan that apply would refuse is no work to do: a pipeline
+// that applies on 2 would only meet apply's refusal (exit 1) there, so
+// plan says it here, with the same code and the reason.
+func detailedExit(p *order.Plan, onDangling string, hooks *planHooks) error {
+	if reasons := applyRefusals(p, onDangling, hooks); len(reasons) > 0 {
 		return &exitError{code: ExitError, err: fmt.Errorf("apply would refuse this plan: %s", strings.Join(reasons, "; "))}
 	}
 	if len(p.Objects) > 0 {
