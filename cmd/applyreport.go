@@ -48,6 +48,9 @@ type applyReport struct {
 	Summary  applySummary    `json:"summary"`
 }
 
+// applyReportObject is one object of apply's report: its outcome (state,
+// hook runs), not its place in the plan (destroy.PlanObject says why the
+// two are apart).
 type applyReportObject struct {
 	ID        string          `json:"id"`
 	Type      string          `json:"type"`

@@ -80,7 +80,16 @@ type PlanGroup struct {
 	Objects []PlanObject `json:"objects"`
 }
 
-// PlanObject is part of a PlanFile (docs/plan-format.md).
+// PlanObject is one doomed object as a JSON plan lists it (a PlanFile,
+// docs/plan-format.md): what plan prints, --out saves and apply reads
+// back. A doomed object has three forms, each for its own reader:
+// order.Doomed, 8 bytes, is what a plan keeps of each (a million doomed
+// objects must cost little beside their model); order.Planned is that
+// object found again in the snapshot, for apply and the text plan;
+// PlanObject adds what the saved plan records (type reference, classes,
+// package, hooks with their sha256). apply's report lists an object's
+// outcome (state, hook runs), not its place: it shares only id and type
+// with PlanObject, and has a type of its own in cmd.
 type PlanObject struct {
 	ID      string         `json:"id"`
 	Type    string         `json:"type"`

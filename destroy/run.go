@@ -253,22 +253,11 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	// for it. An input on standard input can be read only once: after the
 	// lock.
 	needSource := !opts.NoHooks && (opts.Finder == nil || len(opts.Finder.Dirs) == 0)
-	switch {
-	case opts.Plan != nil:
-		in, prep, applied, err = readSavedPlan(ctx, opts, hookChanges(ctx, opts.Plan, opts.Finder))
-		if err != nil {
-			return nil, err
-		}
-		if applied {
-			return appliedReport(in, prep.Plan), nil
-		}
-	case opts.Model != "-" && opts.Snapshot != "-" && opts.Graph != "-":
-		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
-			return nil, err
-		}
-		if prep, err = prepare(ctx, in, opts); err != nil {
-			return nil, err
-		}
+	if in, prep, applied, err = prepareBeforeLock(ctx, opts); err != nil {
+		return nil, err
+	}
+	if applied {
+		return appliedReport(in, prep.Plan), nil
 	}
 	if prep != nil {
 		if err := refusePlan(ctx, prep, opts, needSource); err != nil {
@@ -281,38 +270,11 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	}
 	defer unlock()
 
-	switch {
-	case in == nil:
-		if in, err = ReadInputs(opts.Stdin, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
-			return nil, err
-		}
-		if prep, err = prepare(ctx, in, opts); err != nil {
-			return nil, err
-		}
-	case opts.Plan == nil && !in.Unchanged():
-		// Changed while apply waited for the lock: what runs is what is
-		// there now.
-		in.Close()
-		in = nil
-		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, nil, true); err != nil {
-			return nil, err
-		}
-		if prep, err = prepare(ctx, in, opts); err != nil {
-			return nil, err
-		}
-	case opts.Plan != nil && !in.Unchanged():
-		// Changed while apply waited for the lock: by another apply of
-		// this plan (it was applied), or by anything else (stale). The
-		// hooks were compared before the lock; each is checked again as
-		// it runs.
-		in.Close()
-		in = nil
-		if in, prep, applied, err = readSavedPlan(ctx, opts, nil); err != nil {
-			return nil, err
-		}
-		if applied {
-			return appliedReport(in, prep.Plan), nil
-		}
+	if in, prep, applied, err = prepareAfterLock(ctx, opts, in, prep); err != nil {
+		return nil, err
+	}
+	if applied {
+		return appliedReport(in, prep.Plan), nil
 	}
 	p := prep.Plan
 	rep := &Report{Inputs: in, Plan: p, Warnings: []order.Warning{}}
@@ -341,6 +303,64 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// prepareBeforeLock reads and prepares the inputs before the lock is
+// taken, so that a refusal touches nothing: a saved plan's checked
+// against it (readSavedPlan; applied when it was carried out already).
+// Inputs on standard input can be read only once: they are left for
+// after the lock (in and prep nil).
+func prepareBeforeLock(ctx context.Context, opts RunOptions) (in *Inputs, prep *Prepared, applied bool, err error) {
+	switch {
+	case opts.Plan != nil:
+		return readSavedPlan(ctx, opts, hookChanges(ctx, opts.Plan, opts.Finder))
+	case opts.Model != "-" && opts.Snapshot != "-" && opts.Graph != "-":
+		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
+			return nil, nil, false, err
+		}
+		if prep, err = prepare(ctx, in, opts); err != nil {
+			return in, nil, false, err // read: Run's deferred check names a fault in them
+		}
+	}
+	return in, prep, false, nil
+}
+
+// prepareAfterLock returns what runs once the lock is held: the inputs
+// in and their preparation prep, read before the lock, unless they
+// changed while apply waited for it; else the inputs read and prepared
+// now.
+func prepareAfterLock(ctx context.Context, opts RunOptions, in *Inputs, prep *Prepared) (_ *Inputs, _ *Prepared, applied bool, err error) {
+	switch {
+	case in == nil:
+		if in, err = ReadInputs(opts.Stdin, opts.Model, opts.Snapshot, opts.Graph, opts.Read, true); err != nil {
+			return nil, nil, false, err
+		}
+		if prep, err = prepare(ctx, in, opts); err != nil {
+			return in, nil, false, err // read: Run's deferred check names a fault in them
+		}
+	case opts.Plan == nil && !in.Unchanged():
+		// Changed while apply waited for the lock: what runs is what is
+		// there now.
+		in.Close()
+		in = nil
+		if in, err = ReadInputs(nil, opts.Model, opts.Snapshot, opts.Graph, nil, true); err != nil {
+			return nil, nil, false, err
+		}
+		if prep, err = prepare(ctx, in, opts); err != nil {
+			return in, nil, false, err // read: Run's deferred check names a fault in them
+		}
+	case opts.Plan != nil && !in.Unchanged():
+		// Changed while apply waited for the lock: by another apply of
+		// this plan (it was applied), or by anything else (stale). The
+		// hooks were compared before the lock; each is checked again as
+		// it runs.
+		in.Close()
+		in = nil
+		if in, prep, applied, err = readSavedPlan(ctx, opts, nil); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	return in, prep, applied, nil
 }
 
 // lockRun takes the lock on opts.File (lockTarget), waiting up to
