@@ -44,7 +44,7 @@ var planFormats = []planFormat{
 		hashesInputs: true,
 		plan:         func(w io.Writer, r *planRender) error { return r.doc.write(w) },
 		show: func(w io.Writer, sp *destroy.PlanFile, _ *showOptions, _ *palette) error {
-			return savedPlanJSON(w, sp)
+			return sp.WriteJSON(w)
 		},
 	},
 	{

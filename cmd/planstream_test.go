@@ -18,7 +18,7 @@ import (
 )
 
 // TestStreamedPlanReadsBack checks the one JSON plan encoder
-// (writePlanJSON) against encoding/json: the plan printed and the plan
+// (destroy.WritePlanJSON) against encoding/json: the plan printed and the plan
 // saved with --out are the same bytes; ParsePlanFile reads them back; the
 // plan read back, encoded whole by encoding/json (writeJSON) and by the
 // encoder again (show --format json), gives those bytes again. Models:
@@ -71,7 +71,7 @@ func TestStreamedPlanReadsBack(t *testing.T) {
 				t.Fatalf("streamed plan and the plan read back encoded whole differ:\n%s\n---\n%s", saved, whole.Bytes())
 			}
 			var shown bytes.Buffer
-			if err := savedPlanJSON(&shown, sp); err != nil {
+			if err := sp.WriteJSON(&shown); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(shown.Bytes(), saved) {

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/fatih/color"
 
@@ -216,258 +215,35 @@ func (pj *planJSON) document() *destroy.PlanFile {
 	return d
 }
 
-// write streams the JSON plan to w (writePlanJSON). The objects are
-// rendered in parallel: what pj.object fills in lazily is filled in
-// first.
+// write streams the JSON plan to w (destroy.WritePlanJSON). The objects
+// are rendered in parallel (renderOrdered): what pj.object fills in
+// lazily is filled in first.
 func (pj *planJSON) write(w io.Writer) error {
 	p := pj.p
 	for kind := range pj.hooks.Types {
 		pj.planned(int32(kind))
 	}
-	return writePlanJSON(w, &planElems{
-		head: destroy.PlanFile{FormatVersion: PlanFormatVersion, Inputs: pj.inputs(), OnDangling: pj.onDangling,
+	docs := pj.in.Docs()
+	return destroy.WritePlanJSON(w, &destroy.PlanElems{
+		Head: destroy.PlanFile{FormatVersion: PlanFormatVersion, Inputs: pj.inputs(), OnDangling: pj.onDangling,
 			HooksDirs: pj.hooksDirs(), CacheDir: pj.hooks.cacheDir, Packages: pj.hooks.packages, Summary: pj.summary()},
-		groups: elems{n: len(p.Groups)},
-		group: func(k int) (int, elems) {
-			return p.Groups[k].Index, elems{n: len(p.Groups[k].Objects)}
+		Groups: destroy.Elems{N: len(p.Groups)},
+		Group: func(k int) (int, destroy.Elems) {
+			return p.Groups[k].Index, destroy.Elems{N: len(p.Groups[k].Objects)}
 		},
-		object:        func(k, j int) destroy.PlanObject { return pj.object(int(p.Groups[k].Objects[j])) },
-		notifications: elems{n: len(p.Notifications)},
-		notification:  pj.notification,
-		cycles:        elems{n: len(p.Cycles)},
-		cycle:         pj.cycle,
-		dropped:       elems{n: len(p.Diff.Dropped)},
-		droppedAt:     pj.dropped,
-		warnings:      elems{n: p.WarningCount()},
-		warning:       p.Warning,
-		docs:          pj.in.Docs(),
-	})
-}
-
-// savedPlanJSON writes the saved plan sp as JSON (writePlanJSON): objgc
-// show --format json.
-func savedPlanJSON(w io.Writer, sp *destroy.PlanFile) error {
-	of := func(n int, isNil bool) elems { return elems{n: n, null: isNil} }
-	return writePlanJSON(w, &planElems{
-		head:   *sp,
-		groups: of(len(sp.Groups), sp.Groups == nil),
-		group: func(k int) (int, elems) {
-			g := &sp.Groups[k]
-			return g.Index, of(len(g.Objects), g.Objects == nil)
+		Object:        func(k, j int) destroy.PlanObject { return pj.object(int(p.Groups[k].Objects[j])) },
+		Notifications: destroy.Elems{N: len(p.Notifications)},
+		Notification:  pj.notification,
+		Cycles:        destroy.Elems{N: len(p.Cycles)},
+		Cycle:         pj.cycle,
+		Dropped:       destroy.Elems{N: len(p.Diff.Dropped)},
+		DroppedAt:     pj.dropped,
+		Warnings:      destroy.Elems{N: p.WarningCount()},
+		Warning:       p.Warning,
+		Parallel: func(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
+			return renderOrdered(w, docs, n, render)
 		},
-		object:        func(k, j int) destroy.PlanObject { return sp.Groups[k].Objects[j] },
-		notifications: of(len(sp.Notifications), sp.Notifications == nil),
-		notification:  func(i int) destroy.PlanNotification { return sp.Notifications[i] },
-		cycles:        of(len(sp.Cycles), sp.Cycles == nil),
-		cycle:         func(i int) []string { return sp.Cycles[i] },
-		dropped:       of(len(sp.Dropped), sp.Dropped == nil),
-		droppedAt:     func(i int) destroy.PlanDropped { return sp.Dropped[i] },
-		warnings:      of(len(sp.Warnings), sp.Warnings == nil),
-		warning:       func(i int) order.Warning { return sp.Warnings[i] },
 	})
-}
-
-// elems is the length of one of a plan's arrays; null: it is absent
-// (nil), written null as encoding/json writes a nil slice.
-type elems struct {
-	n    int
-	null bool
-}
-
-// planElems is what writePlanJSON reads of a plan, element by element:
-// a plan being made (planJSON.write) or a saved one (savedPlanJSON).
-type planElems struct {
-	// head holds the fields before the groups and the summary; its
-	// arrays are not read.
-	head          destroy.PlanFile
-	groups        elems
-	group         func(k int) (index int, objects elems)
-	object        func(k, j int) destroy.PlanObject // object j of group k
-	notifications elems
-	notification  func(i int) destroy.PlanNotification
-	cycles        elems
-	cycle         func(i int) []string
-	dropped       elems
-	droppedAt     func(i int) destroy.PlanDropped
-	warnings      elems
-	warning       func(i int) order.Warning
-	// docs are the documents the elements read (jsonStream.docs).
-	docs []*snapshot.Document
-}
-
-// writePlanJSON is the one encoder of the JSON plan (docs/plan-format.md):
-// the bytes encoding/json writes of the whole destroy.PlanFile (indented
-// by two spaces, HTML characters not escaped), unprintable runes as \u
-// escapes, streamed one element of the groups, objects, notifications,
-// cycles, dropped and warnings arrays at a time through a buffer of 64
-// KiB, the objects and notifications rendered in parallel by the hand
-// encoder (appendPlanObject). Its memory is that of the largest element,
-// not of the plan.
-func writePlanJSON(w io.Writer, e *planElems) error {
-	s := newJSONStream(w)
-	s.docs = e.docs
-	s.raw("{\n")
-	s.field("format_version", e.head.FormatVersion)
-	s.field("inputs", e.head.Inputs)
-	s.field("on_dangling", e.head.OnDangling)
-	s.field("hooks_dirs", e.head.HooksDirs)
-	s.field("cache_dir", e.head.CacheDir)
-	s.field("packages", e.head.Packages)
-	s.key("groups")
-	s.array("  ", e.groups, func(prefix string, k int) {
-		index, objects := e.group(k)
-		s.raw("{\n" + prefix + "  \"index\": " + strconv.Itoa(index) + ",\n" + prefix + "  \"objects\": ")
-		s.parallelArray(prefix+"  ", objects, func(b []byte, prefix string, j int) []byte {
-			po := e.object(k, j)
-			return appendPlanObject(b, prefix, &po)
-		})
-		s.raw("\n" + prefix + "}")
-	})
-	s.raw(",\n")
-	s.key("notifications")
-	s.parallelArray("  ", e.notifications, func(b []byte, prefix string, i int) []byte {
-		pn := e.notification(i)
-		return appendPlanNotification(b, prefix, &pn)
-	})
-	s.raw(",\n")
-	s.key("cycles")
-	s.array("  ", e.cycles, func(prefix string, i int) { s.value(prefix, e.cycle(i)) })
-	s.raw(",\n")
-	s.key("dropped")
-	s.array("  ", e.dropped, func(prefix string, i int) { s.value(prefix, e.droppedAt(i)) })
-	s.raw(",\n")
-	s.key("warnings")
-	s.array("  ", e.warnings, func(prefix string, i int) { s.value(prefix, e.warning(i)) })
-	s.raw(",\n")
-	s.key("summary")
-	s.value("  ", e.head.Summary)
-	s.raw("\n}\n")
-	return s.flush()
-}
-
-// jsonStream writes indented JSON piece by piece: fixed keys and
-// punctuation as they are, each value through encoding/json (indented by
-// two spaces after a prefix, HTML characters not escaped) and
-// termsafe.JSON, as writeJSON does for a whole value. The first error
-// stops it; flush returns it.
-type jsonStream struct {
-	w   *bufio.Writer
-	buf bytes.Buffer
-	enc *json.Encoder
-	err error
-	// docs are the documents parallelArray's elements read.
-	docs []*snapshot.Document
-}
-
-func newJSONStream(w io.Writer) *jsonStream {
-	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10)}
-	s.enc = json.NewEncoder(&s.buf)
-	s.enc.SetEscapeHTML(false)
-	return s
-}
-
-func (s *jsonStream) raw(t string) {
-	if s.err == nil {
-		_, s.err = s.w.WriteString(t)
-	}
-}
-
-// key writes a key of the root object (keys are fixed ASCII names).
-func (s *jsonStream) key(k string) { s.raw("  \"" + k + "\": ") }
-
-// field writes a key of the root object, its value and a comma.
-func (s *jsonStream) field(k string, v any) {
-	s.key(k)
-	s.value("  ", v)
-	s.raw(",\n")
-}
-
-// value writes v as encoding/json indents it at prefix.
-func (s *jsonStream) value(prefix string, v any) {
-	if s.err != nil {
-		return
-	}
-	s.buf.Reset()
-	s.enc.SetIndent(prefix, "  ")
-	if s.err = s.enc.Encode(v); s.err != nil {
-		return
-	}
-	b := bytes.TrimSuffix(s.buf.Bytes(), []byte("\n"))
-	_, s.err = s.w.Write(termsafe.JSON(b))
-}
-
-// array writes an array of a.n elements whose brackets sit at prefix;
-// elem writes element i, its first line already indented, at the prefix
-// it is given. Empty, it is [], and null when a.null, as encoding/json
-// writes them.
-func (s *jsonStream) array(prefix string, a elems, elem func(prefix string, i int)) {
-	n := a.n
-	switch {
-	case a.null:
-		s.raw("null")
-		return
-	case n == 0:
-		s.raw("[]")
-		return
-	}
-	s.raw("[\n")
-	inner := deeper(prefix)
-	for i := range n {
-		if i > 0 {
-			s.raw(",\n")
-		}
-		s.raw(inner)
-		if s.err != nil {
-			return
-		}
-		elem(inner, i)
-	}
-	s.raw("\n" + prefix + "]")
-}
-
-// parallelArray is array for a.n elements that elem appends, as value would
-// write them (elem appends element i's JSON, its first line already
-// indented, at the prefix it is given): the elements are rendered on
-// several goroutines (renderOrdered) and passed through termsafe.JSON as
-// value passes its values. elem must be safe to call from several
-// goroutines at once.
-func (s *jsonStream) parallelArray(prefix string, a elems, elem func(b []byte, prefix string, i int) []byte) {
-	n := a.n
-	switch {
-	case a.null:
-		s.raw("null")
-		return
-	case n == 0:
-		s.raw("[]")
-		return
-	}
-	s.raw("[\n")
-	if s.err != nil {
-		return
-	}
-	inner := deeper(prefix)
-	bufs := sync.Pool{New: func() any { return new([]byte) }}
-	err := renderOrdered(s.w, s.docs, n, func(b *bytes.Buffer, i int) {
-		if i > 0 {
-			b.WriteString(",\n")
-		}
-		b.WriteString(inner)
-		e := bufs.Get().(*[]byte)
-		*e = elem((*e)[:0], inner, i)
-		b.Write(termsafe.JSON(*e))
-		bufs.Put(e)
-	})
-	if s.err == nil {
-		s.err = err
-	}
-	s.raw("\n" + prefix + "]")
-}
-
-func (s *jsonStream) flush() error {
-	if s.err != nil {
-		return s.err
-	}
-	return s.w.Flush()
 }
 
 // writeJSON writes v as indented JSON in which unprintable runes are \u

@@ -1,13 +1,12 @@
-package cmd
+package destroy
 
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/objgc/objgc/destroy/order"
 	"strings"
 	"testing"
 
-	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/destroy/order"
 )
 
 // encodingJSON is v as jsonStream.value writes it through encoding/json:
@@ -32,20 +31,20 @@ func encodingJSON(t *testing.T, v any, prefix string) []byte {
 func TestAppendPlanObject(t *testing.T) {
 	str := func(s string) *string { return &s }
 	odd := []string{"", "plain", `quote " and \ backslash`, "<html> & more", "tab\tnew\nline\r\x00\x1f\x7f", "é ü 日本", "\u2028\u2029", "bad \xff utf-8", "\U0001F600"}
-	var objs []destroy.PlanObject
-	objs = append(objs, destroy.PlanObject{}) // nil slices and pointers
-	objs = append(objs, destroy.PlanObject{Reasons: []order.Reason{}, Classes: []string{}, Hooks: []destroy.PlanHook{}})
+	var objs []PlanObject
+	objs = append(objs, PlanObject{}) // nil slices and pointers
+	objs = append(objs, PlanObject{Reasons: []order.Reason{}, Classes: []string{}, Hooks: []PlanHook{}})
 	for _, s := range odd {
-		objs = append(objs, destroy.PlanObject{
+		objs = append(objs, PlanObject{
 			ID: s, Type: s, Path: s, Owner: str(s), Package: str(s),
 			Reasons: []order.Reason{{Code: order.ReasonOwnedBy, ID: s}, {Code: order.ReasonTopLevel}, {Code: order.ReasonSubscriber, ID: "x", Handler: s}, {Code: "c", Handler: "h"}},
-			TypeRef: destroy.PlanType{Name: s, Version: s, Package: s},
+			TypeRef: PlanType{Name: s, Version: s, Package: s},
 			Classes: []string{s, "a", s},
-			Hooks: []destroy.PlanHook{{Event: "destroy", Class: s, Path: s, SHA256: s}, {Event: s, Class: "c", Path: "p", Error: s},
+			Hooks: []PlanHook{{Event: "destroy", Class: s, Path: s, SHA256: s}, {Event: s, Class: "c", Path: "p", Error: s},
 				{Event: "e", Class: "c", Path: "p", SHA256: "abc", Error: s}, {}},
 		})
-		objs = append(objs, destroy.PlanObject{ID: s, TypeRef: destroy.PlanType{Name: "n", Package: s}, Classes: []string{s}})
-		objs = append(objs, destroy.PlanObject{ID: s, TypeRef: destroy.PlanType{Version: s}})
+		objs = append(objs, PlanObject{ID: s, TypeRef: PlanType{Name: "n", Package: s}, Classes: []string{s}})
+		objs = append(objs, PlanObject{ID: s, TypeRef: PlanType{Version: s}})
 	}
 	for _, prefix := range []string{"", "        "} {
 		for i, po := range objs {
@@ -61,20 +60,20 @@ func TestAppendPlanObject(t *testing.T) {
 // notifications with encoding/json as TestAppendPlanObject does.
 func TestAppendPlanNotification(t *testing.T) {
 	odd := []string{"", "plain", `quote " and \ backslash`, "<html> & more", "tab\tnew\nline\r\x00\x1f\x7f", "é ü 日本", "\u2028\u2029", "bad \xff utf-8", "\U0001F600"}
-	ns := []destroy.PlanNotification{{}, {OldPlaces: []string{}}}
+	ns := []PlanNotification{{}, {OldPlaces: []string{}}}
 	for g, s := range odd {
-		ns = append(ns, destroy.PlanNotification{
+		ns = append(ns, PlanNotification{
 			Group: g * 1000, Publisher: s, Subscriber: s, Handler: s,
-			SubscriberTypeRef: &destroy.PlanType{Name: s, Version: s, Package: s},
-			Hook:              &destroy.PlanHook{Event: s, Class: s, Path: s, SHA256: s, Error: s},
+			SubscriberTypeRef: &PlanType{Name: s, Version: s, Package: s},
+			Hook:              &PlanHook{Event: s, Class: s, Path: s, SHA256: s, Error: s},
 		})
-		ns = append(ns, destroy.PlanNotification{
+		ns = append(ns, PlanNotification{
 			Group: -g, Publisher: "p", Subscriber: s,
-			SubscriberTypeRef: &destroy.PlanType{Name: s},
-			Hook:              &destroy.PlanHook{Event: "notify", Class: "c", Path: s},
+			SubscriberTypeRef: &PlanType{Name: s},
+			Hook:              &PlanHook{Event: "notify", Class: "c", Path: s},
 			OldPlaces:         []string{s, "x"},
 		})
-		ns = append(ns, destroy.PlanNotification{Handler: s, OldPlaces: []string{s}, Hook: &destroy.PlanHook{Error: s}})
+		ns = append(ns, PlanNotification{Handler: s, OldPlaces: []string{s}, Hook: &PlanHook{Error: s}})
 	}
 	for _, prefix := range []string{"", "    "} {
 		for i, pn := range ns {
