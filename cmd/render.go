@@ -25,7 +25,7 @@ import (
 // (destroy.PlanFormatVersion).
 const PlanFormatVersion = destroy.PlanFormatVersion
 
-// planHooks are the hooks a plan would run (destroy.FindHooks), and what
+// planHooks are the hooks a plan would run (destroy.Prepare), and what
 // the JSON and text plans say of them: where objgc looked, the packages
 // read, each hook's sha256, and how many hooks apply refuses to run.
 type planHooks struct {

@@ -531,7 +531,7 @@ func notificationMismatch(sp *PlanFile, p *order.Plan) []string {
 		k := key{n.Group, p.ID(n.Publisher), n.Subscriber, n.Handler}
 		nowKeys = append(nowKeys, k)
 		var now *PlanType
-		if t, ok := SubscriberType(p, n); ok {
+		if t, ok := subscriberType(p, n); ok {
 			pt := NewPlanType(t)
 			now = &pt
 		}

@@ -13,8 +13,8 @@ import (
 )
 
 // PlanHooks are the hooks a plan would run (docs/design.md, "Hooks"),
-// found once by FindHooks: plan prints them, apply refuses a plan whose
-// hooks cannot run (Refusal) and sums them before it runs anything.
+// found once by findHooks: plan prints them, apply refuses a plan whose
+// hooks cannot run (refusal) and sums them before it runs anything.
 //
 // What depends on a doomed object's type only (its class hierarchy,
 // package and destroy hooks: HookFinder looks them up by type) is kept
@@ -24,7 +24,7 @@ type PlanHooks struct {
 	kind  kindIndex    // by index into Plan.Objects: index into Types
 	Types []*TypeHooks // one for each distinct type of a doomed object
 	// SubscriberTypes holds, by index into Plan.Notifications, the
-	// subscriber's type (SubscriberType); nil: not found. One Type a
+	// subscriber's type (subscriberType); nil: not found. One Type a
 	// distinct subscriber type, shared by its notifications.
 	SubscriberTypes []*snapshot.Type
 	// Notify holds, by index into Plan.Notifications, the handler's hook;
@@ -88,13 +88,13 @@ func (x *kindIndex) set(i int, k int32) {
 	}
 }
 
-// FindHooks looks up every hook plan p would run, through f (nil: no
+// findHooks looks up every hook plan p would run, through f (nil: no
 // hooks): the destroy hooks of each doomed object's class hierarchy, the
 // handler hook of each notification's subscriber. It is the one place
 // plan and apply's checks find a plan's hooks. When ctx is done it stops
 // early and what it returns is partial: the caller writes and runs
 // nothing.
-func FindHooks(ctx context.Context, p *order.Plan, f *HookFinder) *PlanHooks {
+func findHooks(ctx context.Context, p *order.Plan, f *HookFinder) *PlanHooks {
 	h := &PlanHooks{
 		kind:            newKindIndex(len(p.Objects)),
 		SubscriberTypes: make([]*snapshot.Type, len(p.Notifications)),
@@ -121,7 +121,7 @@ func FindHooks(ctx context.Context, p *order.Plan, f *HookFinder) *PlanHooks {
 	// one type would cost memory in proportion to them.
 	subTypes := map[snapshot.Type]*snapshot.Type{}
 	for i, n := range p.Notifications {
-		if t, ok := SubscriberType(p, n); ok {
+		if t, ok := subscriberType(p, n); ok {
 			if subTypes[t] == nil {
 				subTypes[t] = &t
 			}
@@ -154,10 +154,10 @@ func FindHooks(ctx context.Context, p *order.Plan, f *HookFinder) *PlanHooks {
 	return h
 }
 
-// SubscriberType returns the type of notification n's subscriber, whose
+// subscriberType returns the type of notification n's subscriber, whose
 // handler hook runs: from the incoming model when it lives there, else
 // from the snapshot, where applyPlan finds it.
-func SubscriberType(p *order.Plan, n order.Notification) (snapshot.Type, bool) {
+func subscriberType(p *order.Plan, n order.Notification) (snapshot.Type, bool) {
 	for _, t := range []*snapshot.Tree{p.Diff.Incoming, p.Diff.Snapshot} {
 		if t == nil {
 			continue
@@ -169,10 +169,10 @@ func SubscriberType(p *order.Plan, n order.Notification) (snapshot.Type, bool) {
 	return snapshot.Type{}, false
 }
 
-// Each calls fn with every hook applyPlan would run for p, the plan h was
+// each calls fn with every hook applyPlan would run for p, the plan h was
 // found for: each destroy hook of doomed object i (n nil), then the
 // handler hook of each notification n (i its publisher).
-func (h *PlanHooks) Each(p *order.Plan, fn func(f hook.Found, i int, n *order.Notification)) {
+func (h *PlanHooks) each(p *order.Plan, fn func(f hook.Found, i int, n *order.Notification)) {
 	for i := range h.kind.len() {
 		for _, f := range h.Of(i).Destroy {
 			fn(f, i, nil)
@@ -198,7 +198,7 @@ func (h *PlanHooks) WithoutDestroyHook() int {
 
 // writerProblems returns every hook found that someone other than the
 // user or root could change (hook.CheckWriters), each hook once, in the
-// order they first run (Each): the destroy hooks by type, then the
+// order they first run (each): the destroy hooks by type, then the
 // notify hooks.
 func (h *PlanHooks) writerProblems() []error {
 	seen := map[string]bool{}
@@ -231,7 +231,7 @@ func (h *PlanHooks) argsProblems(p *order.Plan, env []string) []HookArgsProblem 
 	args := NewHookArgs(env)
 	var problems []HookArgsProblem
 	snap := p.Diff.Snapshot
-	h.Each(p, func(f hook.Found, i int, n *order.Notification) {
+	h.each(p, func(f hook.Found, i int, n *order.Notification) {
 		id, typ := p.ID(i), snap.TypeString(p.Objects[i].Snapshot)
 		if n == nil {
 			if err := args.Destroy(f, id, typ, int(p.Objects[i].Group)); err != nil {
@@ -246,11 +246,11 @@ func (h *PlanHooks) argsProblems(p *order.Plan, env []string) []HookArgsProblem 
 	return problems
 }
 
-// Refusal returns why apply refuses to run p's hooks, nil when it runs
+// refusal returns why apply refuses to run p's hooks, nil when it runs
 // them: a *HookWritersError when someone other than the user or root
 // could change one, else a *HookArgsError when one cannot be given its
 // arguments (of environment env).
-func (h *PlanHooks) Refusal(p *order.Plan, env []string) error {
+func (h *PlanHooks) refusal(p *order.Plan, env []string) error {
 	if problems := h.writerProblems(); problems != nil {
 		return &HookWritersError{Problems: problems}
 	}
@@ -261,15 +261,15 @@ func (h *PlanHooks) Refusal(p *order.Plan, env []string) error {
 }
 
 // RefusesSuffix ends the message of every warning of a hook apply
-// refuses to run (Warnings).
+// refuses to run (warnings).
 const RefusesSuffix = ": apply refuses to run"
 
-// Warnings returns plan's warnings (order.WarnHookCannotRun) about the
+// warnings returns plan's warnings (order.WarnHookCannotRun) about the
 // hooks of p: every hook found that cannot run (apply would fail its
-// object or notification), then every one apply refuses to run (Refusal:
+// object or notification), then every one apply refuses to run (refusal:
 // others could change it, or it cannot be given its arguments of
 // environment env); refusals counts the latter.
-func (h *PlanHooks) Warnings(p *order.Plan, env []string) (warnings []order.Warning, refusals int) {
+func (h *PlanHooks) warnings(p *order.Plan, env []string) (warnings []order.Warning, refusals int) {
 	for i := range p.Objects {
 		for _, f := range h.Of(i).Destroy {
 			if f.Err != nil {

@@ -17,7 +17,7 @@ type Prepared struct {
 	Plan  *order.Plan
 	Hooks *PlanHooks
 	// HookWarnings are the hooks that cannot run or that apply refuses
-	// to run (PlanHooks.Warnings); Refusals counts the latter. Both are
+	// to run (PlanHooks.warnings); Refusals counts the latter. Both are
 	// empty when the finder had nowhere to look.
 	HookWarnings []order.Warning
 	Refusals     int
@@ -37,7 +37,7 @@ type PrepareOptions struct {
 
 // Prepare compares snap with the incoming tree in (diff), orders the
 // destruction of what is doomed (order), finds the plan's hooks
-// (FindHooks) and the warnings about them and the package cache. When ctx
+// (findHooks) and the warnings about them and the package cache. When ctx
 // is done it stops within a few thousand objects and returns ctx.Err().
 func Prepare(ctx context.Context, snap, in *snapshot.Tree, opts PrepareOptions) (*Prepared, error) {
 	stage := func(name string) error {
@@ -66,12 +66,12 @@ func Prepare(ctx context.Context, snap, in *snapshot.Tree, opts PrepareOptions) 
 	if err := stage("hooks"); err != nil {
 		return nil, err
 	}
-	prep := &Prepared{Plan: p, Hooks: FindHooks(ctx, p, opts.Finder)}
+	prep := &Prepared{Plan: p, Hooks: findHooks(ctx, p, opts.Finder)}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	if f := opts.Finder; f != nil && (len(f.Dirs) > 0 || f.Packages != nil) {
-		prep.HookWarnings, prep.Refusals = prep.Hooks.Warnings(p, opts.Env)
+		prep.HookWarnings, prep.Refusals = prep.Hooks.warnings(p, opts.Env)
 	}
 	prep.PackageWarnings = PackageWarnings(ctx, p, opts.Finder)
 	if ctx.Err() != nil {

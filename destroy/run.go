@@ -503,7 +503,7 @@ func commit(opts RunOptions, jnl *journal.Journal, in *Inputs, p *order.Plan, re
 // refusePlan refuses a plan apply does not run: dangling references
 // (unless OnDanglingKeep), no hook source when needSource, doomed objects
 // without a destroy hook under RequireHooks, hooks that cannot run
-// (PlanHooks.Refusal).
+// (PlanHooks.refusal).
 func refusePlan(ctx context.Context, prep *Prepared, opts RunOptions, needSource bool) error {
 	p := prep.Plan
 	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
@@ -519,7 +519,7 @@ func refusePlan(ctx context.Context, prep *Prepared, opts RunOptions, needSource
 			return err
 		}
 	}
-	return prep.Hooks.Refusal(p, opts.Env)
+	return prep.Hooks.refusal(p, opts.Env)
 }
 
 // doomedTypes returns the types of p's doomed objects, each once, in the
