@@ -37,8 +37,8 @@ func newIDIndex(hint int) idIndex {
 	// Write the fresh table once, front to back, before probing it: a
 	// probe reads a slot before it writes one, and a read of untouched
 	// memory maps the shared zero page, which the write then replaces,
-	// flushing the other cores' TLBs (an interrupt each: a fifth of a
-	// plan's time on the 1M model before this, docs/performance.md).
+	// flushing the other cores' TLBs (an interrupt each, for every page
+	// of the table).
 	clear(x.slots)
 	return x
 }
