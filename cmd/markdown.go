@@ -3,12 +3,12 @@ package cmd
 import (
 	"bufio"
 	"fmt"
-	"github.com/objgc/objgc/destroy/order"
 	"io"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/destroy/order"
 )
 
 // MermaidMaxObjects is the largest plan whose destruction order

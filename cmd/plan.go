@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/objgc/objgc/destroy/order"
 	"io/fs"
 	"os"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/internal/memtune"
 	"github.com/objgc/objgc/pkgcache"
 	"github.com/objgc/objgc/snapshot"

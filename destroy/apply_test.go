@@ -2,12 +2,12 @@ package destroy
 
 import (
 	"context"
-	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/objgc/objgc/destroy/journal"
+	"github.com/objgc/objgc/destroy/order"
 )
 
 // cycleModel has two doomed siblings a and b that subscribe to each other:

@@ -2,7 +2,6 @@ package destroy
 
 import (
 	"fmt"
-	"github.com/objgc/objgc/destroy/order"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/destroy/order"
 )
 
 // HookArgs checks that a hook can be given its arguments and environment

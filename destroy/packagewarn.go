@@ -3,12 +3,12 @@ package destroy
 import (
 	"context"
 	"fmt"
-	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/pkgcache"
 )
 

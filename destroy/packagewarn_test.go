@@ -2,12 +2,12 @@ package destroy
 
 import (
 	"context"
-	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/pkgcache"
 )
 

@@ -1,9 +1,9 @@
 package diff_test
 
 import (
-	"github.com/objgc/objgc/destroy/order"
 	"testing"
 
+	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/internal/modelgen"
 	"github.com/objgc/objgc/snapshot"
