@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/objgc/objgc/destroy/order"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +14,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/objgc/objgc/destroy/hook"
+	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/internal/inputfile"
 	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/pkgcache"
 	"github.com/objgc/objgc/snapshot"
@@ -203,7 +204,7 @@ func InputChanges(sp *PlanFile) []string { return inputChanges(sp) }
 func inputChanges(sp *PlanFile) []string {
 	var diffs []string
 	for _, in := range sp.Inputs {
-		sum, err := fileSHA256(in.Path)
+		sum, err := inputfile.SHA256(in.Path)
 		switch {
 		case os.IsNotExist(err):
 			diffs = append(diffs, fmt.Sprintf("%s no longer exists", in.Path))
@@ -237,7 +238,7 @@ func (s *HookSums) Hook(f hook.Found) PlanHook {
 	s.mu.Unlock()
 	if !ok {
 		var err error
-		if sum, err = fileSHA256(f.Path); err != nil && h.Error == "" {
+		if sum, err = inputfile.SHA256(f.Path); err != nil && h.Error == "" {
 			h.Error = err.Error()
 		}
 		s.mu.Lock()

@@ -1,10 +1,7 @@
 package journal
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/objgc/objgc/internal/inputfile"
@@ -46,25 +43,10 @@ func landed(outputs, inputs []Input) bool {
 		if known {
 			continue
 		}
-		sum, err := fileSHA256(o.Path)
+		sum, err := inputfile.SHA256(o.Path)
 		if err != nil || sum != o.SHA256 {
 			return false
 		}
 	}
 	return true
-}
-
-// fileSHA256 hashes the file at path, which the journal names; a named
-// pipe put there is refused, not waited on (inputfile.Open).
-func fileSHA256(path string) (string, error) {
-	f, _, err := inputfile.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

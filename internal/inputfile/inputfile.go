@@ -8,8 +8,11 @@
 package inputfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
@@ -72,4 +75,20 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, err
 	}
 	return f, st, nil
+}
+
+// SHA256 returns the lower-case hex sha256 of the file at path, opened as
+// Open opens it: a named pipe, socket or device put where a journal or a
+// saved plan names a file is refused (*NotRegularError), not waited on.
+func SHA256(path string) (string, error) {
+	f, _, err := Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
