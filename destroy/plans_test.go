@@ -1,30 +1,12 @@
 package destroy
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/snapshot"
 )
-
-// planFile plans the envelope testdata/pairs/name (its Objects against
-// its ObjectsCopy).
-func planFile(t *testing.T, name string) *order.Plan {
-	t.Helper()
-	path := filepath.Join("..", "testdata", "pairs", name)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, in, err := snapshot.LoadModel(snapshot.NewDocument(path, data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return order.NewPlan(mustCompare(snap, in))
-}
 
 // mustCompare is diff.Compare of trees held in memory, which cannot fault.
 func mustCompare(snap, in *snapshot.Tree) *diff.Result {
