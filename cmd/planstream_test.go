@@ -8,13 +8,13 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/internal/modelgen"
+	"github.com/objgc/objgc/internal/peakrss"
 )
 
 // TestStreamedPlanReadsBack checks the one JSON plan encoder
@@ -150,13 +150,13 @@ func benchmarkPlanTiny(b *testing.B, n int) {
 	b.ReportMetric(elapsed.Seconds()/float64(b.N), "plan-s/op")
 	runtime.GC()
 	debug.FreeOSMemory()
-	if os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) != nil {
+	if !peakrss.Reset() {
 		b.Log("cannot reset the peak RSS (/proc/self/clear_refs): no memory metric")
 		return
 	}
-	base := procStatus("VmRSS")
+	base := peakrss.Status("VmRSS")
 	plan()
-	peak := procStatus("VmHWM")
+	peak := peakrss.Status("VmHWM")
 	b.ReportMetric(float64(peak-base)/input, "peak-mem/input")
 	b.ReportMetric(input/(1<<20), "input-MiB")
 }
@@ -165,20 +165,3 @@ func benchmarkPlanTiny(b *testing.B, n int) {
 type countingWriter struct{ n int64 }
 
 func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
-
-// procStatus returns a /proc/self/status field (kB) in bytes; 0 if absent.
-func procStatus(field string) int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			if fs := strings.Fields(v); len(fs) > 0 {
-				kb, _ := strconv.ParseInt(fs[0], 10, 64)
-				return kb << 10
-			}
-		}
-	}
-	return 0
-}

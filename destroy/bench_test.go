@@ -1,14 +1,10 @@
 package destroy
 
 import (
-	"bufio"
 	"bytes"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,29 +13,9 @@ import (
 
 	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/internal/modelgen"
+	"github.com/objgc/objgc/internal/peakrss"
 	"github.com/objgc/objgc/snapshot"
 )
-
-// benchModel returns the paths of a generated snapshot of n objects and an
-// incoming model with a tenth of the applications removed, made once per
-// process in a temporary folder (or in $OBJGC_BENCH_DIR, kept between runs).
-func benchModel(b *testing.B, n int) (snapPath, incomingPath string) {
-	b.Helper()
-	dir := os.Getenv("OBJGC_BENCH_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "objgc-bench")
-	}
-	dir = filepath.Join(dir, strconv.Itoa(n))
-	snapPath, incomingPath = filepath.Join(dir, "snapshot.json"), filepath.Join(dir, "incoming.json")
-	if _, err := os.Stat(incomingPath); err == nil {
-		return snapPath, incomingPath
-	}
-	s, i, _, err := modelgen.WriteFiles(dir, modelgen.Config{Objects: n, RemoveApps: 0.1, Seed: 1, Indent: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return s, i
-}
 
 // planBytes is what objgc plan --snapshot --graph does before printing:
 // both trees read in parallel, compared and ordered.
@@ -75,7 +51,10 @@ func BenchmarkPlanMillion(b *testing.B) { benchmarkPlan(b, 1_000_000) }
 func BenchmarkPlan100k(b *testing.B) { benchmarkPlan(b, 100_000) }
 
 func benchmarkPlan(b *testing.B, n int) {
-	snapPath, incomingPath := benchModel(b, n)
+	snapPath, incomingPath, err := modelgen.BenchPair(n)
+	if err != nil {
+		b.Fatal(err)
+	}
 	snapData, err := os.ReadFile(snapPath)
 	if err != nil {
 		b.Fatal(err)
@@ -116,11 +95,11 @@ func benchmarkPlan(b *testing.B, n int) {
 	snapData, incomingData = nil, nil
 	runtime.GC()
 	debug.FreeOSMemory()
-	if !resetPeakRSS() {
+	if !peakrss.Reset() {
 		b.Log("cannot reset the peak RSS (/proc/self/clear_refs): no memory metric")
 		return
 	}
-	base := rss("VmRSS")
+	base := peakrss.Status("VmRSS")
 	sd, err := snapshot.ReadDocument(snapPath, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -130,36 +109,10 @@ func benchmarkPlan(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	p := planBytes(b, sd.Data, gd.Data)
-	peak := rss("VmHWM")
+	peak := peakrss.Status("VmHWM")
 	runtime.KeepAlive(p)
 	b.ReportMetric(float64(peak-base)/input, "peak-mem/input")
 	b.ReportMetric(input/(1<<20), "input-MiB")
-}
-
-// resetPeakRSS resets VmHWM (Linux: writing 5 to /proc/self/clear_refs).
-func resetPeakRSS() bool {
-	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
-}
-
-// rss returns a /proc/self/status field in bytes.
-func rss(field string) int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if bytes.HasPrefix(line, []byte(field+":")) {
-			fields := strings.Fields(string(line[len(field)+1:]))
-			if len(fields) > 0 {
-				kb, _ := strconv.ParseInt(fields[0], 10, 64)
-				return kb << 10
-			}
-		}
-	}
-	return 0
 }
 
 // BenchmarkNewPlanTiny200k orders the model of 200,000 tiny doomed

@@ -20,6 +20,7 @@ import (
 	"github.com/objgc/objgc/internal/golden"
 	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/internal/modelgen"
+	"github.com/objgc/objgc/internal/peakrss"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -504,8 +505,8 @@ func BenchmarkWriteBackMemory(b *testing.B) {
 				b.StopTimer()
 				runtime.GC()
 				debug.FreeOSMemory()
-				reset := resetPeakRSS()
-				base := rss("VmRSS")
+				reset := peakrss.Reset()
+				base := peakrss.Status("VmRSS")
 				runtime.ReadMemStats(&ms0)
 				b.StartTimer()
 				bw := bufio.NewWriterSize(io.Discard, 1<<20)
@@ -519,7 +520,7 @@ func BenchmarkWriteBackMemory(b *testing.B) {
 				runtime.ReadMemStats(&ms1)
 				alloc += ms1.TotalAlloc - ms0.TotalAlloc
 				if reset {
-					peak = max(peak, rss("VmHWM")-base)
+					peak = max(peak, peakrss.Status("VmHWM")-base)
 				}
 				b.StartTimer()
 			}

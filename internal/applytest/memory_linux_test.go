@@ -7,11 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/objgc/objgc/internal/modelgen"
+	"github.com/objgc/objgc/internal/peakrss"
 )
 
 // TestPlanMemoryBound: the built objgc plan --format json, run as a user
@@ -126,24 +126,8 @@ func peakParent() (code int, ok bool) {
 	}
 	// Read after the run: the peak so far is at least the one the child
 	// started from.
-	fmt.Println(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, vmHWM())
+	fmt.Println(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, peakrss.Status("VmHWM")>>10)
 	return 0, true
-}
-
-// vmHWM returns the VmHWM of /proc/self/status in KiB, 0 if absent.
-func vmHWM() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb int64
-			fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb)
-			return kb
-		}
-	}
-	return 0
 }
 
 func kib(bytes []int64) []int64 {

@@ -24,6 +24,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 )
 
@@ -418,4 +419,23 @@ func appendFile(w io.Writer, name string) error {
 	}
 	_, err = w.Write(bytes.TrimRight(data, "\n"))
 	return err
+}
+
+// BenchPair returns the paths of a generated pair of n objects with a
+// tenth of the applications removed (Seed 1, indented), for benchmarks:
+// written once into $OBJGC_BENCH_DIR/N, or $TMPDIR/objgc-bench/N, and
+// reused by later runs, since a million-object pair takes seconds to
+// write.
+func BenchPair(n int) (snapshotPath, incomingPath string, err error) {
+	dir := os.Getenv("OBJGC_BENCH_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "objgc-bench")
+	}
+	dir = filepath.Join(dir, strconv.Itoa(n))
+	snapshotPath, incomingPath = filepath.Join(dir, "snapshot.json"), filepath.Join(dir, "incoming.json")
+	if _, err := os.Stat(incomingPath); err == nil {
+		return snapshotPath, incomingPath, nil
+	}
+	snapshotPath, incomingPath, _, err = WriteFiles(dir, Config{Objects: n, RemoveApps: 0.1, Seed: 1, Indent: true})
+	return snapshotPath, incomingPath, err
 }
