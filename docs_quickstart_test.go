@@ -3,22 +3,29 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// quickstartDir is the directory docs/hooks.md's quick start says it
-// runs in; its output names it.
-const quickstartDir = "/home/you/quickstart"
+// quickstartDirRE finds the directory docs/hooks.md's quick start says it
+// runs in ("In an empty directory (here `DIR`)"); its output names it.
+// Nothing is read there: the test runs in its own directory and writes
+// that one as DIR in the output it compares.
+var quickstartDirRE = regexp.MustCompile("\\(here `([^`]+)`\\)")
 
 // TestHooksQuickstart runs the quick start of docs/hooks.md as written:
 // each ```sh block of the section, in order, in one empty directory, with
 // the real objgc on PATH; a ```text block that follows one is its output
-// (stdout and stderr), with the directory written as quickstartDir. A
+// (stdout and stderr), with the directory written as the page names it. A
 // step that fails, or whose output differs, fails the test.
 func TestHooksQuickstart(t *testing.T) {
 	section := docSection(t, filepath.Join("docs", "hooks.md"), "## Quick start")
 	blocks := fencedBlocks(section)
+	dir := quickstartDirRE.FindStringSubmatch(section)
+	if dir == nil {
+		t.Fatal("docs/hooks.md's quick start does not name its directory as (here `DIR`)")
+	}
 	var script, files strings.Builder
 	steps := 0
 	for i, b := range blocks {
@@ -40,7 +47,7 @@ func TestHooksQuickstart(t *testing.T) {
 	// directory as the page does.
 	files.WriteString("-- run.sh --\n" +
 		"sh -e \"$1\" >out 2>&1 && s=0 || s=$?\n" +
-		"sed \"s#$PWD#" + quickstartDir + "#g\" out\n" +
+		"sed \"s#$PWD#" + dir[1] + "#g\" out\n" +
 		"rm out\nexit $s\n")
 	runScript(t, script.String(), files.String())
 }
