@@ -196,32 +196,38 @@ func (h *PlanHooks) WithoutDestroyHook() int {
 	return n
 }
 
-// writerProblems returns every hook found that someone other than the
-// user or root could change (hook.CheckWriters), each hook once, in the
-// order they first run (each): the destroy hooks by type, then the
-// notify hooks.
-func (h *PlanHooks) writerProblems() []error {
+// distinct calls fn once for each hook found, by path: the destroy hooks
+// type by type, then the notify hooks in the order of the notifications.
+func (h *PlanHooks) distinct(fn func(f hook.Found)) {
 	seen := map[string]bool{}
-	var problems []error
-	check := func(f hook.Found) {
-		if seen[f.Path] {
-			return
-		}
-		seen[f.Path] = true
-		if err := hook.CheckWriters(f); err != nil {
-			problems = append(problems, err)
+	visit := func(f hook.Found) {
+		if !seen[f.Path] {
+			seen[f.Path] = true
+			fn(f)
 		}
 	}
 	for _, k := range h.Types {
 		for _, f := range k.Destroy {
-			check(f)
+			visit(f)
 		}
 	}
 	for _, f := range h.Notify {
 		if f != nil {
-			check(*f)
+			visit(*f)
 		}
 	}
+}
+
+// writerProblems returns every hook found that someone other than the
+// user or root could change (hook.CheckWriters), each hook once, in the
+// order distinct gives them.
+func (h *PlanHooks) writerProblems() []error {
+	var problems []error
+	h.distinct(func(f hook.Found) {
+		if err := hook.CheckWriters(f); err != nil {
+			problems = append(problems, err)
+		}
+	})
 	return problems
 }
 

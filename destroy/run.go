@@ -775,20 +775,6 @@ func planHookSums(sp *PlanFile) map[string]string {
 func foundHookSums(hooks *PlanHooks) map[string]string {
 	sums := map[string]string{}
 	hs := NewHookSums()
-	add := func(f hook.Found) {
-		if _, ok := sums[f.Path]; !ok {
-			sums[f.Path] = hs.Hook(f).SHA256
-		}
-	}
-	for _, k := range hooks.Types {
-		for _, f := range k.Destroy {
-			add(f)
-		}
-	}
-	for _, f := range hooks.Notify {
-		if f != nil {
-			add(*f)
-		}
-	}
+	hooks.distinct(func(f hook.Found) { sums[f.Path] = hs.Hook(f).SHA256 })
 	return sums
 }
