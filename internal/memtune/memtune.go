@@ -192,11 +192,31 @@ func Limit(inputs []Input) int64 {
 // what they were before the first.
 type settings struct {
 	sync.Mutex
-	runs         []*Run
-	savedPercent int
-	percentSet   bool // savedPercent holds the target from before
-	savedLimit   int64
-	limitSet     bool // savedLimit holds the limit from before
+	runs    []*Run
+	percent saved // the collector's target (debug.SetGCPercent)
+	limit   saved // the memory limit (debug.SetMemoryLimit)
+}
+
+// saved is one runtime setting that runs change: the value it had before
+// the first of them, kept while any sets it.
+type saved struct {
+	before int64
+	held   bool // before holds the value from before the runs
+}
+
+// apply sets the setting to want through set (which returns the value it
+// replaces), keeping the value from before; with want 0 it puts that value
+// back.
+func (v *saved) apply(want int64, set func(int64) int64) {
+	switch {
+	case want > 0 && !v.held:
+		v.before, v.held = set(want), true
+	case want > 0:
+		set(want)
+	case v.held:
+		set(v.before)
+		v.held = false
+	}
 }
 
 var state settings
@@ -234,15 +254,7 @@ func (s *settings) applyPercent() {
 			percent = r.percent
 		}
 	}
-	switch {
-	case percent > 0 && !s.percentSet:
-		s.savedPercent, s.percentSet = debug.SetGCPercent(percent), true
-	case percent > 0:
-		debug.SetGCPercent(percent)
-	case s.percentSet:
-		debug.SetGCPercent(s.savedPercent)
-		s.percentSet = false
-	}
+	s.percent.apply(int64(percent), func(v int64) int64 { return int64(debug.SetGCPercent(int(v))) })
 }
 
 // applyLimit sets the runtime's memory limit to the largest of the runs
@@ -252,15 +264,7 @@ func (s *settings) applyLimit() {
 	for _, r := range s.runs {
 		limit = max(limit, r.limit)
 	}
-	switch {
-	case limit > 0 && !s.limitSet:
-		s.savedLimit, s.limitSet = debug.SetMemoryLimit(limit), true
-	case limit > 0:
-		debug.SetMemoryLimit(limit)
-	case s.limitSet:
-		debug.SetMemoryLimit(s.savedLimit)
-		s.limitSet = false
-	}
+	s.limit.apply(limit, debug.SetMemoryLimit)
 }
 
 // liveHeap returns the bytes of heap the last garbage collection found
