@@ -1,14 +1,12 @@
 package destroy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -20,6 +18,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/objgc/objgc/internal/lockfile"
+	"github.com/objgc/objgc/internal/testbin"
 )
 
 // helperEnv makes the test binary a helper process instead of running the
@@ -54,53 +53,11 @@ func lockHoldHelper(target string) int {
 	return 0
 }
 
-// helper is a running helper process.
-type helper struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	out   *bufio.Reader
-}
-
-func startHelper(t *testing.T, mode, arg string) *helper {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	// GORACE: the race runtime otherwise sleeps a second at exit.
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode+":"+arg, "GORACE=atexit_sleep_ms=0")
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h := &helper{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
-	t.Cleanup(func() {
-		h.cmd.Process.Kill()
-		h.cmd.Wait()
-	})
-	return h
-}
-
-// expect reads the helper's next line of output and fails unless it is
-// want.
-func (h *helper) expect(t *testing.T, want string) {
-	t.Helper()
-	line, err := h.out.ReadString('\n')
-	if strings.TrimSpace(line) != want {
-		t.Fatalf("helper said %q (%v), want %q", line, err, want)
-	}
-}
-
-func lockHeld(t *testing.T) (target string, h *helper) {
+func lockHeld(t *testing.T) (target string, h *testbin.Self) {
 	t.Helper()
 	target = filepath.Join(t.TempDir(), "model.json")
-	h = startHelper(t, "lock-hold", target)
-	h.expect(t, "locked")
+	h = testbin.StartSelf(t, helperEnv, "lock-hold", target)
+	h.Expect(t, "locked")
 	return target, h
 }
 
@@ -122,7 +79,7 @@ func TestLockTargetFailsAtOnceWhenHeld(t *testing.T) {
 	if le.Path != target+".lock" || le.Waited != 0 {
 		t.Errorf("LockedError %+v", le)
 	}
-	pid := "pid " + strconv.Itoa(h.cmd.Process.Pid)
+	pid := "pid " + strconv.Itoa(h.Cmd.Process.Pid)
 	host, _ := os.Hostname()
 	if !strings.HasPrefix(le.Holder, pid+" on host "+host+" since ") || !strings.Contains(err.Error(), pid) {
 		t.Errorf("holder %q, error %q: want %s on host %s", le.Holder, err, pid, host)
@@ -148,12 +105,12 @@ func TestLockTargetWaitsForHolderToExit(t *testing.T) {
 		t.Fatalf("lockTarget returned while the lock was held: %v", r.err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	h.stdin.Close()
+	h.Stdin.Close()
 	r := <-done
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if err := h.cmd.Wait(); err != nil {
+	if err := h.Cmd.Wait(); err != nil {
 		t.Errorf("helper: %v", err)
 	}
 	b, err := os.ReadFile(target + ".lock")
@@ -172,10 +129,10 @@ func TestLockTargetWaitsForHolderToExit(t *testing.T) {
 
 func TestLockTargetReleasedWhenHolderIsKilled(t *testing.T) {
 	target, h := lockHeld(t)
-	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := h.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	h.cmd.Wait()
+	h.Cmd.Wait()
 	unlock, err := lockTarget(context.Background(), target, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +156,7 @@ func TestLockTargetTimeoutExpires(t *testing.T) {
 	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
 		t.Fatalf("got %v, want a *LockedError", err)
 	}
-	if le.Waited < 200*time.Millisecond || !strings.Contains(le.Holder, strconv.Itoa(h.cmd.Process.Pid)) {
+	if le.Waited < 200*time.Millisecond || !strings.Contains(le.Holder, strconv.Itoa(h.Cmd.Process.Pid)) {
 		t.Errorf("LockedError %+v", le)
 	}
 	if !strings.Contains(err.Error(), "(waited ") {
@@ -379,7 +336,7 @@ func TestLockTargetWaitEndsWithContext(t *testing.T) {
 	}
 	// The holder is still the helper, its record intact.
 	b, _ := os.ReadFile(target + ".lock")
-	if want := fmt.Sprintf(`{"pid":%d,`, h.cmd.Process.Pid); !strings.HasPrefix(string(b), want) {
+	if want := fmt.Sprintf(`{"pid":%d,`, h.Cmd.Process.Pid); !strings.HasPrefix(string(b), want) {
 		t.Errorf("lock file holds %q, want the helper's record", b)
 	}
 }

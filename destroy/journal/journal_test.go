@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/internal/lockfile"
+	"github.com/objgc/objgc/internal/testbin"
 )
 
 var (
@@ -519,13 +520,13 @@ func TestJournalSurvivesSIGKILL(t *testing.T) {
 	lastDone, torn := 0, 0
 	defer func() { t.Logf("%d hooks done after 10 kills; %d rounds ended in a torn line", lastDone, torn) }()
 	for round := range 10 {
-		h := startHelper(t, "journal-append", path)
-		h.expect(t, "ready")
+		h := testbin.StartSelf(t, helperEnv, "journal-append", path)
+		h.Expect(t, "ready")
 		time.Sleep(time.Duration(5+rng.IntN(60)) * time.Millisecond) // a random moment is the point
-		if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		if err := h.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		h.cmd.Wait()
+		h.Cmd.Wait()
 		chopped := 0
 		if round%2 == 1 {
 			chopped = 1

@@ -1,10 +1,8 @@
 package journal
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -25,43 +23,6 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	os.Exit(m.Run())
-}
-
-// helper is a running helper process.
-type helper struct {
-	cmd *exec.Cmd
-	out *bufio.Reader
-}
-
-func startHelper(t *testing.T, mode, arg string) *helper {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	// GORACE: the race runtime otherwise sleeps a second at exit.
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode+":"+arg, "GORACE=atexit_sleep_ms=0")
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h := &helper{cmd: cmd, out: bufio.NewReader(stdout)}
-	t.Cleanup(func() {
-		h.cmd.Process.Kill()
-		h.cmd.Wait()
-	})
-	return h
-}
-
-// expect reads the helper's next line of output and fails unless it is
-// want.
-func (h *helper) expect(t *testing.T, want string) {
-	t.Helper()
-	line, err := h.out.ReadString('\n')
-	if strings.TrimSpace(line) != want {
-		t.Fatalf("helper said %q (%v), want %q", line, err, want)
-	}
 }
 
 // HookEnded writes a hook run's result (EndHook without the Seq).

@@ -1,5 +1,7 @@
-// Package testbin builds the objgc binary once for the test packages that
-// drive it as a real process (internal/applytest, internal/enginetest).
+// Package testbin gives tests their real processes: the objgc binary,
+// built once for the test packages that drive it (internal/applytest,
+// internal/enginetest); the test binary itself started again as a helper
+// (StartSelf); and a line-by-line conversation with a helper (Lines).
 package testbin
 
 import (
