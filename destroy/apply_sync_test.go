@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/objgc/objgc/destroy/journal"
+	"github.com/objgc/objgc/internal/plantest"
 )
 
 // groupModel: env keeps living; app a (class A) owns three instances
@@ -26,8 +27,8 @@ const groupSnapshot = `{"?": {"id": "env", "type": "E"}, "apps": [
 // are counted and logged to trace (see below).
 func applyGroups(t *testing.T, hooks bool) (j *journal.Journal, path, trace string, syncs *int64) {
 	t.Helper()
-	p := planJSON(t, groupSnapshot, `{"?": {"id": "env", "type": "E"}, "apps": []}`)
-	if got := fmt.Sprint(groupIDs(p)); got != "[[i1 i2 i3] [a]]" {
+	p := plantest.Plan(t, groupSnapshot, `{"?": {"id": "env", "type": "E"}, "apps": []}`)
+	if got := fmt.Sprint(plantest.GroupIDs(p)); got != "[[i1 i2 i3] [a]]" {
 		t.Fatalf("groups %s, want [[i1 i2 i3] [a]]", got)
 	}
 	dir := t.TempDir()

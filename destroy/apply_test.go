@@ -8,6 +8,7 @@ import (
 
 	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/internal/plantest"
 )
 
 // cycleModel has two doomed siblings a and b that subscribe to each other:
@@ -22,9 +23,9 @@ const cycleSnapshot = `{"?": {"id": "env", "type": "E"},
 // waitForA is set.
 func applyCycle(t *testing.T, parallelism int, waitForA bool) (*order.Plan, *ApplyResult, []byte) {
 	t.Helper()
-	p := planJSON(t, cycleSnapshot, `{"?": {"id": "env", "type": "E"}}`)
+	p := plantest.Plan(t, cycleSnapshot, `{"?": {"id": "env", "type": "E"}}`)
 	if len(p.Groups) != 1 || len(p.Groups[0].Objects) != 2 {
-		t.Fatalf("groups = %v, want a and b in one group", groupIDs(p))
+		t.Fatalf("groups = %v, want a and b in one group", plantest.GroupIDs(p))
 	}
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "trace")

@@ -14,6 +14,7 @@ import (
 	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/internal/modelgen"
 	"github.com/objgc/objgc/internal/peakrss"
+	"github.com/objgc/objgc/internal/plantest"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -36,7 +37,7 @@ func planBytes(b *testing.B, snapData, incomingData []byte) *order.Plan {
 	if errS != nil || errI != nil {
 		b.Fatal(errS, errI)
 	}
-	return order.NewPlan(mustCompare(snap, in))
+	return order.NewPlan(plantest.Compare(snap, in))
 }
 
 // BenchmarkPlanMillion plans a 1,000,000-object snapshot against an
@@ -133,7 +134,7 @@ func BenchmarkNewPlanTiny200k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := mustCompare(snap, in)
+	d := plantest.Compare(snap, in)
 	if len(d.Doomed) != n {
 		b.Fatalf("%d doomed, want %d", len(d.Doomed), n)
 	}
@@ -172,7 +173,7 @@ func BenchmarkReasonsSubscribersCycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := order.NewPlan(mustCompare(snap, in))
+	p := order.NewPlan(plantest.Compare(snap, in))
 	if len(p.Cycles) != 1 || len(p.Cycles[0]) != 60_001 {
 		b.Fatalf("cycles: %d, want one of 60,001 objects", len(p.Cycles))
 	}

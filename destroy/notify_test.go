@@ -13,6 +13,7 @@ import (
 	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/destroy/writeback"
+	"github.com/objgc/objgc/internal/plantest"
 )
 
 // notifySnapshot has a live subscriber sub (class S) that owns a live
@@ -40,7 +41,7 @@ func notifySnapshot(handler string, two bool) (snap, incoming string) {
 func notifyPlan(t *testing.T, handler string, two bool) *order.Plan {
 	t.Helper()
 	snap, in := notifySnapshot(handler, two)
-	return planJSON(t, snap, in)
+	return plantest.Plan(t, snap, in)
 }
 
 // writeScript writes an executable sh script at dir/rel.
@@ -143,7 +144,7 @@ func TestApplyNotifyHookOldPlace(t *testing.T) {
 func TestApplyLongClassName(t *testing.T) {
 	dir := t.TempDir()
 	long := strings.Repeat("c", 300)
-	p := planJSON(t, `{"?": {"id": "env", "type": "E"}, "x": {"?": {"id": "x", "type": "`+long+`"}}}`, `{"?": {"id": "env", "type": "E"}}`)
+	p := plantest.Plan(t, `{"?": {"id": "env", "type": "E"}, "x": {"?": {"id": "x", "type": "`+long+`"}}}`, `{"?": {"id": "env", "type": "E"}}`)
 	hooks := filepath.Join(dir, "hooks")
 	writeScript(t, hooks, "P/destroy", "exit 0\n") // the lookup reaches the long name
 	r := applyNotify(t, p, dir, hooks)
@@ -359,7 +360,7 @@ func TestApplyNotifyPatchEveryCopy(t *testing.T) {
 	dir := t.TempDir()
 	hooks := filepath.Join(dir, "hooks")
 	writeScript(t, hooks, "S/notify/onPubRemoved", `cat >/dev/null; echo '{"patch": {"vm": null}}'`+"\n")
-	p := planJSON(t, `{"?": {"id": "env", "type": "E"},
+	p := plantest.Plan(t, `{"?": {"id": "env", "type": "E"},
   "sub": {"?": {"id": "sub", "type": "S"}, "vm": "vm"},
   "pub": {"?": {"id": "pub", "type": "P", "dependencies": {"onDestruction": [{"subscriber": "sub", "handler": "onPubRemoved"}]}}}
 }`, `{"?": {"id": "env", "type": "E"},

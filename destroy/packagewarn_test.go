@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/internal/plantest"
 	"github.com/objgc/objgc/pkgcache"
 )
 
@@ -30,7 +31,7 @@ func TestPackageWarnings(t *testing.T) {
 	if _, err := c.Add(ctx, src); err != nil {
 		t.Fatal(err)
 	}
-	p := planJSON(t, `{"?": {"id": "env", "type": "io.murano.Environment@io.murano"}, "apps": [
+	p := plantest.Plan(t, `{"?": {"id": "env", "type": "io.murano.Environment@io.murano"}, "apps": [
 		{"?": {"id": "vm", "type": "io.murano.resources.LinuxMuranoInstance@io.murano"}},
 		{"?": {"id": "odd", "type": "io.murano.NoSuchClass@io.murano"}},
 		{"?": {"id": "old", "type": "io.murano.Environment/9.9@io.murano"}},
@@ -93,7 +94,7 @@ func TestHierarchyIncompleteWarning(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(res.Entry.Dir, "Classes", "Web.yaml"), []byte("Name: Web\nExtends: [unclosed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := planJSON(t, `{"?": {"id": "env", "type": "io.murano.Environment"}, "apps": [
+	p := plantest.Plan(t, `{"?": {"id": "env", "type": "io.murano.Environment"}, "apps": [
 		{"?": {"id": "web1", "type": "com.example.Web@com.example.Web"}},
 		{"?": {"id": "web2", "type": "com.example.Web/1.0.0@com.example.Web"}},
 		{"?": {"id": "other", "type": "com.example.Other"}}]}`,

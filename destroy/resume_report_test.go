@@ -8,6 +8,7 @@ import (
 
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/journal"
+	"github.com/objgc/objgc/internal/plantest"
 )
 
 // TestApplyReportsHooksOfAResumedObject: a run destroyed object a (its
@@ -22,7 +23,7 @@ func TestApplyReportsHooksOfAResumedObject(t *testing.T) {
 }
 
 func testResumedHooks(t *testing.T, hookOK bool) {
-	p := planJSON(t, `{"?": {"id": "env", "type": "E"}, "a": {"?": {"id": "a", "type": "T"}}}`, `{"?": {"id": "env", "type": "E"}}`)
+	p := plantest.Plan(t, `{"?": {"id": "env", "type": "E"}, "a": {"?": {"id": "a", "type": "T"}}}`, `{"?": {"id": "env", "type": "E"}}`)
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "trace")
 	hookPath := filepath.Join(dir, "hooks", "T", "destroy")

@@ -5,25 +5,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/internal/modelgen"
-	"github.com/objgc/objgc/snapshot"
+	"github.com/objgc/objgc/internal/plantest"
 )
-
-// planJSON plans two bare object trees (or envelopes), as --snapshot and
-// --graph do.
-func planJSON(tb testing.TB, snapJSON, incomingJSON string) *order.Plan {
-	tb.Helper()
-	snap, err := snapshot.LoadSnapshot(snapshot.NewDocument("snap.json", []byte(snapJSON)))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	in, err := snapshot.LoadGraph(snapshot.NewDocument("in.json", []byte(incomingJSON)))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return order.NewPlan(mustCompare(snap, in))
-}
 
 // BenchmarkWriteBack100k writes back a generated 100,000-object model
 // after a run where one doomed object in three failed.
@@ -40,7 +24,7 @@ func BenchmarkWriteBack100k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := planJSON(b, string(snapData), string(incomingData))
+	p := plantest.Plan(b, string(snapData), string(incomingData))
 	out := Effects{Destroyed: make([]bool, len(p.Objects))}
 	for i := range out.Destroyed {
 		out.Destroyed[i] = i%3 != 0

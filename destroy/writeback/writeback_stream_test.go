@@ -21,6 +21,7 @@ import (
 	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/internal/modelgen"
 	"github.com/objgc/objgc/internal/peakrss"
+	"github.com/objgc/objgc/internal/plantest"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -112,7 +113,7 @@ func wbCases(t *testing.T, models map[string][]byte) []wbCase {
 		data := models[name]
 		doc := snapshot.NewDocument(name, data)
 		if snap, in, err := snapshot.LoadModel(doc); err == nil && !snap.Null && len(snap.Objects) > 0 {
-			p := order.NewPlan(mustCompare(snap, in))
+			p := order.NewPlan(plantest.Compare(snap, in))
 			if len(p.Objects) > 0 || len(p.Diff.Dropped) > 0 {
 				cases = append(cases, wbOutcomes(name, p, envAttrs(in), nil)...)
 			}
@@ -142,7 +143,7 @@ func planOf(t *testing.T, name string, env []byte) *order.Plan {
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", name, err, env)
 	}
-	return order.NewPlan(mustCompare(snap, in))
+	return order.NewPlan(plantest.Compare(snap, in))
 }
 
 func envAttrs(in *snapshot.Tree) json.RawMessage {
@@ -479,7 +480,7 @@ func BenchmarkWriteBackMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := order.NewPlan(mustCompare(snap, in))
+	p := order.NewPlan(plantest.Compare(snap, in))
 	patches := map[string][]json.RawMessage{}
 	for id, list := range patchesFor(p) {
 		if k, _ := in.Lookup(id); int(in.Objects[k].Start) != in.Start {

@@ -13,12 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/objgc/objgc/destroy/order"
-	"github.com/objgc/objgc/internal/golden"
-
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
-	"github.com/objgc/objgc/diff"
+	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/internal/golden"
+	"github.com/objgc/objgc/internal/plantest"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -41,22 +40,13 @@ func readPair(t *testing.T, name string) []byte {
 	return data
 }
 
-// mustCompare is diff.Compare of trees held in memory, which cannot fault.
-func mustCompare(snap, in *snapshot.Tree) *diff.Result {
-	r, err := diff.Compare(snap, in)
-	if err != nil {
-		panic(err)
-	}
-	return r
-}
-
 func planData(t *testing.T, name string, data []byte) *order.Plan {
 	t.Helper()
 	snap, in, err := snapshot.LoadModel(snapshot.NewDocument(name, data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return order.NewPlan(mustCompare(snap, in))
+	return order.NewPlan(plantest.Compare(snap, in))
 }
 
 // pairNames lists testdata/pairs/*.json.
@@ -123,7 +113,7 @@ func objectBytes(t *snapshot.Tree, id string) []byte {
 
 // doomedIDs returns the ids a plan of snap against in would destroy.
 func doomedIDs(snap, in *snapshot.Tree) []string {
-	d := mustCompare(snap, in)
+	d := plantest.Compare(snap, in)
 	var ids []string
 	for _, i := range d.Doomed {
 		ids = append(ids, snap.ID(i))
@@ -643,7 +633,7 @@ func TestWriteBackPlaces(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := planJSON(t, tt.snap, tt.in)
+			p := plantest.Plan(t, tt.snap, tt.in)
 			out := Effects{Destroyed: make([]bool, len(p.Objects))}
 			for i := range p.Objects {
 				out.Destroyed[i] = slices.Contains(tt.destroyed, p.ID(i))
