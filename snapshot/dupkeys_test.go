@@ -75,15 +75,37 @@ func TestDuplicateKeysParallel(t *testing.T) {
 }
 
 // TestDuplicateKeyHashCollision checks that two distinct keys whose hashes
-// are equal are not taken for one: the object is read again.
+// are equal are not taken for one: the members before the second are read
+// again, and a key that is written twice is still found that way.
 func TestDuplicateKeyHashCollision(t *testing.T) {
-	data := []byte(`{"first long key": 1, "other long key": 2}`)
-	s := &scanner{file: "m.json", data: data, path: []int32{0}, keys: []uint64{7, 7}}
-	if err := s.uniqueKeys(0, 0, 0); err != nil {
-		t.Fatalf("distinct keys with equal hashes refused: %v", err)
-	}
-	if len(s.keys) != 0 {
-		t.Fatalf("%d hashes left", len(s.keys))
+	for _, tc := range []struct {
+		data string
+		dup  bool
+	}{
+		{`{"first long key": 1, "other long key": 2}`, false},
+		{`{"other long key": {"a": [1, "}"]}, "other long key": 2}`, true},
+	} {
+		data := []byte(tc.data)
+		ks := bytes.LastIndex(data, []byte(`"other long key"`)) + 1
+		ke := ks + len("other long key")
+		s := &scanner{file: "m.json", data: data, path: []int32{0}}
+		set := s.openKeys()
+		// The first key is recorded with the second one's hash: a collision.
+		s.keys = append(s.keys, s.keyHash(ks, ke, false))
+		set.seen = ^uint64(0)
+		err := s.addKey(&set, 0, 0, ks, ke, false)
+		if tc.dup {
+			if err == nil || !strings.Contains(err.Error(), `duplicate key "other long key"`) {
+				t.Fatalf("%s: error %v, want the duplicate key", tc.data, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("distinct keys with equal hashes refused: %v", err)
+		}
+		if len(s.keys) != 2 {
+			t.Fatalf("%d hashes kept, want 2", len(s.keys))
+		}
 	}
 }
 

@@ -93,7 +93,7 @@ func (s *scanner) header(h *header) error {
 	h.start = s.pos
 	h.depLo, h.depHi = int32(len(s.idx.deps)), int32(len(s.idx.deps))
 	s.pos++
-	kbase := len(s.keys)
+	kset := s.openKeys()
 	seg := len(s.path)
 	s.path = append(s.path, 0)
 	typeSeg := int32(-1) // the "type" key, for an error's path
@@ -108,7 +108,9 @@ func (s *scanner) header(h *header) error {
 				return err
 			}
 			s.path[seg] = int32(ks - 1)
-			s.keys = append(s.keys, s.keyHash(ks, ke, kesc))
+			if err := s.addKey(&kset, h.start, seg, ks, ke, kesc); err != nil {
+				return err
+			}
 			k := s.str(ks, ke)
 			if kesc {
 				k = unescape(s.data[ks-1 : ke+1])
@@ -174,9 +176,7 @@ func (s *scanner) header(h *header) error {
 			}
 		}
 	}
-	if err := s.uniqueKeys(h.start, kbase, seg); err != nil {
-		return err
-	}
+	s.closeKeys(&kset)
 	// A type the table knows parsed before: each is parsed once.
 	var known bool
 	if h.typ, known = s.typeRef(h.typeString); h.typeString != "" && !known {
@@ -263,7 +263,7 @@ func (s *scanner) objectKeys(fn func(key string) error) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
-	open, kbase := s.pos, len(s.keys)
+	open, kset := s.pos, s.openKeys()
 	s.pos++
 	seg := len(s.path)
 	s.path = append(s.path, 0)
@@ -278,7 +278,9 @@ func (s *scanner) objectKeys(fn func(key string) error) error {
 				return err
 			}
 			s.path[seg] = int32(ks - 1)
-			s.keys = append(s.keys, s.keyHash(ks, ke, esc))
+			if err := s.addKey(&kset, open, seg, ks, ke, esc); err != nil {
+				return err
+			}
 			k := s.str(ks, ke)
 			if esc {
 				k = unescape(s.data[ks-1 : ke+1])
@@ -295,9 +297,7 @@ func (s *scanner) objectKeys(fn func(key string) error) error {
 			}
 		}
 	}
-	if err := s.uniqueKeys(open, kbase, seg); err != nil {
-		return err
-	}
+	s.closeKeys(&kset)
 	s.path = s.path[:seg]
 	s.depth--
 	return nil

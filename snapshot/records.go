@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
-	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -124,14 +123,14 @@ func (s *scanner) legacy(h *header) int32 {
 	return int32(len(s.idx.legacies))
 }
 
-// smallKeys is how many keys an object may have for uniqueKeys to compare
-// them pairwise; past that, it sorts them. Murano objects, headers and
+// smallKeys is how many keys of one JSON object keySet compares one by
+// one; past that, it keeps them in a map. Murano objects, headers and
 // records have a handful.
 const smallKeys = 16
 
 // keySeed makes the hashes of long keys unpredictable to whoever writes a
-// model: a collision costs a second reading of the object's keys, never a
-// wrong answer (duplicateKey).
+// model: a collision costs a second reading of the object's keys up to the
+// key read, never a wrong answer (confirmDuplicate).
 var keySeed = maphash.MakeSeed()
 
 // keyHash returns a value equal for two keys whose decoded text is equal:
@@ -161,58 +160,103 @@ func shortOrHash(k string) uint64 {
 	return maphash.String(keySeed, k) | 1<<63
 }
 
-// uniqueKeys checks that the keys of the JSON object at open, whose
-// keyHash values are s.keys[base:], are distinct, and drops them from
-// s.keys. A key written twice is a *ModelError at the second one's path
-// (its segment is s.path[seg]): Python's json.loads, which Murano's engine
-// uses, keeps the last value, and this reader, like others, would keep
-// another (the first header, the first "Objects", both records lists).
-// The keys are compared by their hashes, read as they were scanned: the
-// object's bytes are read again only when two hashes are equal.
-func (s *scanner) uniqueKeys(open, base, seg int) error {
-	h := s.keys[base:]
-	s.keys = s.keys[:base]
-	dup := false
-	if len(h) <= smallKeys {
-		for i := 1; i < len(h) && !dup; i++ {
-			for j := 0; j < i; j++ {
-				if h[i] == h[j] {
-					dup = true
-					break
-				}
-			}
-		}
+// keySet holds the keys read so far of one open JSON object, so that a
+// key written a second time is refused as it is read: a million copies
+// of one key cost one comparison each, not a million entries kept until
+// the object closes. The first smallKeys keys are the hashes
+// s.keys[base:] (a stack shared by the open objects, innermost last), with
+// seen a 64-bit filter of them that lets most keys skip the comparisons;
+// past smallKeys they move to big.
+type keySet struct {
+	base int
+	seen uint64
+	big  map[uint64]struct{}
+}
+
+// openKeys returns the keySet of an object whose first key is about to
+// be read.
+func (s *scanner) openKeys() keySet { return keySet{base: len(s.keys)} }
+
+// addKey records the key data[ks:ke] (between its quotes; escaped when it
+// holds a backslash) of the JSON object at open, whose path segment is
+// s.path[seg], already set to the key. A key read before in the same
+// object is a *ModelError at this one's path: Python's json.loads, which
+// Murano's engine uses, keeps the last value, and this reader, like
+// others, would keep another (the first header, the first "Objects",
+// both records lists).
+func (s *scanner) addKey(set *keySet, open, seg, ks, ke int, escaped bool) error {
+	var h uint64
+	if n := ke - ks; n < 8 && !escaped && ks+8 <= len(s.data) {
+		// keyHash's common case, written here: most keys are short, and
+		// this runs for every key of the model.
+		h = binary.LittleEndian.Uint64(s.data[ks:])&(1<<(8*n)-1) | uint64(n)<<56
 	} else {
-		slices.Sort(h)
-		for i := 1; i < len(h); i++ {
-			if h[i] == h[i-1] {
-				dup = true
+		h = s.keyHash(ks, ke, escaped)
+	}
+	bit := uint64(1) << ((h * 0x9e3779b97f4a7c15) >> 58)
+	if set.seen&bit == 0 && set.big == nil && len(s.keys)-set.base < smallKeys {
+		set.seen |= bit
+		s.keys = append(s.keys, h)
+		return nil
+	}
+	return s.addKeySlow(set, h, bit, open, seg, ks, ke, escaped)
+}
+
+// addKeySlow is addKey for a key whose filter bit is set or past the
+// first smallKeys keys.
+func (s *scanner) addKeySlow(set *keySet, h, bit uint64, open, seg, ks, ke int, escaped bool) error {
+	if set.big != nil {
+		if _, ok := set.big[h]; ok {
+			return s.confirmDuplicate(open, seg, ks, ke, escaped)
+		}
+		set.big[h] = struct{}{}
+		return nil
+	}
+	if set.seen&bit != 0 {
+		for _, k := range s.keys[set.base:] {
+			if k == h {
+				if err := s.confirmDuplicate(open, seg, ks, ke, escaped); err != nil {
+					return err
+				}
 				break
 			}
 		}
 	}
-	if !dup {
+	set.seen |= bit
+	if len(s.keys)-set.base < smallKeys {
+		s.keys = append(s.keys, h)
 		return nil
 	}
-	return s.duplicateKey(open, seg)
+	set.big = make(map[uint64]struct{}, 2*smallKeys)
+	for _, k := range s.keys[set.base:] {
+		set.big[k] = struct{}{}
+	}
+	set.big[h] = struct{}{}
+	return nil
 }
 
-// duplicateKey returns the error for the first key of the (valid) JSON
-// object at open that is written a second time, in document order; nil
-// when there is none (two keys' hashes were equal).
-func (s *scanner) duplicateKey(open, seg int) error {
-	ms, _ := jsonedit.Members(s.data, open)
-	first := make(map[string]int, len(ms))
-	for _, m := range ms {
-		k := keyAt(s.data, m.Start)
-		f, ok := first[k]
-		if !ok {
-			first[k] = m.Start
-			continue
+// closeKeys drops the keys of the object that set belongs to, which has
+// closed.
+func (s *scanner) closeKeys(set *keySet) { s.keys = s.keys[:set.base] }
+
+// confirmDuplicate returns the error for the key data[ks:ke] of the JSON
+// object at open when one of the members before it has the same decoded
+// key; nil when none has (two keys' hashes were equal). The members
+// before the key were validated as they were read.
+func (s *scanner) confirmDuplicate(open, seg, ks, ke int, escaped bool) error {
+	k := s.str(ks, ke)
+	if escaped {
+		k = unescape(s.data[ks-1 : ke+1])
+	}
+	for p := jsonedit.WS(s.data, open+1); p < ks-1; {
+		if keyAt(s.data, p) == k {
+			s.path[seg] = int32(ks - 1)
+			line, _ := lineCol(s.data, p)
+			return s.modelErr(fmt.Sprintf("duplicate key %s (the first at line %d); Python's json.loads, which Murano's engine uses, keeps the last value of a key written twice and objgc refuses to guess which one was meant: remove one of them", strconv.Quote(k), line))
 		}
-		s.path[seg] = int32(m.Start)
-		line, _ := lineCol(s.data, f)
-		return s.modelErr(fmt.Sprintf("duplicate key %s (the first at line %d); Python's json.loads, which Murano's engine uses, keeps the last value of a key written twice and objgc refuses to guess which one was meant: remove one of them", strconv.Quote(k), line))
+		p = jsonedit.WS(s.data, jsonedit.String(s.data, p)) + 1 // ':'
+		p = jsonedit.WS(s.data, jsonedit.Value(s.data, jsonedit.WS(s.data, p)))
+		p = jsonedit.WS(s.data, p+1) // ','
 	}
 	return nil
 }

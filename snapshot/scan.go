@@ -80,9 +80,8 @@ type scanner struct {
 	// is read and that may anchor (anchors), innermost last: an object's
 	// segments are recorded from the innermost one's (Object.segPre).
 	anchors []int32
-	// keys holds a keyHash of each key read of the JSON objects still
-	// open, innermost last: an object's keys are compared when it closes
-	// (uniqueKeys).
+	// keys holds a keyHash of each of the first keys read of the JSON
+	// objects still open, innermost last (keySet).
 	keys []uint64
 	idx  flatIndex
 
@@ -535,7 +534,7 @@ func (s *scanner) object() error {
 	start := s.pos
 	s.pos++ // '{'
 	base := len(s.pending)
-	kbase := len(s.keys)
+	kset := s.openKeys()
 	seg := len(s.path)
 	s.path = append(s.path, 0)
 	var h header
@@ -552,11 +551,14 @@ func (s *scanner) object() error {
 				return err
 			}
 			s.path[seg] = int32(ks - 1)
-			s.keys = append(s.keys, s.keyHash(ks, ke, kesc))
-			if s.inHeader == 0 && (ke-ks == 1 && s.data[ks] == '?' || kesc && unescape(s.data[ks-1:ke+1]) == "?") {
-				if hasHeader {
-					return s.modelErr(`duplicate "?" key: an object has one header`)
-				}
+			isHeader := s.inHeader == 0 && (ke-ks == 1 && s.data[ks] == '?' || kesc && unescape(s.data[ks-1:ke+1]) == "?")
+			if isHeader && hasHeader {
+				return s.modelErr(`duplicate "?" key: an object has one header`)
+			}
+			if err := s.addKey(&kset, start, seg, ks, ke, kesc); err != nil {
+				return err
+			}
+			if isHeader {
 				if s.pos >= len(s.data) || s.data[s.pos] != '{' {
 					if s.pos < len(s.data) && s.data[s.pos] != '{' {
 						if err := s.value(); err != nil {
@@ -599,9 +601,7 @@ func (s *scanner) object() error {
 			}
 		}
 	}
-	if err := s.uniqueKeys(start, kbase, seg); err != nil {
-		return err
-	}
+	s.closeKeys(&kset)
 	s.path = s.path[:seg]
 	s.depth--
 	if !hasHeader {

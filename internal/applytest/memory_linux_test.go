@@ -88,12 +88,21 @@ func TestPlanMemoryBound(t *testing.T) {
 // fails then rather than pass on the parent's figure.
 func planPeakRSS(t *testing.T, path string) int64 {
 	t.Helper()
+	peak, _ := planPeakRSSExit(t, path, 0)
+	return peak
+}
+
+// planPeakRSSExit is planPeakRSS for a plan that exits with status want,
+// whose standard error it returns too.
+func planPeakRSSExit(t *testing.T, path string, want int) (int64, string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], objgcBin, "plan", "--format", "json", path)
 	cmd.Env = append(os.Environ(), "OBJGC_CACHE_DIR="+t.TempDir(), peakParentEnv+"=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("objgc plan %s: %v\n%s", path, err, stderr.String())
+	err := cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != want {
+		t.Fatalf("objgc plan %s: %v, want exit status %d\n%s", path, err, want, stderr.String())
 	}
 	var child, parent int64
 	if _, err := fmt.Sscanf(stdout.String(), "%d %d", &child, &parent); err != nil {
@@ -102,7 +111,7 @@ func planPeakRSS(t *testing.T, path string) int64 {
 	if child <= parent {
 		t.Fatalf("objgc plan %s: peak %d KiB, not above its parent's %d KiB: the kernel's count is its parent's, not the plan's", path, child, parent)
 	}
-	return child << 10
+	return child << 10, stderr.String()
 }
 
 // peakParentEnv set to 1 makes this test binary peakParent instead of
@@ -112,8 +121,8 @@ const peakParentEnv = "OBJGC_TEST_PEAK_PARENT"
 // peakParent runs the command in os.Args[1:] with its standard output
 // thrown away and its standard error passed on, and writes on standard
 // output the command's ru_maxrss and its own peak resident set (VmHWM),
-// in KiB. It returns the exit code; false
-// when the test binary is not to be peakParent.
+// in KiB, whatever the command's exit status. It returns the command's
+// exit status; false when the test binary is not to be peakParent.
 func peakParent() (code int, ok bool) {
 	if os.Getenv(peakParentEnv) != "1" {
 		return 0, false
@@ -121,13 +130,69 @@ func peakParent() (code int, ok bool) {
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1, true
+		if _, exited := err.(*exec.ExitError); !exited {
+			fmt.Fprintln(os.Stderr, err)
+			return 1, true
+		}
 	}
 	// Read after the run: the peak so far is at least the one the child
 	// started from.
 	fmt.Println(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, peakrss.Status("VmHWM")>>10)
-	return 0, true
+	return cmd.ProcessState.ExitCode(), true
+}
+
+// TestRefusedModelMemoryBound: a model refused for a key written twice
+// stays within the same bound as any plan, however many times the key
+// is written: the duplicate is found when it is read, not when its
+// object closes. The second model has a million distinct keys before
+// its duplicate, the most an object can make the check keep.
+func TestRefusedModelMemoryBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and plans models of up to 14 MB")
+	}
+	dir := t.TempDir()
+	const n = 1_000_000
+	repeated := func(b *bytes.Buffer) {
+		for k := range n {
+			if k > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(`"k": 1`)
+		}
+	}
+	distinct := func(b *bytes.Buffer) {
+		for k := range n {
+			fmt.Fprintf(b, `"k%07d": 1, `, k)
+		}
+		b.WriteString(`"k0000000": 2`)
+	}
+	for _, m := range []struct {
+		name    string
+		members func(*bytes.Buffer)
+		key     string
+	}{
+		{"one key a million times", repeated, "k"},
+		{"a million keys, then one again", distinct, "k0000000"},
+	} {
+		var b bytes.Buffer
+		b.WriteString(`{"Objects": {"?": {"id": "e1", "type": "io.murano.Environment"}, "x": {`)
+		m.members(&b)
+		b.WriteString("}}}\n")
+		path := filepath.Join(dir, "model.json")
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		size := int64(b.Len())
+		bound := size + size/2 + 64<<20
+		peak, stderr := planPeakRSSExit(t, path, 1)
+		if want := fmt.Sprintf("$.Objects.x.%s: duplicate key %q", m.key, m.key); !bytes.Contains([]byte(stderr), []byte(want)) {
+			t.Fatalf("%s: objgc plan said %q, want the duplicate key %s", m.name, stderr, want)
+		}
+		t.Logf("%s: %.1f MB, peak RSS %.1f MiB, bound %.1f MiB", m.name, float64(size)/1e6, float64(peak)/(1<<20), float64(bound)/(1<<20))
+		if peak > bound {
+			t.Errorf("%s (%d bytes): peak RSS %d bytes, over the bound of %d (1.5x the file plus 64 MiB)", m.name, size, peak, bound)
+		}
+	}
 }
 
 func kib(bytes []int64) []int64 {
