@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -17,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/objgc/objgc/internal/atomicfile"
 	"github.com/objgc/objgc/internal/lockfile"
 )
 
@@ -96,16 +94,15 @@ func (c *Cache) add(ctx context.Context, src string, force bool) (AddResult, err
 		return AddResult{}, err
 	}
 	defer arc.remove()
-	zr, err := zip.OpenReader(arc.path)
+	zr, err := zip.NewReader(arc.f, arc.size)
 	if err != nil {
 		return AddResult{}, &InvalidPackageError{Source: src, Reason: fmt.Sprintf("not a zip archive, or a truncated one: %v", err)}
 	}
-	defer zr.Close()
-	m, err := c.preflight(&zr.Reader)
+	m, err := c.preflight(zr)
 	if err != nil {
 		return AddResult{}, &InvalidPackageError{Source: src, Reason: err.Error()}
 	}
-	res, err := c.install(ctx, src, &zr.Reader, m, arc.id, force)
+	res, err := c.install(ctx, src, zr, m, arc.id, force)
 	res.Source = src
 	return res, err
 }
@@ -178,11 +175,27 @@ type digestRecord struct {
 	Links     map[string]string `json:"links,omitempty"` // name -> link target
 }
 
-func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *manifest, id string, force bool) (AddResult, error) {
+func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *manifest, id string, force bool) (res AddResult, err error) {
 	dest := c.entryDir(m.FullName, m.Version, id)
-	res := AddResult{}
+	// Lock files this add creates go again if it is rejected: nothing of
+	// a rejected add is left behind. The id is the archive's sha256,
+	// which the engine (catalog ids) never uses; another objgc add of the
+	// same archive that opened one of them finds, once it holds the
+	// lock, that the path names no file any more, and opens it again.
+	var created []string
+	for _, p := range []string{c.usageLockPath(id), c.downloadLockPath(id)} {
+		if _, err := c.lstat(p); errors.Is(err, fs.ErrNotExist) {
+			created = append(created, p)
+		}
+	}
+	defer func() {
+		if err != nil && errors.Is(err, ErrInvalidPackage) {
+			for _, p := range created {
+				c.remove(p)
+			}
+		}
+	}()
 	var unlockUsage func()
-	var err error
 	if force {
 		// Readers of the copy being replaced must be gone, and no new one
 		// may start until the new copy is in place: the removal protocol.
@@ -190,30 +203,31 @@ func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *mani
 		if err == nil && unlockUsage == nil {
 			err = fmt.Errorf("package %s %s (%s) is in use by a plan or apply; try again when it is not: %w", m.FullName, m.Version, id, ErrInUse)
 		}
-		if err == nil {
-			c.touchLastUse(id)
-		}
+	} else if !idRE.MatchString(id) {
+		err = fmt.Errorf("usage lock: %q is not a package id", id)
 	} else {
-		unlockUsage, err = c.acquireUsage(ctx, id)
+		unlockUsage, err = c.lockAt(ctx, c.usageLockPath(id), lockfile.Shared)
 	}
 	if err != nil {
 		return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
 	}
 	defer unlockUsage()
-	if force || !isDir(dest) {
+	if force || !c.isDir(dest) {
 		unlockDL, err := c.lockAt(ctx, c.downloadLockPath(id), lockfile.Exclusive)
 		if err != nil {
 			return AddResult{}, fmt.Errorf("adding %s: %w", src, err)
 		}
 		defer unlockDL()
-		if force || !isDir(dest) {
-			res.Replaced = isDir(dest)
+		if force || !c.isDir(dest) {
+			res.Replaced = c.isDir(dest)
 			if err := c.unpackAndRename(ctx, src, zr, m, id, dest); err != nil {
 				return AddResult{}, err
 			}
 			res.Installed = true
 		}
 	}
+	// The use is recorded once the package is there.
+	c.touchLastUse(id)
 	res.RemovedIDs, res.KeptIDs = c.removeOutdatedIDs(m.FullName, m.Version, id)
 	e, err := c.entry(m.FullName, m.Version, id)
 	if err != nil {
@@ -234,16 +248,21 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	if err := c.mkdirAll(c.tmpDir()); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
-	stage, err := os.MkdirTemp(c.tmpDir(), id+".stage.")
+	stage, err := c.mkdirTemp(c.tmpDir(), id+".stage.")
 	if err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
 	defer func() {
 		if err != nil {
-			os.RemoveAll(stage)
+			c.removeAll(stage)
 		}
 	}()
-	rec, err := c.unpack(ctx, zr, stage)
+	sr, err := c.subRoot(stage)
+	if err != nil {
+		return fmt.Errorf("adding %s: %w", src, err)
+	}
+	defer sr.Close()
+	rec, err := unpack(ctx, zr, sr, c.maxUnpacked())
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("adding %s: %w", src, ctx.Err())
@@ -254,7 +273,7 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 		}
 		return &InvalidPackageError{Source: src, Reason: err.Error()}
 	}
-	p, err := loadPackage(stage)
+	p, err := loadPackageIn(sr, stage)
 	if err != nil {
 		return &InvalidPackageError{Source: src, Reason: strings.ReplaceAll(err.Error(), stage, "archive")}
 	}
@@ -281,25 +300,25 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	for name := range rec.Files {
 		files = append(files, name)
 	}
-	if err := syncStage(stage, files); err != nil {
+	if err := syncStage(sr, stage, files); err != nil {
 		return fmt.Errorf("adding %s: %w", src, err)
 	}
 	// Reinstall: the damaged copy is moved aside first (the caller holds
 	// the usage lock exclusively), and comes back if the new one cannot
 	// take its place.
 	var old string
-	if isDir(dest) {
+	if c.isDir(dest) {
 		if old, err = c.trashName(); err != nil {
 			return fmt.Errorf("adding %s: %w", src, err)
 		}
-		if err := os.Rename(dest, old); err != nil {
+		if err := c.rename(dest, old); err != nil {
 			return fmt.Errorf("adding %s: %w", src, err)
 		}
 		defer func() {
 			if err != nil {
-				os.Rename(old, dest)
+				c.rename(old, dest)
 			} else {
-				os.RemoveAll(old)
+				c.removeAll(old)
 			}
 		}()
 	}
@@ -308,7 +327,7 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	// then.
 	for attempt := 0; ; attempt++ {
 		if err = c.mkdirAll(filepath.Dir(dest)); err == nil {
-			err = os.Rename(stage, dest)
+			err = c.rename(stage, dest)
 		}
 		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
 			break
@@ -321,13 +340,19 @@ func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader,
 	// making the rename itself durable (atomicfile's one folder-fsync
 	// policy) does not undo it, so Add does not report a failure for a
 	// package that is installed.
-	_ = atomicfile.SyncDir(filepath.Dir(dest))
+	if d, err := c.openNoFollow(filepath.Dir(dest), os.O_RDONLY|dirFlag, true); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
 	return nil
 }
 
 // writeRecord writes .objgc/records/<id>.json atomically (temp file,
 // fsync, rename), replacing an earlier record of the id.
 func (c *Cache) writeRecord(rec *digestRecord) error {
+	if !idRE.MatchString(rec.ID) {
+		return fmt.Errorf("digests record: %q is not a package id", rec.ID)
+	}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
@@ -335,11 +360,11 @@ func (c *Cache) writeRecord(rec *digestRecord) error {
 	if err := c.mkdirAll(c.recordsDir()); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(c.recordsDir(), ".tmp.")
+	f, name, err := c.createTemp(c.recordsDir(), ".tmp.")
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
+	defer c.remove(name)
 	_, err = f.Write(append(data, '\n'))
 	if err == nil {
 		err = c.chownFile(f)
@@ -351,16 +376,17 @@ func (c *Cache) writeRecord(rec *digestRecord) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), c.recordPath(rec.ID))
+		err = c.rename(name, c.recordPath(rec.ID))
 	}
 	return err
 }
 
-// unpack writes zr's entries under stage: directories and regular files
-// first, links last, so that no file is ever written through a link.
-func (c *Cache) unpack(ctx context.Context, zr *zip.Reader, stage string) (*digestRecord, error) {
+// unpack writes zr's entries beneath stage (a handle on the staging
+// directory, which nothing written can leave): directories and regular
+// files first, links last, so that no file is ever written through a
+// link.
+func unpack(ctx context.Context, zr *zip.Reader, stage *os.Root, limit int64) (*digestRecord, error) {
 	rec := &digestRecord{Files: map[string]string{}, Links: map[string]string{}}
-	limit := c.maxUnpacked()
 	type link struct{ name, target string }
 	var links []link
 	tr := newTree()
@@ -372,13 +398,13 @@ func (c *Cache) unpack(ctx context.Context, zr *zip.Reader, stage string) (*dige
 		if err != nil {
 			return nil, err
 		}
-		dst := filepath.Join(stage, filepath.FromSlash(name))
+		dst := filepath.FromSlash(name)
 		mode := f.Mode()
 		tr.addParents(name)
 		switch {
 		case mode.IsDir():
 			tr.dirs[name] = true
-			if err := os.MkdirAll(dst, 0o755); err != nil {
+			if err := stage.MkdirAll(dst, 0o755); err != nil {
 				return nil, fmt.Errorf("entry %q: %w", f.Name, err)
 			}
 		case mode&fs.ModeSymlink != 0:
@@ -398,10 +424,12 @@ func (c *Cache) unpack(ctx context.Context, zr *zip.Reader, stage string) (*dige
 			links = append(links, link{name, t})
 			tr.links[name] = t
 		case mode.IsRegular():
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return nil, fmt.Errorf("entry %q: %w", f.Name, err)
+			if d := filepath.Dir(dst); d != "." {
+				if err := stage.MkdirAll(d, 0o755); err != nil {
+					return nil, fmt.Errorf("entry %q: %w", f.Name, err)
+				}
 			}
-			n, sum, err := extractFile(f, dst, limit-rec.Size)
+			n, sum, err := extractFile(f, stage, dst, limit-rec.Size)
 			if err != nil {
 				return nil, err
 			}
@@ -418,11 +446,13 @@ func (c *Cache) unpack(ctx context.Context, zr *zip.Reader, stage string) (*dige
 		return nil, err
 	}
 	for _, l := range links {
-		dst := filepath.Join(stage, filepath.FromSlash(l.name))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return nil, fmt.Errorf("link %q: %w", l.name, err)
+		dst := filepath.FromSlash(l.name)
+		if d := filepath.Dir(dst); d != "." {
+			if err := stage.MkdirAll(d, 0o755); err != nil {
+				return nil, fmt.Errorf("link %q: %w", l.name, err)
+			}
 		}
-		if err := os.Symlink(filepath.FromSlash(l.target), dst); err != nil {
+		if err := stage.Symlink(filepath.FromSlash(l.target), dst); err != nil {
 			return nil, fmt.Errorf("link %q: %w", l.name, err)
 		}
 		rec.Links[l.name] = l.target
@@ -435,13 +465,13 @@ func (c *Cache) unpack(ctx context.Context, zr *zip.Reader, stage string) (*dige
 
 // extractFile writes one regular file, at most limit bytes, and returns
 // its size and sha256.
-func extractFile(f *zip.File, dst string, limit int64) (int64, string, error) {
+func extractFile(f *zip.File, stage *os.Root, dst string, limit int64) (int64, string, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return 0, "", fmt.Errorf("entry %q: %w", f.Name, err)
 	}
 	defer rc.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, canonicalMode(f.Mode()))
+	out, err := stage.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, canonicalMode(f.Mode()))
 	if err != nil {
 		return 0, "", fmt.Errorf("entry %q: %w", f.Name, err)
 	}
@@ -457,19 +487,4 @@ func extractFile(f *zip.File, dst string, limit int64) (int64, string, error) {
 		return 0, "", fmt.Errorf("entry %q: %w", f.Name, err)
 	}
 	return n, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// hashFile returns the hex sha256 of the file at p.
-func hashFile(p string, h hash.Hash) (string, int64, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h.Reset()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }

@@ -42,7 +42,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -176,6 +175,10 @@ func (e *InvalidPackageError) Is(target error) bool { return target == ErrInvali
 // at the root.
 type Cache struct {
 	root string
+	// fsys is the one handle on the root beneath which everything is
+	// opened, created, renamed and removed (see rootfs.go); nil until the
+	// root exists.
+	fsys *os.Root
 	// own, when not nil, is the owner of the root, to whom everything
 	// objgc creates is given (a root process on another user's cache).
 	own *owner
@@ -224,11 +227,17 @@ func Open(root string) (*Cache, error) {
 	if c.ownerErr != nil {
 		return nil, c.ownerErr
 	}
+	if c.fsys == nil {
+		// The root itself is the operator's path, created as given.
+		if err := os.MkdirAll(c.root, 0o755); err != nil {
+			return nil, fmt.Errorf("opening package cache: %w", err)
+		}
+		if err := c.openHandle(); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.checkLayout(); err != nil {
 		return nil, err
-	}
-	if err := c.mkdirAll(c.root); err != nil {
-		return nil, fmt.Errorf("opening package cache: %w", err)
 	}
 	return c, nil
 }
@@ -243,8 +252,13 @@ func openAt(root string) (*Cache, error) {
 	}
 	c := &Cache{root: abs}
 	// A root that does not exist yet becomes the creator's own.
-	if o, ok := ownerOf(abs); ok {
-		c.own, c.ownerErr = decideOwner(abs, o)
+	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+		if err := c.openHandle(); err != nil {
+			return nil, err
+		}
+		if o, ok := c.rootOwner(); ok {
+			c.own, c.ownerErr = decideOwner(abs, o)
+		}
 	}
 	return c, nil
 }
@@ -258,10 +272,26 @@ var ErrNoCache = errors.New("no package cache")
 // taken for one, so that a mistyped --cache-dir never has its
 // subdirectories listed, verified or pruned as packages.
 func IsCache(dir string) bool {
-	if isDir(filepath.Join(dir, metaDirName)) || oldLayout(dir) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	return (&Cache{root: abs, fsys: r}).isCache()
+}
+
+func (c *Cache) isCache() bool {
+	if c.fsys == nil {
+		return false
+	}
+	if st, err := c.fsys.Lstat(metaDirName); err == nil && st.IsDir() || c.oldLayout() {
 		return true
 	}
-	names, err := readDirNames(dir)
+	names, err := c.readDirNames(c.root)
 	if err != nil {
 		return false
 	}
@@ -285,7 +315,7 @@ func OpenExisting(root string) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !isDir(c.root) || !IsCache(c.root) {
+	if !c.isCache() {
 		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
 	}
 	if err := c.checkLayout(); err != nil {
@@ -357,14 +387,117 @@ func (c *Cache) fullNameDir(fullName string) string {
 	return filepath.Join(c.root, fullName)
 }
 
-// oldLayout reports whether dir holds the packages/ and locks/ of an
-// earlier objgc layout.
-func oldLayout(dir string) bool {
-	return isDir(filepath.Join(dir, "packages")) && isDir(filepath.Join(dir, "locks"))
+// oldLayout reports whether the root holds a cache of an earlier objgc
+// layout, recognised by its whole structure, never by the names packages/
+// and locks/ alone (both are FullNames Murano accepts, and a tenant may
+// upload packages named so): packages/ and locks/ are directories (not
+// links), and packages/ holds a package of that layout:
+// packages/<FullName>/<version>@<id>/ (no name of the engine's layout
+// holds an '@'), or packages/<FullName>/<version>/<id>/ when locks/ holds
+// a regular file <id>.usage, <id>.download or <id>.lastuse of that id.
+func (c *Cache) oldLayout() bool {
+	ids := c.oldLockIDs()
+	if ids == nil {
+		return false
+	}
+	found := false
+	c.oldPackages(ids, func(string, string, string, string) bool {
+		found = true
+		return false
+	})
+	return found
+}
+
+// oldLockIDs returns the ids that have a lock file of the earlier layout
+// in locks/: <id>.usage, <id>.download, <id>.lastuse, each a regular file;
+// nil when packages/ or locks/ is not a directory.
+func (c *Cache) oldLockIDs() map[string]bool {
+	if st, err := c.fsys.Lstat("locks"); err != nil || !st.IsDir() {
+		return nil
+	}
+	if st, err := c.fsys.Lstat("packages"); err != nil || !st.IsDir() {
+		return nil
+	}
+	ents, err := c.readDir(filepath.Join(c.root, "locks"))
+	if err != nil {
+		return nil
+	}
+	ids := map[string]bool{}
+	for _, e := range ents {
+		if e.mode.IsRegular() {
+			for _, suffix := range []string{".usage", ".download", ".lastuse"} {
+				if id, ok := strings.CutSuffix(e.name, suffix); ok && shaRE.MatchString(id) {
+					ids[id] = true
+				}
+			}
+		}
+	}
+	return ids
+}
+
+// oldPackages calls fn for every package of an earlier layout under
+// packages/, with its directory, FullName, version and id, until fn
+// returns false. A package is a real directory (not a link) at
+// packages/<FullName>/<version>@<id>/, or at
+// packages/<FullName>/<version>/<id>/ when its id is in ids and its
+// <version>/ directory holds nothing but such ids and trash (in a tenant's
+// package named packages, that level is a package directory, which holds
+// a manifest.yaml: nothing is taken out of it).
+func (c *Cache) oldPackages(ids map[string]bool, fn func(dir, fullName, version, id string) bool) {
+	pkgs := filepath.Join(c.root, "packages")
+	fns, err := c.readDir(pkgs)
+	if err != nil {
+		return
+	}
+	for _, f := range fns {
+		if !f.isDir() || !safeComponent(f.name, fullNameRE) {
+			continue
+		}
+		fdir := filepath.Join(pkgs, f.name)
+		names, err := c.readDir(fdir)
+		if err != nil {
+			continue
+		}
+		for _, n := range names {
+			if !n.isDir() {
+				continue
+			}
+			if v, id, ok := strings.Cut(n.name, "@"); ok {
+				if shaRE.MatchString(id) && safeComponent(v, versionRE) && !fn(filepath.Join(fdir, n.name), f.name, v, id) {
+					return
+				}
+				continue
+			}
+			if !safeComponent(n.name, versionRE) {
+				continue
+			}
+			vdir := filepath.Join(fdir, n.name)
+			inner, err := c.readDir(vdir)
+			if err != nil || !onlyOldIDs(inner) {
+				continue
+			}
+			for _, e := range inner {
+				if e.isDir() && ids[e.name] && !fn(filepath.Join(vdir, e.name), f.name, n.name, e.name) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// onlyOldIDs reports whether a <version>/ directory of the oldest layout
+// holds nothing but package directories named by a sha256 and trash.
+func onlyOldIDs(ents []dirEntry) bool {
+	for _, e := range ents {
+		if !e.isDir() || !shaRE.MatchString(e.name) && !strings.HasPrefix(e.name, oldTrashPrefix) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Cache) checkLayout() error {
-	if oldLayout(c.root) {
+	if c.oldLayout() {
 		return &OldLayoutError{Root: c.root}
 	}
 	return nil
@@ -395,7 +528,7 @@ func safeComponent(s string, re *regexp.Regexp) bool {
 // lock file that does not exist is held by nobody, and is not created:
 // listing a cache does not leave a lock file per package behind.
 func (c *Cache) inUse(id string) bool {
-	return lockfile.Held(c.usageLockPath(id))
+	return lockfile.HeldIn(c.fsys, id+usageSuffix)
 }
 
 // lockAt takes a lock of mode on the lock file at path (created, mode
@@ -421,10 +554,14 @@ func (c *Cache) tryLockAt(path string, mode lockfile.Mode) (unlock func(), err e
 func (c *Cache) lockFile(ctx context.Context, path string, mode lockfile.Mode, wait bool) (unlock func(), err error) {
 	// lockfile re-checks after each lock that path still names the file
 	// it locked, and locks again if not (lockfile.Current).
+	rel, err := c.rel(path)
+	if err != nil {
+		return nil, err
+	}
 	if wait {
-		unlock, err = lockfile.Lock(ctx, path, mode)
+		unlock, err = lockfile.LockIn(ctx, c.fsys, rel, path, mode)
 	} else {
-		unlock, err = lockfile.TryLockPath(path, mode)
+		unlock, err = lockfile.TryLockIn(c.fsys, rel, path, mode)
 	}
 	if err != nil || unlock == nil {
 		return unlock, err
@@ -460,82 +597,41 @@ func (c *Cache) acquireUsage(ctx context.Context, id string) (unlock func(), err
 }
 
 // touchLastUse updates .objgc/lastuse/<id> when it is missing or older
-// than lastUseInterval. Failures are ignored: the marker is advisory.
+// than lastUseInterval. Failures are ignored: the marker is advisory. A
+// root process on another user's cache leaves it alone: there it writes
+// nothing but what the lock protocol needs (docs/cache.md, "Owners").
 func (c *Cache) touchLastUse(id string) {
-	p := c.lastUsePath(id)
-	now := c.now()
-	st, err := os.Stat(p)
-	if err == nil && now.Sub(st.ModTime()) < lastUseInterval {
+	if c.own != nil {
 		return
 	}
+	p := c.lastUsePath(id)
+	now := c.now()
+	st, err := c.lstat(p)
+	if err == nil && (!st.Mode().IsRegular() || now.Sub(st.ModTime()) < lastUseInterval) {
+		return
+	}
+	var f *os.File
 	if err != nil {
 		if c.mkdirAll(c.lastUseDir()) != nil {
 			return
 		}
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			return
-		}
-		c.chownFile(f)
-		f.Close()
+		f, err = c.createExcl(p, os.O_WRONLY, 0o644)
+	} else {
+		f, err = c.openNoFollow(p, os.O_WRONLY, false)
 	}
-	_ = os.Chtimes(p, now, now)
+	if err != nil {
+		return
+	}
+	_ = setTimes(f, now)
+	f.Close()
 }
 
-// lastUse returns the marker's mtime, or the zero time.
+// lastUse returns the marker's mtime, or the zero time (also for a marker
+// that is not a regular file: it is reported, not read).
 func (c *Cache) lastUse(id string) time.Time {
-	st, err := os.Stat(c.lastUsePath(id))
-	if err != nil {
+	st, err := c.lstat(c.lastUsePath(id))
+	if err != nil || !st.Mode().IsRegular() {
 		return time.Time{}
 	}
 	return st.ModTime()
-}
-
-// mkdirAll is os.MkdirAll(dir, 0o755), giving each directory it creates
-// to the root's owner.
-func (c *Cache) mkdirAll(dir string) error {
-	if isDir(dir) {
-		return nil
-	}
-	if parent := filepath.Dir(dir); parent != dir {
-		if err := c.mkdirAll(parent); err != nil {
-			return err
-		}
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		if errors.Is(err, fs.ErrExist) && isDir(dir) {
-			return nil
-		}
-		return err
-	}
-	return c.chown(dir)
-}
-
-// chown gives path (not following a link) to the root's owner when objgc
-// runs as root on another user's cache.
-func (c *Cache) chown(path string) error {
-	if c.own == nil {
-		return nil
-	}
-	return os.Lchown(path, c.own.uid, c.own.gid)
-}
-
-func (c *Cache) chownFile(f *os.File) error {
-	if c.own == nil {
-		return nil
-	}
-	return f.Chown(c.own.uid, c.own.gid)
-}
-
-// chownTree gives dir and everything under it to the root's owner.
-func (c *Cache) chownTree(dir string) error {
-	if c.own == nil {
-		return nil
-	}
-	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return c.chown(p)
-	})
 }

@@ -27,13 +27,17 @@ type httpDoer interface {
 
 // archiveFile is a source copied into tmp/ while hashing it.
 type archiveFile struct {
+	c      *Cache
+	f      *os.File // open for reading: the archive is read through it, never by its name again
+	size   int64
 	path   string
 	id     string
 	unlock func()
 }
 
 func (a *archiveFile) remove() {
-	os.Remove(a.path)
+	a.f.Close()
+	a.c.remove(a.path)
 	a.unlock()
 }
 
@@ -43,23 +47,23 @@ func (c *Cache) newTempFile() (*os.File, func(), error) {
 	if err := c.mkdirAll(c.tmpDir()); err != nil {
 		return nil, nil, err
 	}
-	f, err := os.CreateTemp(c.tmpDir(), "dl.")
+	f, name, err := c.createTemp(c.tmpDir(), "dl.")
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := c.chownFile(f); err != nil {
 		f.Close()
-		os.Remove(f.Name())
+		c.remove(name)
 		return nil, nil, err
 	}
 	// On a descriptor of its own, so that the lock outlives f.Close.
-	unlock, err := lockfile.TryLockPath(f.Name(), lockfile.Exclusive)
+	unlock, err := c.tryLockAt(name, lockfile.Exclusive)
 	if err == nil && unlock == nil {
-		err = fmt.Errorf("locking %s: %w", f.Name(), ErrLocked)
+		err = fmt.Errorf("locking %s: %w", name, ErrLocked)
 	}
 	if err != nil {
 		f.Close()
-		os.Remove(f.Name())
+		c.remove(name)
 		return nil, nil, err
 	}
 	return f, unlock, nil
@@ -82,7 +86,7 @@ func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err erro
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(f.Name())
+			c.remove(f.Name())
 			unlock()
 		}
 	}()
@@ -100,7 +104,14 @@ func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err erro
 			return nil, fmt.Errorf("adding %s: %w", src, err)
 		}
 		if st.IsDir() {
-			if err := zipDir(ctx, src, w, limit, c.maxEntries()); err != nil {
+			// A link to a package directory (releases/current) is the
+			// directory it names, as with a trailing slash: the
+			// operator's path, outside the cache.
+			dir, err := filepath.EvalSymlinks(src)
+			if err != nil {
+				return nil, fmt.Errorf("adding %s: %w", src, err)
+			}
+			if err := zipDir(ctx, dir, w, limit, c.maxEntries()); err != nil {
 				var ip *InvalidPackageError
 				if errors.As(err, &ip) {
 					return nil, err
@@ -125,10 +136,14 @@ func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err erro
 			}
 		}
 	}
-	if err := f.Close(); err != nil {
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("adding %s: %w", src, err)
 	}
-	return &archiveFile{path: f.Name(), id: hex.EncodeToString(h.Sum(nil)), unlock: unlock}, nil
+	return &archiveFile{c: c, f: f, size: size, path: f.Name(), id: hex.EncodeToString(h.Sum(nil)), unlock: unlock}, nil
 }
 
 func isURL(src string) bool {

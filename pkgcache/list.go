@@ -58,19 +58,21 @@ func (e Entry) lastUseOrInstalled() time.Time {
 
 // entry reads what List reports about one package directory.
 func (c *Cache) entry(fullName, version, id string) (Entry, error) {
-	return c.entryInfo(fullName, version, id, true)
+	return c.entryInfo(nil, fullName, version, id, true)
 }
 
-func (c *Cache) entryInfo(fullName, version, id string, withInUse bool) (Entry, error) {
+// entryInfo reads one package's record (from the records directory
+// recs when not nil), marker and, withInUse, its lock.
+func (c *Cache) entryInfo(recs *os.File, fullName, version, id string, withInUse bool) (Entry, error) {
 	dir := c.entryDir(fullName, version, id)
 	e := Entry{FullName: fullName, Version: version, ID: id, Dir: dir, InstalledBy: installedByEngine}
-	if rec, err := c.readRecordHeader(id); err == nil && rec.FullName == fullName && rec.Version == version {
-		if !isDir(dir) {
+	if rec, err := c.readRecordHeaderIn(recs, id); err == nil && rec.matches(fullName, version, id) {
+		if !c.isDir(dir) {
 			return e, fs.ErrNotExist
 		}
 		e.Size, e.Installed, e.InstalledBy = rec.Size, rec.Installed, installedByObjgc
 	} else {
-		st, serr := os.Stat(dir)
+		st, serr := c.lstat(dir)
 		if serr != nil {
 			return e, serr
 		}
@@ -78,13 +80,15 @@ func (c *Cache) entryInfo(fullName, version, id string, withInUse bool) (Entry, 
 			return e, fmt.Errorf("%s is not a directory", dir)
 		}
 		e.Installed = st.ModTime()
-		e.Size = dirSize(dir)
+		e.Size = c.dirSize(dir)
 	}
 	e.LastUse = c.lastUse(id)
 	// The engine loads only the ids the catalog names, never objgc's.
 	if e.InstalledBy == installedByEngine {
-		if at, ok := accessTime(filepath.Join(dir, "manifest.yaml")); ok && at.After(e.LastUse) {
-			e.LastUse = at
+		if st, err := c.lstat(filepath.Join(dir, "manifest.yaml")); err == nil && st.Mode().IsRegular() {
+			if at, ok := accessTime(st); ok && at.After(e.LastUse) {
+				e.LastUse = at
+			}
 		}
 	}
 	if withInUse {
@@ -93,20 +97,47 @@ func (c *Cache) entryInfo(fullName, version, id string, withInUse bool) (Entry, 
 	return e, nil
 }
 
+// matches reports whether a record describes the package at
+// <fullName>/<version>/<id>: a record is believed only about its own
+// place.
+func (r *digestRecord) matches(fullName, version, id string) bool {
+	return r.FullName == fullName && r.Version == version && r.ID == id
+}
+
 // readRecordHeader reads the digests record of id without its file list.
 func (c *Cache) readRecordHeader(id string) (*digestRecord, error) {
+	return c.readRecordHeaderIn(nil, id)
+}
+
+// openRecords opens .objgc/records/ beneath the root (not through a
+// link) for readRecordHeaderIn.
+func (c *Cache) openRecords() (*os.File, error) {
+	return c.openNoFollow(c.recordsDir(), os.O_RDONLY|dirFlag, true)
+}
+
+// readRecordHeaderIn reads the digests record of id from the records
+// directory recs (opened here when nil) without its file list.
+func (c *Cache) readRecordHeaderIn(recs *os.File, id string) (*digestRecord, error) {
+	if recs == nil {
+		d, err := c.openRecords()
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		recs = d
+	}
 	// The header fields come first, then the file list: the first 4 KiB
 	// hold the header unless it is unusually long.
 	const headSize = 4096
 	path := c.recordPath(id)
-	data, err := readHead(path, headSize)
+	data, err := readHeadAt(recs, id+".json", path, headSize)
 	if err != nil {
 		return nil, err
 	}
 	files := []byte(`"files"`)
 	i := bytes.Index(data, files)
 	if i < 0 && len(data) == headSize {
-		if data, err = os.ReadFile(path); err != nil {
+		if data, err = c.readFile(path, maxRecordSize); err != nil {
 			return nil, err
 		}
 		i = bytes.Index(data, files)
@@ -114,6 +145,7 @@ func (c *Cache) readRecordHeader(id string) (*digestRecord, error) {
 	var rec struct {
 		FullName  string    `json:"full_name"`
 		Version   string    `json:"version"`
+		ID        string    `json:"id"`
 		Installed time.Time `json:"installed"`
 		Size      int64     `json:"size"`
 	}
@@ -128,12 +160,18 @@ func (c *Cache) readRecordHeader(id string) (*digestRecord, error) {
 			return nil, err
 		}
 	}
-	return &digestRecord{FullName: rec.FullName, Version: rec.Version, Installed: rec.Installed, Size: rec.Size}, nil
+	return &digestRecord{FullName: rec.FullName, Version: rec.Version, ID: rec.ID, Installed: rec.Installed, Size: rec.Size}, nil
 }
 
-func dirSize(dir string) int64 {
+// maxRecordSize bounds a digests record read whole: one sha256 line per
+// file of a package of at most DefaultMaxEntries entries fits many times.
+const maxRecordSize = 64 << 20
+
+// dirSize is the bytes of the regular files under dir, beneath the
+// root, links not followed.
+func (c *Cache) dirSize(dir string) int64 {
 	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+	_ = c.walk(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			if info, err := d.Info(); err == nil {
 				n += info.Size()
@@ -146,32 +184,90 @@ func dirSize(dir string) int64 {
 
 type entryKey struct{ fullName, version, id string }
 
-// fullNames lists the FullName directories at the root: names that are a
-// FullName (no dot first: not .objgc/) and not a lock file.
-func (c *Cache) fullNames() ([]string, error) {
-	names, err := readDirNames(c.root)
-	if err != nil {
-		return nil, fmt.Errorf("listing package cache: %w", err)
-	}
-	out := names[:0]
-	for _, n := range names {
-		if strings.HasSuffix(n, ".lock") || !safeComponent(n, fullNameRE) {
-			continue
+// Unclassified is a name under the cache root that is neither a package
+// (<FullName>/<version>/<id>/, each a directory), nor an engine's lock
+// file, nor objgc's own (.objgc/ and what belongs in it): a link where the
+// layout has none, a file where a directory belongs, a name Murano would
+// not give. objgc never follows, reads or deletes it; List reports it,
+// Verify calls it a problem, and Prune counts its bytes towards MaxSize,
+// so that a cap is never reported met while bytes it cannot account for
+// remain.
+type Unclassified struct {
+	Path    string `json:"path"`
+	Problem string `json:"problem"`
+	Size    int64  `json:"size"` // bytes of its regular files (a link: 0, it is not followed)
+}
+
+// What an unclassified name is, as Verify and List say it.
+const (
+	problemRoot    = "not a package's <FullName>/ directory nor an <id>_usage.lock or <id>_download.lock file"
+	problemVersion = "not a <version>/ directory"
+	problemID      = "not a package directory named by its id"
+)
+
+// unclassified describes the name at path of type mode that is not what
+// the layout wants there.
+func (c *Cache) unclassified(path string, mode fs.FileMode, problem string, withSize bool) Unclassified {
+	u := Unclassified{Path: path, Problem: problem}
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		to := "?"
+		if rel, err := c.rel(path); err == nil {
+			if t, err := c.fsys.Readlink(rel); err == nil {
+				to = t
+			}
 		}
-		out = append(out, n)
+		u.Problem = fmt.Sprintf("a symbolic link (to %s), which murano-engine never makes and objgc never follows: %s", to, problem)
+	case withSize && mode.IsDir():
+		u.Size = c.dirSize(path)
+	case withSize && mode.IsRegular():
+		if st, err := c.lstat(path); err == nil {
+			u.Size = st.Size()
+		}
 	}
-	return out, nil
+	return u
+}
+
+// fullNames lists the FullName directories at the root (real directories,
+// not links, named as Murano names packages) and, in other, every name
+// there that is neither one, nor a lock file, nor .objgc/.
+func (c *Cache) fullNames(withSize bool) (names []string, other []Unclassified, err error) {
+	ents, err := c.readDir(c.root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing package cache: %w", err)
+	}
+	for _, e := range ents {
+		p := filepath.Join(c.root, e.name)
+		switch {
+		case e.name == metaDirName && e.isDir():
+		case e.mode.IsRegular() && isLockName(e.name):
+		case e.isDir() && safeComponent(e.name, fullNameRE):
+			names = append(names, e.name)
+		default:
+			other = append(other, c.unclassified(p, e.mode, problemRoot, withSize))
+		}
+	}
+	return names, other, nil
+}
+
+func isLockName(name string) bool {
+	if _, ok := lockID(name, usageSuffix); ok {
+		return true
+	}
+	_, ok := lockID(name, downloadSuffix)
+	return ok
 }
 
 // scan lists <FullName>/<version>/<id> names without reading them.
 func (c *Cache) scan() ([]entryKey, error) {
-	names, err := c.fullNames()
+	names, _, err := c.fullNames(false)
 	if err != nil {
 		return nil, err
 	}
 	var keys []entryKey
 	for _, fn := range names {
-		keys = append(keys, c.scanFullName(fn)...)
+		k, _ := c.scanFullName(fn, false)
+		keys = append(keys, k...)
 	}
 	return keys, nil
 }
@@ -179,26 +275,31 @@ func (c *Cache) scan() ([]entryKey, error) {
 // scanFullName lists the packages of <root>/<fn>/, sorted by version (as
 // strings) and id, so that the ids of one version are next to each other;
 // a directory that vanishes meanwhile (a prune, the engine's cleanup)
-// lists nothing. Names that are not a version, or not an id, are left
-// out (Verify reports them).
-func (c *Cache) scanFullName(fn string) []entryKey {
-	var keys []entryKey
-	versions, err := readDirNames(c.fullNameDir(fn))
+// lists nothing. Names that are not a version directory, or not a package
+// directory named by an id (links among them: never followed), are
+// returned in other.
+func (c *Cache) scanFullName(fn string, withSize bool) (keys []entryKey, other []Unclassified) {
+	fdir := c.fullNameDir(fn)
+	versions, err := c.readDir(fdir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	for _, v := range versions {
-		if !safeComponent(v, versionRE) {
+		vdir := filepath.Join(fdir, v.name)
+		if !v.isDir() || !safeComponent(v.name, versionRE) {
+			other = append(other, c.unclassified(vdir, v.mode, problemVersion, withSize))
 			continue
 		}
-		ids, err := readDirNames(filepath.Join(c.fullNameDir(fn), v))
+		ids, err := c.readDir(vdir)
 		if err != nil {
 			continue
 		}
 		for _, id := range ids {
-			if idRE.MatchString(id) {
-				keys = append(keys, entryKey{fn, v, id})
+			if id.isDir() && idRE.MatchString(id.name) {
+				keys = append(keys, entryKey{fn, v.name, id.name})
+				continue
 			}
+			other = append(other, c.unclassified(filepath.Join(vdir, id.name), id.mode, problemID, withSize))
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool {
@@ -207,7 +308,53 @@ func (c *Cache) scanFullName(fn string) []entryKey {
 		}
 		return keys[i].id < keys[j].id
 	})
-	return keys
+	return keys, other
+}
+
+// metaProblems reports what in .objgc/ is not what objgc puts there:
+// links (never followed), and names of the wrong kind.
+func (c *Cache) metaProblems() []Unclassified {
+	meta := c.metaDir()
+	st, err := c.lstat(meta)
+	if err != nil {
+		return nil
+	}
+	if !st.IsDir() {
+		return []Unclassified{c.unclassified(meta, st.Mode(), "objgc's own directory, not a directory", false)}
+	}
+	ents, err := c.readDir(meta)
+	if err != nil {
+		return nil
+	}
+	var out []Unclassified
+	for _, e := range ents {
+		p := filepath.Join(meta, e.name)
+		switch e.name {
+		case "records", "lastuse", "tmp", "trash":
+			if !e.isDir() {
+				out = append(out, c.unclassified(p, e.mode, "objgc's own directory, not a directory", false))
+				continue
+			}
+			inner, err := c.readDir(p)
+			if err != nil {
+				continue
+			}
+			for _, f := range inner {
+				if f.isLink() {
+					out = append(out, c.unclassified(filepath.Join(p, f.name), f.mode, "in objgc's own directory", false))
+				}
+			}
+		case "prune.lock":
+			if !e.mode.IsRegular() {
+				out = append(out, c.unclassified(p, e.mode, "objgc's prune lock, not a regular file", false))
+			}
+		default:
+			if e.isLink() {
+				out = append(out, c.unclassified(p, e.mode, "in objgc's own directory", false))
+			}
+		}
+	}
+	return out
 }
 
 // List returns every cached package, sorted by FullName, then version
@@ -215,23 +362,38 @@ func (c *Cache) scanFullName(fn string) []entryKey {
 // removed while List runs is left out. List takes no lock that others
 // wait for: InUse is tested with a non-blocking exclusive lock.
 func (c *Cache) List(ctx context.Context) ([]Entry, error) {
-	return c.list(ctx, true, false)
+	entries, _, err := c.list(ctx, true, false, false)
+	return entries, err
+}
+
+// ListAll is List, and also every name under the root that is neither a
+// package, nor a lock file, nor objgc's own, with its size
+// (Unclassified), and what in .objgc/ is not what objgc puts there.
+func (c *Cache) ListAll(ctx context.Context) ([]Entry, []Unclassified, error) {
+	return c.list(ctx, true, false, true)
 }
 
 // list is List. With partial, a package that is the only id of its
 // version is listed by name alone (Entry.partial), its record and last-use
 // marker not read: prune --outdated needs them only for the packages it
-// removes, and reads them then.
-func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, error) {
-	names, err := c.fullNames()
+// removes, and reads them then. withSize measures the unclassified names
+// (a walk of each).
+func (c *Cache) list(ctx context.Context, withInUse, partial, withSize bool) ([]Entry, []Unclassified, error) {
+	names, other, err := c.fullNames(withSize)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	other = append(other, c.metaProblems()...)
+	recs, _ := c.openRecords() // none yet: every package is the engine's
+	if recs != nil {
+		defer recs.Close()
 	}
 	// Workers take one FullName at a time: its versions, their ids, and
 	// each package's record, marker and lock. All of it is system calls
 	// on small files and directories, so the workers outnumber the CPUs.
 	workers := min(4*runtime.GOMAXPROCS(0), max(len(names), 1))
 	found := make([][]Entry, workers)
+	strays := make([][]Unclassified, workers)
 	var wg sync.WaitGroup
 	next := make(chan string)
 	for w := range workers {
@@ -239,14 +401,15 @@ func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, err
 		go func() {
 			defer wg.Done()
 			for fn := range next {
-				keys := c.scanFullName(fn)
+				keys, odd := c.scanFullName(fn, withSize)
+				strays[w] = append(strays[w], odd...)
 				for i, k := range keys {
 					alone := (i == 0 || keys[i-1].version != k.version) && (i == len(keys)-1 || keys[i+1].version != k.version)
 					if partial && alone {
 						found[w] = append(found[w], Entry{FullName: k.fullName, Version: k.version, ID: k.id, Dir: c.entryDir(k.fullName, k.version, k.id), partial: true})
 						continue
 					}
-					if e, err := c.entryInfo(k.fullName, k.version, k.id, withInUse); err == nil {
+					if e, err := c.entryInfo(recs, k.fullName, k.version, k.id, withInUse); err == nil {
 						found[w] = append(found[w], e)
 					}
 				}
@@ -263,14 +426,18 @@ func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, err
 	close(next)
 	wg.Wait()
 	if cerr != nil {
-		return nil, cerr
+		return nil, nil, cerr
 	}
 	var out []Entry
 	for _, f := range found {
 		out = append(out, f...)
 	}
+	for _, s := range strays {
+		other = append(other, s...)
+	}
 	sort.Slice(out, func(i, j int) bool { return entryLess(out[i], out[j]) })
-	return out, nil
+	sort.Slice(other, func(i, j int) bool { return other[i].Path < other[j].Path })
+	return out, other, nil
 }
 
 func entryLess(a, b Entry) bool {
@@ -375,12 +542,12 @@ func (c *Cache) Lookup(fullName, version string) (Entry, error) {
 // InstalledBy only (no size, last use or in-use), false when it is gone.
 func (c *Cache) installed(fullName, version, id string) (Entry, bool) {
 	e := Entry{FullName: fullName, Version: version, ID: id, Dir: c.entryDir(fullName, version, id), InstalledBy: installedByEngine}
-	st, err := os.Stat(e.Dir)
+	st, err := c.lstat(e.Dir)
 	if err != nil || !st.IsDir() {
 		return e, false
 	}
 	e.Installed = st.ModTime()
-	if rec, err := c.readRecordHeader(id); err == nil && rec.FullName == fullName && rec.Version == version {
+	if rec, err := c.readRecordHeader(id); err == nil && rec.matches(fullName, version, id) {
 		e.Installed, e.InstalledBy = rec.Installed, installedByObjgc
 	}
 	return e, true
@@ -393,7 +560,7 @@ func (c *Cache) newest(fullName, version string) (Entry, error) {
 	if !safeComponent(fullName, fullNameRE) || (version != "" && !safeComponent(version, versionRE)) {
 		return Entry{}, fmt.Errorf("package %s %s: %w", fullName, version, ErrNotFound)
 	}
-	keys := c.scanFullName(fullName)
+	keys, _ := c.scanFullName(fullName, false)
 	// Candidates: the ids of version, or of the highest version first.
 	sort.SliceStable(keys, func(i, j int) bool { return compareVersions(keys[i].version, keys[j].version) > 0 })
 	var best Entry
@@ -455,11 +622,21 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 	if c.ownerErr != nil {
 		return res, c.ownerErr
 	}
-	keys, err := c.scan()
+	names, other, err := c.fullNames(false)
 	if err != nil {
 		return res, err
 	}
-	res.Problems = append(res.Problems, c.strays()...)
+	other = append(other, c.metaProblems()...)
+	var keys []entryKey
+	for _, fn := range names {
+		k, odd := c.scanFullName(fn, false)
+		keys = append(keys, k...)
+		other = append(other, odd...)
+	}
+	sort.Slice(other, func(i, j int) bool { return other[i].Path < other[j].Path })
+	for _, u := range other {
+		res.Problems = append(res.Problems, Problem{Path: u.Path, Problem: u.Problem})
+	}
 	h := sha256.New()
 	for _, k := range keys {
 		if err := ctx.Err(); err != nil {
@@ -474,10 +651,10 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 			res.Checked++
 			var probs []Problem
 			if e.InstalledBy == installedByObjgc {
-				probs = c.verifyEntry(e.Dir, k.id, h)
+				probs = c.verifyEntry(ctx, k, e.Dir, h)
 			} else {
 				res.Engine++
-				if _, err := loadPackage(e.Dir); err != nil {
+				if _, err := c.loadEntry(ctx, e.Dir); err != nil {
 					probs = []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + err.Error()}}
 				}
 			}
@@ -491,49 +668,12 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 	return res, nil
 }
 
-// strays reports names where the layout wants something else: a file
-// at the root that is not a lock file, a name in <FullName>/ that is not
-// a version directory, one in <FullName>/<version>/ that is not a package
-// directory.
-func (c *Cache) strays() []Problem {
-	var out []Problem
-	names, _ := readDirNames(c.root)
-	sort.Strings(names)
-	for _, fn := range names {
-		p := filepath.Join(c.root, fn)
-		if fn == metaDirName {
-			continue
-		}
-		if _, ok := lockID(fn, usageSuffix); ok {
-			continue
-		}
-		if _, ok := lockID(fn, downloadSuffix); ok {
-			continue
-		}
-		if !safeComponent(fn, fullNameRE) || !isDir(p) {
-			out = append(out, Problem{Path: p, Problem: "not a package's <FullName>/ directory nor an <id>_usage.lock or <id>_download.lock file"})
-			continue
-		}
-		vs, _ := os.ReadDir(p)
-		for _, v := range vs {
-			vp := filepath.Join(p, v.Name())
-			if !v.IsDir() || !safeComponent(v.Name(), versionRE) {
-				out = append(out, Problem{Path: vp, Problem: "not a <version>/ directory"})
-				continue
-			}
-			ids, _ := os.ReadDir(vp)
-			for _, id := range ids {
-				if !id.IsDir() || !idRE.MatchString(id.Name()) {
-					out = append(out, Problem{Path: filepath.Join(vp, id.Name()), Problem: "not a package directory named by its id"})
-				}
-			}
-		}
-	}
-	return out
-}
-
-func (c *Cache) verifyEntry(dir, id string, h hash.Hash) []Problem {
-	data, err := os.ReadFile(c.recordPath(id))
+// verifyEntry checks the package k at dir, which objgc added, against its
+// record: beneath the root, no link followed, no file but a regular one
+// opened (without waiting on a FIFO).
+func (c *Cache) verifyEntry(ctx context.Context, k entryKey, dir string, h hash.Hash) []Problem {
+	id := k.id
+	data, err := c.readFile(c.recordPath(id), maxRecordSize)
 	if err != nil {
 		return []Problem{{Path: c.recordPath(id), Problem: "digests record unreadable: " + err.Error()}}
 	}
@@ -541,12 +681,18 @@ func (c *Cache) verifyEntry(dir, id string, h hash.Hash) []Problem {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return []Problem{{Path: c.recordPath(id), Problem: "digests unreadable: " + err.Error()}}
 	}
+	if !rec.matches(k.fullName, k.version, k.id) {
+		return []Problem{{Path: c.recordPath(id), Problem: fmt.Sprintf("digests record describes %s %s (%s), not this package: not used", rec.FullName, rec.Version, rec.ID)}}
+	}
 	var out []Problem
 	seen := map[string]bool{}
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	_ = c.walk(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			out = append(out, Problem{Path: p, Problem: err.Error()})
 			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
 		name := filepath.ToSlash(rel)
@@ -555,7 +701,10 @@ func (c *Cache) verifyEntry(dir, id string, h hash.Hash) []Problem {
 		case d.Type()&fs.ModeSymlink != 0:
 			seen[name] = true
 			want, ok := rec.Links[name]
-			got, _ := os.Readlink(p)
+			got := ""
+			if r, err := c.rel(p); err == nil {
+				got, _ = c.fsys.Readlink(r)
+			}
 			if !ok {
 				out = append(out, Problem{Path: p, Problem: "link not in the package"})
 			} else if filepath.ToSlash(got) != want {
@@ -568,7 +717,7 @@ func (c *Cache) verifyEntry(dir, id string, h hash.Hash) []Problem {
 				out = append(out, Problem{Path: p, Problem: "file not in the package"})
 				return nil
 			}
-			got, _, err := hashFile(p, h)
+			got, _, err := c.hashFile(p, h)
 			if err != nil {
 				out = append(out, Problem{Path: p, Problem: err.Error()})
 			} else if got != want {

@@ -2,13 +2,18 @@ package pkgcache
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/objgc/objgc/internal/atomicfile"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -105,7 +110,19 @@ type Package struct {
 // (see decodeYAML). Reading does not change the files' access times where
 // the system allows it (see accessTime).
 func loadPackage(dir string) (*Package, error) {
-	data, err := readLimited(filepath.Join(dir, "manifest.yaml"), maxManifestSize)
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("loading package %s: %w", dir, err)
+	}
+	defer r.Close()
+	return loadPackageIn(r, dir)
+}
+
+// loadPackageIn is loadPackage reading through r, a handle on the package
+// directory dir: no name in the package leads out of it, and only regular
+// files are read, opened without waiting for a FIFO's peer (readIn).
+func loadPackageIn(r *os.Root, dir string) (*Package, error) {
+	data, err := readIn(r, dir, "manifest.yaml", maxManifestSize)
 	if err != nil {
 		return nil, fmt.Errorf("loading package %s: %w", dir, err)
 	}
@@ -124,7 +141,7 @@ func loadPackage(dir string) (*Package, error) {
 		file := m.Classes[name]
 		docs, ok := docsByFile[file]
 		if !ok {
-			docs, err = readClassFile(filepath.Join(dir, "Classes", filepath.FromSlash(file)))
+			docs, err = readClassFile(r, dir, path.Join("Classes", file))
 			if err != nil {
 				return nil, fmt.Errorf("loading package %s: class %s: %w", m.FullName, name, err)
 			}
@@ -146,8 +163,9 @@ type classDoc struct {
 	Extends    any               `yaml:"Extends"`
 }
 
-func readClassFile(p string) ([]classDoc, error) {
-	data, err := readLimited(p, maxClassFileSize)
+func readClassFile(r *os.Root, dir, name string) ([]classDoc, error) {
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	data, err := readIn(r, dir, filepath.FromSlash(name), maxClassFileSize)
 	if err != nil {
 		return nil, err
 	}
@@ -397,9 +415,72 @@ func expandedSize(n *yaml.Node, memo map[*yaml.Node]int, depth int) (int, error)
 
 // readManifest reads and parses dir/manifest.yaml.
 func readManifest(dir string) (*manifest, error) {
-	data, err := readLimited(filepath.Join(dir, "manifest.yaml"), maxManifestSize)
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return readManifestIn(r, dir)
+}
+
+func readManifestIn(r *os.Root, dir string) (*manifest, error) {
+	data, err := readIn(r, dir, "manifest.yaml", maxManifestSize)
 	if err != nil {
 		return nil, err
 	}
 	return parseManifest(data)
+}
+
+// readIn reads the file name beneath r (a package directory, dir in
+// messages), at most limit bytes. A link inside the package is followed
+// as Murano's loader follows it, but never out of the package (r); the
+// file is opened without waiting for a FIFO's peer and without moving its
+// access time where the kernel allows (see accessTime), and must be a
+// regular file: anything else is an error naming the path, never a wait.
+func readIn(r *os.Root, dir, name string, limit int64) ([]byte, error) {
+	path := filepath.Join(dir, name)
+	f, err := r.OpenFile(name, os.O_RDONLY|nonblockFlag|noatimeFlag, 0)
+	if err != nil && noatimeFlag != 0 && errors.Is(err, fs.ErrPermission) {
+		f, err = r.OpenFile(name, os.O_RDONLY|nonblockFlag, 0)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: errors.Unwrap(err)}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is a %s, not a regular file", path, atomicfile.Kind(st.Mode()))
+	}
+	if err := clearNonblock(f); err != nil {
+		return nil, err
+	}
+	return readAllLimited(f, path, limit)
+}
+
+// loadEntry loads the package at dir, a package directory beneath the
+// cache root (not a link), through a handle on it.
+func (c *Cache) loadEntry(ctx context.Context, dir string) (*Package, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r, err := c.subRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("loading package %s: %w", dir, err)
+	}
+	defer r.Close()
+	return loadPackageIn(r, dir)
+}
+
+// readEntryManifest reads the manifest of the package directory dir
+// beneath the cache root (see loadEntry).
+func (c *Cache) readEntryManifest(dir string) (*manifest, error) {
+	r, err := c.subRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return readManifestIn(r, dir)
 }

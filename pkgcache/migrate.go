@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -55,7 +54,7 @@ func OpenForMigrate(root string) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !isDir(c.root) || !IsCache(c.root) {
+	if !c.isCache() {
 		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
 	}
 	return c, nil
@@ -86,7 +85,7 @@ func (c *Cache) Migrate(ctx context.Context) (MigrateResult, error) {
 	if c.ownerErr != nil {
 		return res, c.ownerErr
 	}
-	if !oldLayout(c.root) {
+	if !c.oldLayout() {
 		return res, nil
 	}
 	// The earlier layout's lock first: it exists already, and a refusal
@@ -104,42 +103,25 @@ func (c *Cache) Migrate(ctx context.Context) (MigrateResult, error) {
 		return res, err
 	}
 	defer unlock()
-	pkgs := filepath.Join(c.root, "packages")
-	fns, err := readDirNames(pkgs)
-	if err != nil {
-		return res, fmt.Errorf("migrating: %w", err)
+	type oldEntry struct{ dir, fn, v, id string }
+	var found []oldEntry
+	c.oldPackages(c.oldLockIDs(), func(dir, fn, v, id string) bool {
+		found = append(found, oldEntry{dir, fn, v, id})
+		return true
+	})
+	for _, o := range found {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if err := c.migrateEntry(&res, o.dir, o.fn, o.v, o.id); err != nil {
+			return res, err
+		}
 	}
-	for _, fn := range fns {
-		fdir := filepath.Join(pkgs, fn)
-		names, err := readDirNames(fdir)
-		if err != nil {
-			res.Left = append(res.Left, Problem{Path: fdir, Problem: "not a FullName directory of the earlier layout: move or remove it by hand, then migrate again"})
-			continue
-		}
-		for _, name := range names {
-			if err := ctx.Err(); err != nil {
-				return res, err
-			}
-			p := filepath.Join(fdir, name)
-			v, id, ok := strings.Cut(name, "@")
-			switch {
-			case strings.HasPrefix(name, oldTrashPrefix):
-				if os.RemoveAll(p) == nil {
-					res.Leftovers++
-				}
-			case ok && shaRE.MatchString(id) && safeComponent(v, versionRE) && isDir(p):
-				if err := c.migrateEntry(&res, p, fn, v, id); err != nil {
-					return res, err
-				}
-			case safeComponent(name, versionRE) && isDir(p):
-				if err := c.migrateVersion(ctx, &res, p, fn, name); err != nil {
-					return res, err
-				}
-			default:
-				res.Left = append(res.Left, Problem{Path: p, Problem: "not a package of an earlier objgc layout: move or remove it by hand, then migrate again"})
-			}
-		}
-		os.Remove(fdir) // only when empty
+	// packages/ named as a FullName of the engine's layout is a tenant's
+	// package: nothing of it is trash, nor left over.
+	pkgs := filepath.Join(c.root, "packages")
+	if !c.enginePackageDir(pkgs) {
+		c.sweepOld(&res, pkgs)
 	}
 	if res.Done() {
 		c.removeOldLayout()
@@ -147,33 +129,94 @@ func (c *Cache) Migrate(ctx context.Context) (MigrateResult, error) {
 	return res, nil
 }
 
-// migrateVersion moves the packages of packages/<fn>/<v>/ (the oldest
-// layout) and removes it when that leaves it empty.
-func (c *Cache) migrateVersion(ctx context.Context, res *MigrateResult, vdir, fn, v string) error {
-	ids, err := readDirNames(vdir)
+// sweepOld deletes the trash of removals killed under an earlier layout
+// (packages/<FullName>/.trash.*, packages/<FullName>/<version>/.trash.*)
+// and reports in res.Left what is neither that nor a package still there
+// (one in use), then removes the directories left empty.
+func (c *Cache) sweepOld(res *MigrateResult, pkgs string) {
+	inUse := map[string]bool{}
+	for _, e := range res.InUse {
+		inUse[e.Dir] = true
+	}
+	fns, err := c.readDir(pkgs)
 	if err != nil {
-		return fmt.Errorf("migrating: %w", err)
+		return
 	}
-	for _, id := range ids {
-		if err := ctx.Err(); err != nil {
-			return err
+	left := func(p string) {
+		res.Left = append(res.Left, Problem{Path: p, Problem: "not a package of an earlier objgc layout: move or remove it by hand, then migrate again"})
+	}
+	for _, f := range fns {
+		fdir := filepath.Join(pkgs, f.name)
+		if !f.isDir() {
+			left(fdir)
+			continue
 		}
-		p := filepath.Join(vdir, id)
-		switch {
-		case strings.HasPrefix(id, oldTrashPrefix):
-			if os.RemoveAll(p) == nil {
-				res.Leftovers++
+		names, err := c.readDir(fdir)
+		if err != nil {
+			left(fdir)
+			continue
+		}
+		for _, n := range names {
+			p := filepath.Join(fdir, n.name)
+			switch {
+			case inUse[p]:
+			case strings.HasPrefix(n.name, oldTrashPrefix) && !n.isLink():
+				if c.removeAll(p) == nil {
+					res.Leftovers++
+				}
+			case n.isDir() && safeComponent(n.name, versionRE) && !strings.Contains(n.name, "@"):
+				inner, err := c.readDir(p)
+				if err != nil || !onlyOldIDs(inner) {
+					left(p)
+					continue
+				}
+				for _, e := range inner {
+					q := filepath.Join(p, e.name)
+					switch {
+					case inUse[q]:
+					case strings.HasPrefix(e.name, oldTrashPrefix):
+						if c.removeAll(q) == nil {
+							res.Leftovers++
+						}
+					default:
+						left(q)
+					}
+				}
+				c.remove(p) // only when empty
+			default:
+				left(p)
 			}
-		case shaRE.MatchString(id) && isDir(p):
-			if err := c.migrateEntry(res, p, fn, v, id); err != nil {
-				return err
+		}
+		c.remove(fdir) // only when empty
+	}
+}
+
+// enginePackageDir reports whether dir is a <FullName>/ directory of the
+// engine's layout: some <version>/<id>/manifest.yaml under it is a
+// regular file.
+func (c *Cache) enginePackageDir(dir string) bool {
+	vs, err := c.readDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, v := range vs {
+		if !v.isDir() || !safeComponent(v.name, versionRE) {
+			continue
+		}
+		ids, err := c.readDir(filepath.Join(dir, v.name))
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			if !id.isDir() || !idRE.MatchString(id.name) {
+				continue
 			}
-		default:
-			res.Left = append(res.Left, Problem{Path: p, Problem: "not a package of an earlier objgc layout: move or remove it by hand, then migrate again"})
+			if st, err := c.lstat(filepath.Join(dir, v.name, id.name, "manifest.yaml")); err == nil && st.Mode().IsRegular() {
+				return true
+			}
 		}
 	}
-	os.Remove(vdir) // only when empty
-	return nil
+	return false
 }
 
 // migrateEntry moves the package at from to <fn>/<v>/<id>/ holding its
@@ -181,7 +224,13 @@ func (c *Cache) migrateVersion(ctx context.Context, res *MigrateResult, vdir, fn
 func (c *Cache) migrateEntry(res *MigrateResult, from, fn, v, id string) error {
 	to := c.entryDir(fn, v, id)
 	e := Entry{FullName: fn, Version: v, ID: id, Dir: to, InstalledBy: installedByObjgc}
-	oldRec, recErr := readOldRecord(from)
+	oldRec, recErr := c.readOldRecord(from)
+	if recErr == nil && (oldRec.ID != id || oldRec.FullName != fn || oldRec.Version != v) {
+		// A record is believed only about its own place.
+		res.Left = append(res.Left, Problem{FullName: fn, Version: v, ID: id, Path: filepath.Join(from, oldDigestsFile),
+			Problem: fmt.Sprintf("digests record describes %s %s (%s), not the package it is in: not migrated; move or remove it by hand, then migrate again", oldRec.FullName, oldRec.Version, oldRec.ID)})
+		return nil
+	}
 	if recErr == nil {
 		e.Size, e.Installed = oldRec.Size, oldRec.Installed
 	}
@@ -208,17 +257,17 @@ func (c *Cache) migrateEntry(res *MigrateResult, from, fn, v, id string) error {
 		return inUse()
 	}
 	defer unlock()
-	if isDir(to) {
+	if c.isDir(to) || c.isLink(to) {
 		// The same id is in the engine's layout already: the old copy
 		// goes the way of any removal, renamed aside and deleted.
 		trash, err := c.trashName()
 		if err == nil {
-			err = os.Rename(from, trash)
+			err = c.rename(from, trash)
 		}
 		if err != nil {
 			return fmt.Errorf("migrating %s: %w", from, err)
 		}
-		os.RemoveAll(trash)
+		c.removeAll(trash)
 		res.Duplicates = append(res.Duplicates, e)
 		c.removeOldLocks(id)
 		return nil
@@ -230,7 +279,7 @@ func (c *Cache) migrateEntry(res *MigrateResult, from, fn, v, id string) error {
 		if err := c.writeRecord(oldRec); err != nil {
 			return fmt.Errorf("migrating %s: %w", from, err)
 		}
-		if err := os.Remove(filepath.Join(from, oldDigestsFile)); err != nil {
+		if err := c.remove(filepath.Join(from, oldDigestsFile)); err != nil {
 			return fmt.Errorf("migrating %s: %w", from, err)
 		}
 	} else if !errors.Is(recErr, fs.ErrNotExist) {
@@ -239,11 +288,13 @@ func (c *Cache) migrateEntry(res *MigrateResult, from, fn, v, id string) error {
 	if err := c.mkdirAll(filepath.Dir(to)); err != nil {
 		return fmt.Errorf("migrating %s: %w", from, err)
 	}
-	if err := os.Rename(from, to); err != nil {
+	if err := c.rename(from, to); err != nil {
 		return fmt.Errorf("migrating %s: %w", from, err)
 	}
-	if err := c.mkdirAll(c.lastUseDir()); err == nil {
-		os.Rename(filepath.Join(c.root, "locks", id+".lastuse"), c.lastUsePath(id))
+	if m := filepath.Join(c.root, "locks", id+".lastuse"); !c.isLink(m) {
+		if err := c.mkdirAll(c.lastUseDir()); err == nil {
+			c.rename(m, c.lastUsePath(id))
+		}
 	}
 	c.removeOldLocks(id)
 	res.Moved = append(res.Moved, e)
@@ -252,8 +303,8 @@ func (c *Cache) migrateEntry(res *MigrateResult, from, fn, v, id string) error {
 
 // readOldRecord reads the digests record inside a package directory of
 // an earlier layout.
-func readOldRecord(dir string) (*digestRecord, error) {
-	data, err := readLimited(filepath.Join(dir, oldDigestsFile), 64<<20)
+func (c *Cache) readOldRecord(dir string) (*digestRecord, error) {
+	data, err := c.readFile(filepath.Join(dir, oldDigestsFile), 64<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -286,19 +337,40 @@ func (c *Cache) oldLock(name string) (unlock func(), err error) {
 // caller holds them, and no objgc of this layout opens them.
 func (c *Cache) removeOldLocks(id string) {
 	for _, suffix := range []string{".usage", ".download", ".lastuse"} {
-		os.Remove(filepath.Join(c.root, "locks", id+suffix))
+		c.remove(filepath.Join(c.root, "locks", id+suffix))
 	}
 }
 
 // removeOldLayout removes what is left of the earlier layout once every
-// package moved: packages/ (empty by now), the rest of locks/ (lock files
-// and markers of packages removed long ago) and tmp/ (leftovers of killed
-// adds).
+// package moved: packages/ (empty by now), the lock files and markers in
+// locks/ (of packages removed long ago) and tmp/ (leftovers of killed
+// adds). Each of the three names may also be a FullName of the engine's
+// layout, a tenant's package: such a directory is left as it is.
 func (c *Cache) removeOldLayout() {
-	os.RemoveAll(filepath.Join(c.root, "tmp"))
-	os.Remove(filepath.Join(c.root, "packages"))
-	if isDir(filepath.Join(c.root, "packages")) {
+	if tmp := filepath.Join(c.root, "tmp"); !c.enginePackageDir(tmp) {
+		c.removeAll(tmp)
+	}
+	c.remove(filepath.Join(c.root, "packages")) // only when empty
+	locks := filepath.Join(c.root, "locks")
+	if c.enginePackageDir(locks) {
 		return
 	}
-	os.RemoveAll(filepath.Join(c.root, "locks"))
+	ents, err := c.readDir(locks)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.mode.IsRegular() {
+			continue
+		}
+		for _, suffix := range []string{".usage", ".download", ".lastuse"} {
+			if id, ok := strings.CutSuffix(e.name, suffix); ok && shaRE.MatchString(id) {
+				c.remove(filepath.Join(locks, e.name))
+			}
+		}
+		if e.name == "prune.lock" {
+			c.remove(filepath.Join(locks, e.name))
+		}
+	}
+	c.remove(locks) // only when empty
 }

@@ -139,7 +139,7 @@ func userLoop(ctx context.Context, c *Cache, sources []string, deadline time.Tim
 			return err
 		}
 		for round := 0; round < 2; round++ {
-			if probs := c.verifyEntry(p.Dir, p.ID, newSHA()); len(probs) != 0 {
+			if probs := c.verifyEntry(ctx, entryKey{p.FullName, p.Version, p.ID}, p.Dir, newSHA()); len(probs) != 0 {
 				s.Close()
 				return fmt.Errorf("package %s seen incomplete under its usage lock: %+v", p.Dir, probs[0])
 			}

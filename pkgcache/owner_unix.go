@@ -4,6 +4,10 @@ package pkgcache
 
 import (
 	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
 	"os/user"
 	"strconv"
 	"syscall"
@@ -14,9 +18,10 @@ type owner struct {
 	uid, gid int
 }
 
-// ownerOf returns the owner of path, false when it cannot be read.
-func ownerOf(path string) (owner, bool) {
-	st, err := os.Stat(path)
+// rootOwner returns the owner of the cache root (fstat of the handle),
+// false when it cannot be read.
+func (c *Cache) rootOwner() (owner, bool) {
+	st, err := c.fsys.Stat(".")
 	if err != nil {
 		return owner{}, false
 	}
@@ -47,3 +52,10 @@ func decideOwner(root string, o owner) (*owner, error) {
 // oldLockFlag opens an earlier layout's lock file for gofrs/flock: never
 // through a link, never waiting on a FIFO.
 const oldLockFlag = os.O_CREATE | os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+
+// setTimes sets f's access and modification times to t (futimens(2) on
+// the open file: nothing is looked up by name).
+func setTimes(f *os.File, t time.Time) error {
+	tv := []unix.Timeval{unix.NsecToTimeval(t.UnixNano()), unix.NsecToTimeval(t.UnixNano())}
+	return unix.Futimes(int(f.Fd()), tv)
+}

@@ -1,11 +1,17 @@
-//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+//go:build !unix
 
 package pkgcache
 
 import (
 	"io"
 	"os"
+	"path/filepath"
 )
+
+// readHeadAt returns up to the first n bytes of the file name in dir.
+func readHeadAt(dir *os.File, name, path string, n int) ([]byte, error) {
+	return readHead(filepath.Join(dir.Name(), name), n)
+}
 
 // readHead returns up to the first n bytes of the file at path.
 func readHead(path string, n int) ([]byte, error) {

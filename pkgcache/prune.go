@@ -3,7 +3,6 @@ package pkgcache
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -67,6 +66,11 @@ type PruneResult struct {
 	// (not with DryRun): .trash.* directories beside packages, staging
 	// directories and downloads in tmp/.
 	Leftovers int `json:"tmp_leftovers"`
+	// Unclassified are the names under the root that are not packages,
+	// lock files or objgc's own (links among them, never followed):
+	// Prune leaves them, and with MaxSize counts their bytes, so that
+	// PolicyMet is false while they alone keep the cache over the limit.
+	Unclassified []Unclassified `json:"unclassified"`
 }
 
 // lockPrune takes locks/prune.lock exclusively without waiting: one prune
@@ -117,15 +121,20 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	// to report a dry run; a real removal learns it from the lock itself.
 	// --outdated alone needs the records of the packages it removes only.
 	partial := opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize && !opts.DryRun
-	entries, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial)
+	entries, other, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial, opts.LimitSize)
 	if err != nil {
 		return res, fmt.Errorf("pruning: %w", err)
 	}
+	res.Unclassified = other
 	now := c.now()
-	plan := planPrune(entries, opts.policy(), now)
+	pol := opts.policy()
+	for _, u := range other {
+		pol.Unaccounted += u.Size
+	}
+	plan := planPrune(entries, pol, now)
 	if opts.DryRun {
 		res.Removed, res.InUse, res.Freed = plan.split()
-		res.PolicyMet = len(res.InUse) == 0
+		res.PolicyMet = len(res.InUse) == 0 && !plan.over
 		return res, ctx.Err()
 	}
 
@@ -143,7 +152,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 			res.InUse = append(res.InUse, r)
 		}
 	}
-	res.PolicyMet = len(res.InUse) == 0
+	res.PolicyMet = len(res.InUse) == 0 && !plan.over
 	if err != nil {
 		return res, err
 	}
@@ -158,6 +167,9 @@ type prunePolicy struct {
 	UnusedFor time.Duration
 	LimitSize bool
 	MaxSize   int64
+	// Unaccounted are the bytes under the root that are no package
+	// (Unclassified): they count towards MaxSize and cannot be removed.
+	Unaccounted int64
 }
 
 func (o PruneOptions) policy() prunePolicy {
@@ -170,6 +182,9 @@ func (o PruneOptions) policy() prunePolicy {
 // was in use when listed; the execution learns it again from the lock.
 type prunePlan struct {
 	selected []Removal
+	// over: with LimitSize, the cache stays over MaxSize even once every
+	// package selected is gone (unaccounted bytes keep it there).
+	over bool
 }
 
 // split divides the plan as a dry run reports it: the packages free when
@@ -255,8 +270,9 @@ func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 			}
 		}
 	}
+	over := false
 	if p.LimitSize {
-		var total int64
+		total := p.Unaccounted
 		var candidates []int
 		for i, e := range entries {
 			_, gone := reason[e.ID]
@@ -301,9 +317,10 @@ func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 			mark(i, "cache over max size")
 			total -= entries[i].Size
 		}
+		over = total > p.MaxSize
 	}
 
-	plan := prunePlan{selected: make([]Removal, 0, len(order))}
+	plan := prunePlan{selected: make([]Removal, 0, len(order)), over: over}
 	for _, i := range order {
 		plan.selected = append(plan.selected, Removal{Entry: entries[i], Reason: reason[entries[i].ID]})
 	}
@@ -352,14 +369,14 @@ func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress
 			for k := range jobs {
 				e := selected[k].Entry
 				if e.partial {
-					if full, err := c.entryInfo(e.FullName, e.Version, e.ID, false); err == nil {
+					if full, err := c.entryInfo(nil, e.FullName, e.Version, e.ID, false); err == nil {
 						e = full
 					}
 				}
 				trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID, e.InstalledBy)
-				results <- claimed{k, claimOutcome{entry: e, removed: ok, inUse: err == nil && !ok && isDir(e.Dir), err: err}}
+				results <- claimed{k, claimOutcome{entry: e, removed: ok, inUse: err == nil && !ok && c.isDir(e.Dir), err: err}}
 				if ok {
-					os.RemoveAll(trash)
+					c.removeAll(trash)
 				}
 			}
 		}()
@@ -405,13 +422,13 @@ func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress
 // deleting (deleting the same files at the same time is harmless). It
 // returns how many it removed.
 func (c *Cache) removeTrash() int {
-	names, err := readDirNames(c.trashDir())
+	names, err := c.readDirNames(c.trashDir())
 	if err != nil {
 		return 0
 	}
 	n := 0
 	for _, name := range names {
-		if os.RemoveAll(filepath.Join(c.trashDir(), name)) == nil {
+		if c.removeAll(filepath.Join(c.trashDir(), name)) == nil {
 			n++
 		}
 	}
@@ -433,7 +450,7 @@ func (c *Cache) removeOrphanRecords(listed []Entry) int {
 		ids[e.ID] = true
 	}
 	n := 0
-	names, _ := readDirNames(c.recordsDir())
+	names, _ := c.readDirNames(c.recordsDir())
 	for _, name := range names {
 		id, ok := strings.CutSuffix(name, ".json")
 		if !ok || !idRE.MatchString(id) || ids[id] {
@@ -443,13 +460,13 @@ func (c *Cache) removeOrphanRecords(listed []Entry) int {
 		if err != nil || unlock == nil {
 			continue
 		}
-		if rec, err := c.readRecordHeader(id); err == nil && !isDir(c.entryDir(rec.FullName, rec.Version, id)) {
-			if os.Remove(c.recordPath(id)) == nil {
+		if rec, err := c.readRecordHeader(id); err == nil && (rec.ID != id || !safeComponent(rec.FullName, fullNameRE) || !safeComponent(rec.Version, versionRE) || !c.isDir(c.entryDir(rec.FullName, rec.Version, id))) {
+			if c.remove(c.recordPath(id)) == nil {
 				n++
 			}
-			os.Remove(c.lastUsePath(id))
-			os.Remove(c.downloadLockPath(id))
-			os.Remove(c.usageLockPath(id))
+			c.remove(c.lastUsePath(id))
+			c.remove(c.downloadLockPath(id))
+			c.remove(c.usageLockPath(id))
 		}
 		unlock()
 	}
@@ -461,7 +478,7 @@ func (c *Cache) removeOrphanRecords(listed []Entry) int {
 // older than a minute whose own lock is free. It returns how many it
 // removed.
 func (c *Cache) cleanTmp(now time.Time) int {
-	names, err := readDirNames(c.tmpDir())
+	names, err := c.readDirNames(c.tmpDir())
 	if err != nil {
 		return 0
 	}
@@ -471,11 +488,11 @@ func (c *Cache) cleanTmp(now time.Time) int {
 		var unlock func()
 		switch {
 		case strings.HasPrefix(name, "dl."):
-			st, err := os.Stat(p)
+			st, err := c.lstat(p)
 			if err != nil || now.Sub(st.ModTime()) < time.Minute {
 				continue
 			}
-			unlock, err = lockfile.TryLockPath(p, lockfile.Exclusive)
+			unlock, err = c.tryLockAt(p, lockfile.Exclusive)
 			if err != nil {
 				continue
 			}
@@ -492,7 +509,7 @@ func (c *Cache) cleanTmp(now time.Time) int {
 		if unlock == nil {
 			continue
 		}
-		if os.RemoveAll(p) == nil {
+		if c.removeAll(p) == nil {
 			n++
 		}
 		unlock()
@@ -521,7 +538,7 @@ func (c *Cache) Remove(ctx context.Context, ref string) (RemoveResult, error) {
 		return res, c.ownerErr
 	}
 	fullName, version, byVersion := strings.Cut(ref, "@")
-	entries, err := c.list(ctx, false, false)
+	entries, _, err := c.list(ctx, false, false, false)
 	if err != nil {
 		return res, err
 	}
@@ -543,10 +560,10 @@ func (c *Cache) Remove(ctx context.Context, ref string) (RemoveResult, error) {
 		case err != nil:
 			return res, fmt.Errorf("removing %s: %w", e.Dir, err)
 		case ok:
-			os.RemoveAll(trash)
+			c.removeAll(trash)
 			res.Removed = append(res.Removed, e)
 			res.Freed += e.Size
-		case isDir(e.Dir):
+		case c.isDir(e.Dir):
 			e.InUse = true
 			res.InUse = append(res.InUse, e)
 		}

@@ -1,12 +1,9 @@
 package pkgcache
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -18,7 +15,7 @@ import (
 // cleanup does after each download (ApiPackageLoader.try_cleanup_cache):
 // each only if its usage lock can be taken exclusively without waiting.
 func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept []string) {
-	names, err := readDirNames(filepath.Join(c.fullNameDir(fullName), version))
+	names, err := c.readDirNames(filepath.Join(c.fullNameDir(fullName), version))
 	if err != nil {
 		return nil, nil
 	}
@@ -48,7 +45,7 @@ func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	if err := os.RemoveAll(trash); err != nil {
+	if err := c.removeAll(trash); err != nil {
 		return true, fmt.Errorf("removing %s: %w", trash, err)
 	}
 	return true, nil
@@ -84,15 +81,20 @@ func (c *Cache) claimEntry(fullName, version, id, installedBy string) (trash str
 	if err != nil {
 		return "", false, fmt.Errorf("removing %s: %w", dir, err)
 	}
-	if err := os.Rename(dir, trash); err != nil {
+	if st, err := c.lstat(dir); err == nil && !st.IsDir() {
+		// A link (or anything else) where the package was: not a
+		// package, never renamed nor deleted through (List reports it).
+		return "", false, nil
+	}
+	if err := c.rename(dir, trash); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", false, nil // someone removed it before us
 		}
 		return "", false, fmt.Errorf("removing %s: %w", dir, err)
 	}
 	c.forget(fullName, version, id, installedBy)
-	os.Remove(c.downloadLockPath(id))
-	os.Remove(c.usageLockPath(id))
+	c.remove(c.downloadLockPath(id))
+	c.remove(c.usageLockPath(id))
 	return trash, true, nil
 }
 
@@ -102,13 +104,13 @@ func (c *Cache) claimEntry(fullName, version, id, installedBy string) (trash str
 func (c *Cache) forget(fullName, version, id, installedBy string) {
 	switch installedBy {
 	case installedByObjgc:
-		os.Remove(c.recordPath(id))
+		c.remove(c.recordPath(id))
 	case "":
-		if rec, err := c.readRecordHeader(id); err == nil && rec.FullName == fullName && rec.Version == version {
-			os.Remove(c.recordPath(id))
+		if rec, err := c.readRecordHeader(id); err == nil && rec.matches(fullName, version, id) {
+			c.remove(c.recordPath(id))
 		}
 	}
-	os.Remove(c.lastUsePath(id))
+	c.remove(c.lastUsePath(id))
 }
 
 // trashName returns a fresh name in .objgc/trash/ for a package
@@ -119,7 +121,5 @@ func (c *Cache) trashName() (string, error) {
 	if err := c.mkdirAll(c.trashDir()); err != nil {
 		return "", err
 	}
-	var b [8]byte
-	rand.Read(b[:])
-	return filepath.Join(c.trashDir(), hex.EncodeToString(b[:])), nil
+	return filepath.Join(c.trashDir(), randomSuffix()), nil
 }

@@ -94,11 +94,11 @@ func (s *Session) hold(ctx context.Context, e Entry) (*Package, error) {
 		}
 		unlockDL()
 	}
-	if !isDir(e.Dir) {
+	if !s.c.isDir(e.Dir) {
 		unlock()
 		return nil, fmt.Errorf("package %s %s (%s) was removed: %w", e.FullName, e.Version, e.ID, ErrNotFound)
 	}
-	p, err := loadPackage(e.Dir)
+	p, err := s.c.loadEntry(ctx, e.Dir)
 	if err != nil {
 		unlock()
 		return nil, err
@@ -190,7 +190,7 @@ func (c *Cache) findDefiner(class, version string) (Entry, error) {
 		if err != nil {
 			continue
 		}
-		m, err := readManifest(e.Dir)
+		m, err := c.readEntryManifest(e.Dir)
 		if err != nil || !m.defines(class) {
 			continue
 		}

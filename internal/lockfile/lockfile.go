@@ -99,6 +99,79 @@ const PollInterval = 10 * time.Millisecond
 // ErrNotRegular that names the path and says what is there. A missing file
 // (without os.O_CREATE) is an error wrapping fs.ErrNotExist.
 func Open(what, path string, flag int, perm os.FileMode) (*os.File, error) {
+	return place{path: path}.open(what, flag, perm)
+}
+
+// place is where a lock file is: a path, or a name beneath a directory
+// handle (an *os.Root, which never leaves its directory) with the path
+// that errors show.
+type place struct {
+	root *os.Root // nil: path alone
+	name string   // beneath root
+	path string
+}
+
+// in names the lock file name beneath r (path is what errors show, e.g.
+// the absolute path): the package cache opens every lock file beneath its
+// root's handle, so that no link in the cache can lead a lock file out of
+// it (see LockIn).
+func in(r *os.Root, name, path string) place { return place{root: r, name: name, path: path} }
+
+func (p place) lstat() (fs.FileInfo, error) {
+	if p.root != nil {
+		return p.root.Lstat(p.name)
+	}
+	return os.Lstat(p.path)
+}
+
+func (p place) readlink() (string, error) {
+	if p.root != nil {
+		return p.root.Readlink(p.name)
+	}
+	return os.Readlink(p.path)
+}
+
+// open is Open at p. Beneath a root the last component is checked with
+// lstat first, since os.Root follows a link that stays inside it: a link
+// there is refused as a link at a path is (a link swapped in after the
+// check is caught by the fstat comparison below, and by Current after a
+// lock).
+func (p place) open(what string, flag int, perm os.FileMode) (*os.File, error) {
+	if p.root != nil {
+		fi, err := p.root.Lstat(p.name)
+		switch {
+		case err == nil && !fi.Mode().IsRegular():
+			return nil, p.notRegular(what, fi)
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("opening %s %s: %w", what, p.path, err)
+		}
+		f, err := p.root.OpenFile(p.name, flag|openFlags, perm)
+		if err != nil {
+			return nil, fmt.Errorf("opening %s %s: %w", what, p.path, err)
+		}
+		ffi, err := f.Stat()
+		if err == nil && !ffi.Mode().IsRegular() {
+			err = p.notRegular(what, ffi)
+		}
+		if err == nil {
+			if li, lerr := p.root.Lstat(p.name); lerr != nil || !os.SameFile(li, ffi) {
+				if lerr == nil {
+					err = p.notRegular(what, li)
+				} else {
+					err = fmt.Errorf("%s %s: %w", what, p.path, lerr)
+				}
+			}
+		}
+		if err == nil {
+			err = inputfile.ClearNonblock(f)
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	}
+	path := p.path
 	if openFlags == 0 {
 		// No O_NOFOLLOW: look first (a race remains, see openFlags).
 		if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
@@ -132,12 +205,17 @@ func Open(what, path string, flag int, perm os.FileMode) (*os.File, error) {
 }
 
 func notRegular(what, path string, fi fs.FileInfo) error {
+	return place{path: path}.notRegular(what, fi)
+}
+
+func (p place) notRegular(what string, fi fs.FileInfo) error {
+	path := p.path
 	var kind string
 	m := fi.Mode()
 	switch {
 	case m&fs.ModeSymlink != 0:
 		kind = "a symbolic link"
-		if to, err := os.Readlink(path); err == nil {
+		if to, err := p.readlink(); err == nil {
 			kind += " to " + to
 		}
 	case m.IsDir():
@@ -171,11 +249,15 @@ func Unlock(f *os.File) { unlockFile(f) }
 // Murano's engine deletes lock files (see the package comment); other
 // errors are returned.
 func Current(f *os.File, path string) (bool, error) {
+	return place{path: path}.current(f)
+}
+
+func (p place) current(f *os.File) (bool, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return false, err
 	}
-	pi, err := os.Lstat(path)
+	pi, err := p.lstat()
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -233,8 +315,40 @@ const maxReopen = 100
 // and closes the file. Errors name the path; when ctx ends first the error
 // wraps ErrLocked and ctx's error.
 func Lock(ctx context.Context, path string, mode Mode) (unlock func(), err error) {
+	return place{path: path}.lock(ctx, mode)
+}
+
+// LockIn is Lock on the lock file name beneath r, a directory handle that
+// no name given to it can leave (Go's os.Root): the file is opened beneath
+// r, a link at name is refused as at a path, and the check after the lock
+// looks at name beneath r. path is what errors show.
+func LockIn(ctx context.Context, r *os.Root, name, path string, mode Mode) (unlock func(), err error) {
+	return in(r, name, path).lock(ctx, mode)
+}
+
+// TryLockIn is TryLockPath on the lock file name beneath r (see LockIn).
+func TryLockIn(r *os.Root, name, path string, mode Mode) (unlock func(), err error) {
+	return in(r, name, path).tryLock(mode)
+}
+
+// HeldIn is Held for the lock file name beneath r (see LockIn).
+func HeldIn(r *os.Root, name string) bool {
+	p := in(r, name, name)
+	if _, err := p.lstat(); errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	f, err := p.open("lock file", os.O_RDONLY, 0)
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	defer closeFile(f)
+	return heldOpen(f)
+}
+
+func (p place) lock(ctx context.Context, mode Mode) (unlock func(), err error) {
+	path := p.path
 	for {
-		f, err := openLock(path, mode)
+		f, err := p.openLock(mode)
 		if err != nil {
 			return nil, err
 		}
@@ -242,7 +356,7 @@ func Lock(ctx context.Context, path string, mode Mode) (unlock func(), err error
 			closeFile(f)
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
-		if unlock, err := keepIfCurrent(f, path); unlock != nil || err != nil {
+		if unlock, err := p.keepIfCurrent(f); unlock != nil || err != nil {
 			return unlock, err
 		}
 		if err := ctx.Err(); err != nil {
@@ -255,8 +369,13 @@ func Lock(ctx context.Context, path string, mode Mode) (unlock func(), err error
 // conflicting lock. It too checks that path still names the file it locked
 // and starts over when not (at most maxReopen times, then an error).
 func TryLockPath(path string, mode Mode) (unlock func(), err error) {
+	return place{path: path}.tryLock(mode)
+}
+
+func (p place) tryLock(mode Mode) (unlock func(), err error) {
+	path := p.path
 	for range maxReopen {
-		f, err := openLock(path, mode)
+		f, err := p.openLock(mode)
 		if err != nil {
 			return nil, err
 		}
@@ -268,7 +387,7 @@ func TryLockPath(path string, mode Mode) (unlock func(), err error) {
 			}
 			return nil, nil
 		}
-		if unlock, err := keepIfCurrent(f, path); unlock != nil || err != nil {
+		if unlock, err := p.keepIfCurrent(f); unlock != nil || err != nil {
 			return unlock, err
 		}
 	}
@@ -279,8 +398,9 @@ func TryLockPath(path string, mode Mode) (unlock func(), err error) {
 // theirs: when path still names f (Current) it returns what releases the
 // lock; otherwise it releases f and returns nil, nil (open the path again
 // and start over), or the error of Current, naming the path.
-func keepIfCurrent(f *os.File, path string) (unlock func(), err error) {
-	ok, err := Current(f, path)
+func (p place) keepIfCurrent(f *os.File) (unlock func(), err error) {
+	path := p.path
+	ok, err := p.current(f)
 	if err == nil && ok {
 		return func() { release(f) }, nil
 	}
@@ -293,12 +413,12 @@ func keepIfCurrent(f *os.File, path string) (unlock func(), err error) {
 
 // openLock opens the lock file at path for a lock of mode, creating it
 // (0644) when missing.
-func openLock(path string, mode Mode) (*os.File, error) {
+func (p place) openLock(mode Mode) (*os.File, error) {
 	flag := os.O_RDWR
 	if mode == Shared {
 		flag = os.O_RDONLY
 	}
-	return Open("lock file", path, flag|os.O_CREATE, 0o644)
+	return p.open("lock file", flag|os.O_CREATE, 0o644)
 }
 
 // release gives up f's lock and closes f.

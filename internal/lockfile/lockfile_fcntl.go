@@ -161,3 +161,40 @@ func Held(path string) bool {
 	}
 	return conflicts(path, unix.F_GETLK)
 }
+
+// heldOpen is Held for a lock file already open (HeldIn): this process's
+// own locks from the table, others' with F_GETLK.
+func heldOpen(f *os.File) bool {
+	key, err := inodeOf(f)
+	if err != nil {
+		return true
+	}
+	tableMu.Lock()
+	e := table[key]
+	mine := false
+	if e != nil {
+		for g := range e.held {
+			mine = mine || !closed(g)
+		}
+	}
+	tableMu.Unlock()
+	if mine {
+		return true
+	}
+	lk := wholeFile(unix.F_WRLCK)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return true
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			if ferr = unix.FcntlFlock(fd, unix.F_GETLK, &lk); ferr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return true
+	}
+	return ferr != nil || lk.Type != unix.F_UNLCK
+}

@@ -39,3 +39,23 @@ func closeFile(f *os.File) { f.Close() }
 func Held(path string) bool {
 	return conflicts(path, unix.F_OFD_GETLK)
 }
+
+// heldOpen is Held for a lock file already open (HeldIn).
+func heldOpen(f *os.File) bool {
+	lk := wholeFile(unix.F_WRLCK)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return true
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			if ferr = unix.FcntlFlock(fd, unix.F_OFD_GETLK, &lk); ferr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return true
+	}
+	return ferr != nil || lk.Type != unix.F_UNLCK
+}

@@ -63,3 +63,13 @@ func Held(path string) bool {
 }
 
 func closeFile(f *os.File) { f.Close() }
+
+// heldOpen is Held for a lock file already open (HeldIn).
+func heldOpen(f *os.File) bool {
+	ok, err := tryLock(f, Exclusive)
+	if err != nil || !ok {
+		return true
+	}
+	unlockFile(f)
+	return false
+}

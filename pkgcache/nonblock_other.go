@@ -1,0 +1,5 @@
+//go:build !unix
+
+package pkgcache
+
+const openNonblock = 0

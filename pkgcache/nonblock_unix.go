@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package pkgcache
+
+import "syscall"
+
+const openNonblock = syscall.O_NONBLOCK
