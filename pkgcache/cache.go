@@ -47,6 +47,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/objgc/objgc/internal/lockfile"
 )
@@ -450,7 +452,7 @@ func (c *Cache) oldPackages(ids map[string]bool, fn func(dir, fullName, version,
 		return
 	}
 	for _, f := range fns {
-		if !f.isDir() || !safeComponent(f.name, fullNameRE) {
+		if !f.isDir() || !validFullName(f.name) {
 			continue
 		}
 		fdir := filepath.Join(pkgs, f.name)
@@ -504,7 +506,6 @@ func (c *Cache) checkLayout() error {
 }
 
 var (
-	fullNameRE = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9_.]*$`)
 	versionRE  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.+-]*$`)
 	// idRE is a package id: the catalog's (a uuid, with or without
 	// dashes) or objgc's hex sha256. It never starts with a dot, so no id
@@ -515,6 +516,25 @@ var (
 
 // maxComponent is the longest FullName or version, in bytes.
 const maxComponent = 200
+
+// validFullName reports whether s is a package FullName as Murano accepts
+// one (murano/packages/package_base.py, _check_full_name: the Python
+// pattern ^[\w\.]+$, whose \w is Unicode's: letters, numbers and '_';
+// no leading or trailing dot, no ".."), at most maxComponent bytes, so
+// that it is one safe path component. A FullName Python's $ would let end
+// in a newline is not one: no file name objgc shows or uses ends so.
+func validFullName(s string) bool {
+	if s == "" || len(s) > maxComponent || !utf8.ValidString(s) ||
+		s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for _, r := range s {
+		if r != '.' && r != '_' && !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+			return false
+		}
+	}
+	return true
+}
 
 // safeComponent reports whether s may be used in one path component: the
 // characters of a Murano FullName or of a semantic version, no "..", at

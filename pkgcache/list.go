@@ -241,7 +241,7 @@ func (c *Cache) fullNames(withSize bool) (names []string, other []Unclassified, 
 		switch {
 		case e.name == metaDirName && e.isDir():
 		case e.mode.IsRegular() && isLockName(e.name):
-		case e.isDir() && safeComponent(e.name, fullNameRE):
+		case e.isDir() && validFullName(e.name):
 			names = append(names, e.name)
 		default:
 			other = append(other, c.unclassified(p, e.mode, problemRoot, withSize))
@@ -557,7 +557,7 @@ func (c *Cache) installed(fullName, version, id string) (Entry, bool) {
 // ErrOldLayout when packages/<fullName>/ holds a directory of the old
 // layout: its packages would be missed.
 func (c *Cache) newest(fullName, version string) (Entry, error) {
-	if !safeComponent(fullName, fullNameRE) || (version != "" && !safeComponent(version, versionRE)) {
+	if !validFullName(fullName) || (version != "" && !safeComponent(version, versionRE)) {
 		return Entry{}, fmt.Errorf("package %s %s: %w", fullName, version, ErrNotFound)
 	}
 	keys, _ := c.scanFullName(fullName, false)

@@ -35,8 +35,9 @@ type manifest struct {
 }
 
 // parseManifest decodes manifest.yaml bytes and checks what the cache relies
-// on: FullName present and a safe path component (letters, digits, '_' and
-// '.', not starting with a dot, no ".."), Version a safe path component
+// on: FullName present and one Murano accepts (validFullName: Unicode
+// letters and numbers, '_' and '.', no dot first or last, no ".."),
+// Version a safe path component
 // (defaultVersion when absent), and every class file a relative path under
 // Classes/. Errors say what is wrong, without the file name (callers add
 // it).
@@ -48,7 +49,7 @@ func parseManifest(data []byte) (*manifest, error) {
 	if m.FullName == "" {
 		return nil, errors.New("manifest.yaml has no FullName")
 	}
-	if !safeComponent(m.FullName, fullNameRE) {
+	if !validFullName(m.FullName) {
 		return nil, fmt.Errorf("manifest.yaml: FullName %q is not a safe path component", m.FullName)
 	}
 	if m.Version == "" {

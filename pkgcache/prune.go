@@ -460,7 +460,7 @@ func (c *Cache) removeOrphanRecords(listed []Entry) int {
 		if err != nil || unlock == nil {
 			continue
 		}
-		if rec, err := c.readRecordHeader(id); err == nil && (rec.ID != id || !safeComponent(rec.FullName, fullNameRE) || !safeComponent(rec.Version, versionRE) || !c.isDir(c.entryDir(rec.FullName, rec.Version, id))) {
+		if rec, err := c.readRecordHeader(id); err == nil && (rec.ID != id || !validFullName(rec.FullName) || !safeComponent(rec.Version, versionRE) || !c.isDir(c.entryDir(rec.FullName, rec.Version, id))) {
 			if c.remove(c.recordPath(id)) == nil {
 				n++
 			}
