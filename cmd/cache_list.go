@@ -48,7 +48,7 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 	if err != nil {
 		return err
 	}
-	entries, err := c.List(ctx)
+	entries, other, err := c.ListAll(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cacheInterrupted("cache list", err)
@@ -57,10 +57,12 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 	}
 	if opts.Format == "json" {
 		return writeJSON(streams.Out, struct {
-			CacheDir string             `json:"cache_dir"`
-			Packages []cachePackageJSON `json:"packages"`
-		}{c.Root(), packagesJSON(entries)})
+			CacheDir     string                  `json:"cache_dir"`
+			Packages     []cachePackageJSON      `json:"packages"`
+			Unclassified []pkgcache.Unclassified `json:"unclassified"`
+		}{c.Root(), packagesJSON(entries), nonNil(other)})
 	}
+	warnUnclassified(streams, other)
 	if opts.Quiet {
 		return nil
 	}

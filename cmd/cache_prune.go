@@ -113,6 +113,9 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		}
 		return pruneUnmet(res, opts.Quiet)
 	}
+	// Names under the root that are no package are news every night
+	// until someone looks: a link there may be an attack.
+	warnUnclassified(streams, res.Unclassified)
 	if len(res.Removed) == 0 && len(res.InUse) == 0 && res.Leftovers == 0 && !opts.Verbose {
 		return nil // cron: quiet when nothing was done
 	}
@@ -152,6 +155,15 @@ func pruneUnmet(res pkgcache.PruneResult, quiet bool) error {
 	if res.PolicyMet {
 		return nil
 	}
+	if len(res.InUse) == 0 {
+		// Over --max-size with what no prune removes: said even with
+		// --quiet, since no later run will do better.
+		var n int64
+		for _, u := range res.Unclassified {
+			n += u.Size
+		}
+		return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache prune: policy not met: %s under the cache root %s no package (see the warnings) and keep it over --max-size; objgc neither follows nor deletes them: move them away", formatCacheSize(n), plural(len(res.Unclassified), "is", "are"))}
+	}
 	if quiet {
 		return &exitError{code: ExitIncomplete}
 	}
@@ -173,11 +185,28 @@ func pruneJSON(res pkgcache.PruneResult) any {
 		return out
 	}
 	return struct {
-		DryRun    bool               `json:"dry_run"`
-		Removed   []cacheRemovalJSON `json:"removed"`
-		InUse     []cacheRemovalJSON `json:"in_use"`
-		PolicyMet bool               `json:"policy_met"`
-		Freed     int64              `json:"freed"`
-		Leftovers int                `json:"tmp_leftovers"`
-	}{res.DryRun, conv(res.Removed), conv(res.InUse), res.PolicyMet, res.Freed, res.Leftovers}
+		DryRun       bool                    `json:"dry_run"`
+		Removed      []cacheRemovalJSON      `json:"removed"`
+		InUse        []cacheRemovalJSON      `json:"in_use"`
+		PolicyMet    bool                    `json:"policy_met"`
+		Freed        int64                   `json:"freed"`
+		Leftovers    int                     `json:"tmp_leftovers"`
+		Unclassified []pkgcache.Unclassified `json:"unclassified"`
+	}{res.DryRun, conv(res.Removed), conv(res.InUse), res.PolicyMet, res.Freed, res.Leftovers, nonNil(res.Unclassified)}
+}
+
+// warnUnclassified says on stderr what under the cache root is neither a
+// package, nor a lock file, nor objgc's own: objgc never follows, reads
+// or deletes it.
+func warnUnclassified(streams *IO, us []pkgcache.Unclassified) {
+	for _, u := range us {
+		fmt.Fprintf(streams.Err, "objgc: warning: %s (%s): %s\n", term(u.Path), formatCacheSize(u.Size), term(u.Problem))
+	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -506,7 +506,7 @@ func (c *Cache) checkLayout() error {
 }
 
 var (
-	versionRE  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.+-]*$`)
+	versionRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.+-]*$`)
 	// idRE is a package id: the catalog's (a uuid, with or without
 	// dashes) or objgc's hex sha256. It never starts with a dot, so no id
 	// is objgc's .objgc/.

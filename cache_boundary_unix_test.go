@@ -1,0 +1,140 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/objgc/objgc/internal/lockfile"
+)
+
+// engineCache lays out com.example.databases.MySql as murano-engine
+// leaves it (<root>/<FullName>/<version>/<id>/ and its lock files) and
+// returns the root and the package directory.
+func engineCache(t *testing.T) (root, pkg string) {
+	t.Helper()
+	root = filepath.Join(t.TempDir(), "cache")
+	const id = "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+	pkg = filepath.Join(root, "com.example.databases.MySql", "0.0.0", id)
+	if err := os.CopyFS(pkg, os.DirFS(filepath.Join("pkgcache", "testdata", "packages", "com.example.databases.MySql"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"_usage.lock", "_download.lock"} {
+		if err := os.WriteFile(filepath.Join(root, id+s), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, pkg
+}
+
+// mysqlModel is a model whose one doomed object is of a class of
+// com.example.databases.MySql, so that plan reads that package.
+func mysqlModel(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "model.json")
+	model := `{"Objects": {"?": {"id": "env", "type": "io.murano.Environment"}},
+ "ObjectsCopy": {"?": {"id": "env", "type": "io.murano.Environment"},
+  "db": {"?": {"id": "db1", "type": "com.example.databases.MySql/0.0.0@com.example.databases.MySql"}}},
+ "Attributes": []}`
+	if err := os.WriteFile(p, []byte(model), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runObjgc runs this test binary as objgc with args (its output is stdout
+// and stderr together) and waits at most
+// 30 s (a hang, not a measurement); signal, when not 0, is sent once the
+// process has had time to start waiting.
+func runObjgc(t *testing.T, sig syscall.Signal, args ...string) (code int, output string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Args[0] = "objgc"
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	cmd.Stdout = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	if sig != 0 {
+		select {
+		case err := <-exited:
+			t.Fatalf("objgc %v exited before the signal: %v\n%s", args, err, &errb)
+		case <-time.After(time.Second):
+		}
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("objgc %v did not end within 30 s\n%s", args, &errb)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), errb.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, errb.String()
+}
+
+// A named pipe as a package's manifest.yaml: cache verify reports it,
+// naming the path, and plan warns; neither waits on it.
+func TestCacheFIFOManifest(t *testing.T) {
+	root, pkg := engineCache(t)
+	manifest := filepath.Join(pkg, "manifest.yaml")
+	os.Remove(manifest)
+	if err := syscall.Mkfifo(manifest, 0o644); err != nil {
+		t.Skipf("mkfifo: %v: a FIFO in a package was not tested", err)
+	}
+	code, out := runObjgc(t, 0, "cache", "verify", "--cache-dir", root)
+	if code != 1 || !strings.Contains(out, manifest) || !strings.Contains(out, "named pipe") {
+		t.Errorf("cache verify: exit %d, want 1 and the named pipe %s reported\n%s", code, manifest, out)
+	}
+	code, out = runObjgc(t, 0, "plan", "--cache-dir", root, mysqlModel(t))
+	if code != 0 || !strings.Contains(out, manifest) || !strings.Contains(out, "hierarchy_incomplete") {
+		t.Errorf("plan: exit %d, want 0 and a warning naming %s\n%s", code, manifest, out)
+	}
+}
+
+// Every cache command and plan that waits (here for a usage lock another
+// process holds exclusively, as a removal does) stops on the first SIGINT
+// or SIGTERM with 130.
+func TestCacheWaitSignal(t *testing.T) {
+	root, _ := engineCache(t)
+	unlock, err := lockfile.TryLockPath(filepath.Join(root, "0a1b2c3d4e5f60718293a4b5c6d7e8f9_usage.lock"), lockfile.Exclusive)
+	if err != nil || unlock == nil {
+		t.Fatalf("locking: %v", err)
+	}
+	defer unlock()
+	model := mysqlModel(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		for _, args := range [][]string{
+			{"cache", "verify", "--cache-dir", root},
+			{"plan", "--cache-dir", root, model},
+		} {
+			t.Run(sig.String()+"/"+args[0]+" "+args[1], func(t *testing.T) {
+				code, stderr := runObjgc(t, sig, args...)
+				if code != 130 {
+					t.Errorf("exit %d, want 130\n%s", code, stderr)
+				}
+			})
+		}
+	}
+}
