@@ -60,6 +60,10 @@ type cacheSubcommand struct {
 	// run does the work, with the options bound to the flags, which
 	// then hold the resolved settings.
 	run func(ctx context.Context, cacheDir string, args []string) error
+	// beforeBecome, when not nil, opens what the command reads outside
+	// the cache while the process still has root's rights, when it is
+	// about to become the cache's owner (pkgcache.OwnerToBecome).
+	beforeBecome func(ctx context.Context, args []string)
 }
 
 // cacheOutput are the settings every cache subcommand has. With
@@ -85,6 +89,20 @@ func (s cacheSubcommand) build(dir *string) *cobra.Command {
 		}
 		if f := s.out.Format; f != "text" && f != "json" {
 			return usageErrorf("--format must be text or json, not %q", f)
+		}
+		// Root does a cache's work as the cache's owner, before it
+		// opens anything under the root (docs/cache.md, "Owners").
+		owner, err := pkgcache.OwnerToBecome(cache)
+		if err != nil {
+			return err
+		}
+		if owner != nil {
+			if s.beforeBecome != nil {
+				s.beforeBecome(c.Context(), args)
+			}
+			if err := owner.Become(); err != nil {
+				return err
+			}
 		}
 		return s.run(c.Context(), cache, args)
 	}

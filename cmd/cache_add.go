@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	units "github.com/docker/go-units"
@@ -24,6 +25,9 @@ type cacheAddOptions struct {
 	Verbose         bool
 	Dir             string
 	Sources         []string
+	// opened are the local sources read before a root process became
+	// the cache's owner (see cacheSubcommand.beforeBecome).
+	opened map[string]*pkgcache.Source
 }
 
 // addFlags declares cache add's own flags, each bound to its field of o.
@@ -46,6 +50,16 @@ func newCacheAddCmd(streams *IO) cacheSubcommand {
 			opts.Dir = cache
 			opts.Sources = args
 			return runCacheAdd(ctx, streams, opts)
+		},
+		// The operator's archives and directories are read as root:
+		// the cache's owner may not be able to read them.
+		beforeBecome: func(ctx context.Context, args []string) {
+			o.opened = map[string]*pkgcache.Source{}
+			for _, src := range args {
+				if !strings.HasPrefix(src, "http://") && !strings.HasPrefix(src, "https://") {
+					o.opened[src] = pkgcache.OpenSource(ctx, src, o.MaxUnpackedSize.Bytes, o.MaxEntries)
+				}
+			}
 		},
 		cmd: &cobra.Command{
 			Use:   "add SRC...",
@@ -115,10 +129,18 @@ func runCacheAdd(ctx context.Context, streams *IO, opts cacheAddOptions) error {
 	c.ConnectTimeout, c.HeaderTimeout, c.IdleTimeout = opts.ConnectTimeout, opts.HeaderTimeout, opts.IdleTimeout
 	out := cacheAddJSON{Added: []cacheAddedJSON{}, Failed: []cacheAddFailure{}}
 	locked, inUse := 0, 0
+	for _, s := range opts.opened {
+		defer s.Close()
+	}
 	for _, src := range opts.Sources {
 		add := c.Add
 		if opts.Force {
 			add = c.Reinstall
+		}
+		if s, ok := opts.opened[src]; ok {
+			add = func(ctx context.Context, src string) (pkgcache.AddResult, error) {
+				return c.AddSource(ctx, src, s, opts.Force)
+			}
 		}
 		res, err := add(ctx, src)
 		if err != nil {

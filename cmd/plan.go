@@ -153,7 +153,8 @@ func checkInputFlags(model, snapFile, graphFile string) error {
 // hierarchy and package hook. An existing directory that is not a cache
 // is taken as a cache not filled yet. A cache in an earlier objgc layout
 // is an error (pkgcache.ErrOldLayout, which says how to migrate), and so
-// is one that belongs to another user (pkgcache.ErrNotOwner): going on
+// is one that belongs to another user (pkgcache.ErrNotOwner), and one whose
+// root users other than its owner may write (pkgcache.ErrUnsafeRoot): going on
 // without those packages would plan and run without their class
 // hierarchies and hooks. trust lets the hooks of packages the engine
 // unpacked run (pkgcache.Session.TrustEnginePackages).
@@ -166,7 +167,7 @@ func openPackages(streams *IO, dir, from string, trust bool) (*pkgcache.Session,
 	}
 	c, err := pkgcache.OpenExisting(dir)
 	switch {
-	case errors.Is(err, pkgcache.ErrOldLayout):
+	case errors.Is(err, pkgcache.ErrOldLayout), errors.Is(err, pkgcache.ErrUnsafeRoot):
 		return nil, err
 	case err != nil:
 		fmt.Fprintf(streams.Err, "objgc: package cache %s not used: %s\n", term(dir), term(err.Error()))

@@ -85,11 +85,21 @@ func (c *Cache) Reinstall(ctx context.Context, src string) (AddResult, error) {
 	return c.add(ctx, src, true)
 }
 
+// AddSource is Add (Reinstall with force) of src read from s, which
+// OpenSource opened ahead.
+func (c *Cache) AddSource(ctx context.Context, src string, s *Source, force bool) (AddResult, error) {
+	return c.addFrom(ctx, src, s, force)
+}
+
 func (c *Cache) add(ctx context.Context, src string, force bool) (AddResult, error) {
+	return c.addFrom(ctx, src, nil, force)
+}
+
+func (c *Cache) addFrom(ctx context.Context, src string, pre *Source, force bool) (AddResult, error) {
 	if c.ownerErr != nil {
 		return AddResult{}, c.ownerErr
 	}
-	arc, err := c.fetch(ctx, src)
+	arc, err := c.fetch(ctx, src, pre)
 	if err != nil {
 		return AddResult{}, err
 	}

@@ -42,9 +42,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 	"unicode"
@@ -119,6 +121,13 @@ var (
 	// ErrNotOwner: the process is neither the owner of the cache root nor
 	// root (see OwnerError).
 	ErrNotOwner = errors.New("package cache belongs to another user")
+	// ErrUnsafeRoot: the cache root can be written by users other than
+	// its owner and root (group or other write permission, without the
+	// sticky bit): any of them could put links or files there, and no
+	// rule of objgc's would tell theirs from the owner's. Refused, as
+	// OpenSSH refuses such a ~/.ssh and git a repository owned by someone
+	// else.
+	ErrUnsafeRoot = errors.New("package cache root is writable by other users")
 )
 
 // OldLayoutError is a cache in a layout of an earlier objgc:
@@ -258,6 +267,9 @@ func openAt(root string) (*Cache, error) {
 		if err := c.openHandle(); err != nil {
 			return nil, err
 		}
+		if err := c.checkRootMode(); err != nil {
+			return nil, err
+		}
 		if o, ok := c.rootOwner(); ok {
 			c.own, c.ownerErr = decideOwner(abs, o)
 		}
@@ -324,6 +336,21 @@ func OpenExisting(root string) (*Cache, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// checkRootMode refuses a root that users other than its owner (and
+// root) may write: group or other write permission without the sticky
+// bit (the sticky bit lets each user rename and delete only their own
+// names, as in /tmp).
+func (c *Cache) checkRootMode() error {
+	st, err := c.fsys.Stat(".")
+	if err != nil {
+		return fmt.Errorf("opening package cache %s: %w", c.root, err)
+	}
+	if m := st.Mode(); m.Perm()&0o022 != 0 && m&fs.ModeSticky == 0 && runtime.GOOS != "windows" {
+		return fmt.Errorf("%w: %s has mode %s; run chmod go-w %s", ErrUnsafeRoot, c.root, m.Perm(), c.root)
+	}
+	return nil
 }
 
 // CheckOwner returns the *OwnerError that refuses any change to the cache

@@ -71,8 +71,8 @@ func (c *Cache) newTempFile() (*os.File, func(), error) {
 
 // fetch copies src (file, directory or URL) into a temp file under tmp/,
 // computing its sha256, and never more than MaxUnpackedSize bytes.
-func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err error) {
-	if !isURL(src) {
+func (c *Cache) fetch(ctx context.Context, src string, pre *Source) (_ *archiveFile, err error) {
+	if !isURL(src) && pre == nil {
 		// A named pipe would be waited on, in open(2), where no
 		// signal reaches: refused before tmp/ is touched.
 		if _, err := inputfile.Check(src); errors.Is(err, inputfile.ErrNotRegular) {
@@ -94,6 +94,20 @@ func (c *Cache) fetch(ctx context.Context, src string) (_ *archiveFile, err erro
 	w := io.MultiWriter(f, h)
 	limit := c.maxUnpacked()
 	switch {
+	case pre != nil:
+		if pre.err != nil {
+			return nil, pre.err
+		}
+		if _, err := pre.f.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("adding %s: %w", src, err)
+		}
+		n, err := io.Copy(w, io.LimitReader(ctxReader{ctx, pre.f}, limit+1))
+		if err != nil {
+			return nil, fmt.Errorf("adding %s: %w", src, err)
+		}
+		if n > limit {
+			return nil, &InvalidPackageError{Source: src, Reason: fmt.Sprintf("archive is larger than the limit of %d bytes", limit)}
+		}
 	case isURL(src):
 		if err := c.download(ctx, src, w, limit); err != nil {
 			return nil, err
@@ -322,4 +336,70 @@ func canonicalMode(m fs.FileMode) fs.FileMode {
 		return 0o755
 	}
 	return 0o644
+}
+
+// Source is a local source of Add (an archive or a package directory)
+// opened ahead by OpenSource, with the rights of whoever opened it: a
+// root process opens the operator's files before it becomes the cache's
+// owner (Owner.Become), who may not be able to read them.
+type Source struct {
+	f   *os.File // the archive, or the canonical zip of the directory in an unlinked temporary file
+	err error    // why the source cannot be added; Add returns it
+}
+
+// Close closes the source.
+func (s *Source) Close() {
+	if s.f != nil {
+		s.f.Close()
+	}
+}
+
+// OpenSource opens the local source src as Add would read it: a regular
+// file as it is (never waiting on a FIFO), a directory (or a link to one)
+// as its canonical zip, at most limit bytes and maxEntries entries (zero:
+// the defaults), written to an unlinked file in the system's temporary
+// directory. A source that cannot be opened is not an error here: Add of
+// it returns the error (*InvalidPackageError when the source is bad).
+func OpenSource(ctx context.Context, src string, limit int64, maxEntries int) *Source {
+	if limit <= 0 {
+		limit = DefaultMaxUnpackedSize
+	}
+	if maxEntries <= 0 {
+		maxEntries = DefaultMaxEntries
+	}
+	st, err := inputfile.Check(src)
+	if errors.Is(err, inputfile.ErrNotRegular) {
+		return &Source{err: &InvalidPackageError{Source: src, Reason: fmt.Sprintf("%s; give a zip archive, a package directory or a URL", unwrapNotRegular(err))}}
+	}
+	if err != nil {
+		return &Source{err: fmt.Errorf("adding %s: %w", src, err)}
+	}
+	if !st.IsDir() {
+		f, _, err := inputfile.Open(src)
+		if errors.Is(err, inputfile.ErrNotRegular) {
+			return &Source{err: &InvalidPackageError{Source: src, Reason: unwrapNotRegular(err)}}
+		}
+		if err != nil {
+			return &Source{err: fmt.Errorf("adding %s: %w", src, err)}
+		}
+		return &Source{f: f}
+	}
+	dir, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return &Source{err: fmt.Errorf("adding %s: %w", src, err)}
+	}
+	f, err := os.CreateTemp("", "objgc-source-")
+	if err != nil {
+		return &Source{err: fmt.Errorf("adding %s: %w", src, err)}
+	}
+	os.Remove(f.Name())
+	if err := zipDir(ctx, dir, f, limit, maxEntries); err != nil {
+		f.Close()
+		var ip *InvalidPackageError
+		if errors.As(err, &ip) {
+			return &Source{err: err}
+		}
+		return &Source{err: fmt.Errorf("adding %s: %w", src, err)}
+	}
+	return &Source{f: f}
 }

@@ -94,10 +94,12 @@ func TestOwnerOtherUserRefused(t *testing.T) {
 	}
 	src := writeFile(t, dir, "mysql.zip", zipPackage(t, testPkg("com.example.databases.MySql"), nil))
 	root := filepath.Join(dir, "cache")
-	if err := os.Mkdir(root, 0o777); err != nil { // writable: only the rule stops it
+	// Writable by all, sticky as /tmp (a root writable without the
+	// sticky bit is refused to all): only the owner rule stops it.
+	if err := os.Mkdir(root, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	os.Chmod(root, 0o777)
+	os.Chmod(root, 0o777|os.ModeSticky)
 	cmd := exec.Command(bin, "-test.run=^$")
 	cmd.Env = append(os.Environ(), "PKGCACHE_HELPER=openadd", "PKGCACHE_ROOT="+root, "PKGCACHE_SOURCES="+src, "HOME="+dir, "GOCOVERDIR=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
