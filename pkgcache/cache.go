@@ -190,6 +190,12 @@ type Cache struct {
 	// opened, created, renamed and removed (see rootfs.go); nil until the
 	// root exists.
 	fsys *os.Root
+	// h, when not nil, are handles on .objgc/'s directories for a run
+	// that removes many packages (see withHandles).
+	h *metaHandles
+	// rootDir is the root directory opened through fsys, for the
+	// openat(2) of the in-use probe (one system call per package).
+	rootDir *os.File
 	// own, when not nil, is the owner of the root, to whom everything
 	// objgc creates is given (a root process on another user's cache).
 	own *owner
@@ -575,6 +581,9 @@ func safeComponent(s string, re *regexp.Regexp) bool {
 // lock file that does not exist is held by nobody, and is not created:
 // listing a cache does not leave a lock file per package behind.
 func (c *Cache) inUse(id string) bool {
+	if c.rootDir != nil {
+		return lockfile.HeldAt(c.rootDir, id+usageSuffix)
+	}
 	return lockfile.HeldIn(c.fsys, id+usageSuffix)
 }
 
@@ -676,7 +685,16 @@ func (c *Cache) touchLastUse(id string) {
 // lastUse returns the marker's mtime, or the zero time (also for a marker
 // that is not a regular file: it is reported, not read).
 func (c *Cache) lastUse(id string) time.Time {
-	st, err := c.lstat(c.lastUsePath(id))
+	var st fs.FileInfo
+	var err error
+	switch {
+	case c.h != nil && c.h.noLastUse:
+		return time.Time{}
+	case c.h != nil && c.h.lastuse != nil:
+		st, err = c.h.lastuse.Lstat(id)
+	default:
+		st, err = c.lstat(c.lastUsePath(id))
+	}
 	if err != nil || !st.Mode().IsRegular() {
 		return time.Time{}
 	}

@@ -67,7 +67,7 @@ func (c *Cache) entryInfo(recs *os.File, fullName, version, id string, withInUse
 	dir := c.entryDir(fullName, version, id)
 	e := Entry{FullName: fullName, Version: version, ID: id, Dir: dir, InstalledBy: installedByEngine}
 	if rec, err := c.readRecordHeaderIn(recs, id); err == nil && rec.matches(fullName, version, id) {
-		if !c.isDir(dir) {
+		if recs == nil && !c.isDir(dir) { // a listing (recs) just saw the directory
 			return e, fs.ErrNotExist
 		}
 		e.Size, e.Installed, e.InstalledBy = rec.Size, rec.Installed, installedByObjgc
@@ -118,6 +118,9 @@ func (c *Cache) openRecords() (*os.File, error) {
 // readRecordHeaderIn reads the digests record of id from the records
 // directory recs (opened here when nil) without its file list.
 func (c *Cache) readRecordHeaderIn(recs *os.File, id string) (*digestRecord, error) {
+	if recs == nil && c.h != nil && c.h.recordsDir != nil {
+		recs = c.h.recordsDir
+	}
 	if recs == nil {
 		d, err := c.openRecords()
 		if err != nil {
@@ -280,7 +283,18 @@ func (c *Cache) scan() ([]entryKey, error) {
 // returned in other.
 func (c *Cache) scanFullName(fn string, withSize bool) (keys []entryKey, other []Unclassified) {
 	fdir := c.fullNameDir(fn)
-	versions, err := c.readDir(fdir)
+	var f *os.File
+	var err error
+	if c.rootDir != nil {
+		f, err = c.openDirAt(c.rootDir, c.root, fn)
+	} else {
+		f, err = c.openNoFollow(fdir, os.O_RDONLY|dirFlag, true)
+	}
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	versions, err := readDirFile(f, fdir)
 	if err != nil {
 		return nil, nil
 	}
@@ -290,7 +304,9 @@ func (c *Cache) scanFullName(fn string, withSize bool) (keys []entryKey, other [
 			other = append(other, c.unclassified(vdir, v.mode, problemVersion, withSize))
 			continue
 		}
-		ids, err := c.readDir(vdir)
+		// The version directory is opened relative to the FullName
+		// directory just read, without following a link.
+		ids, err := c.readSubdir(f, fdir, v.name)
 		if err != nil {
 			continue
 		}
@@ -384,8 +400,15 @@ func (c *Cache) list(ctx context.Context, withInUse, partial, withSize bool) ([]
 		return nil, nil, err
 	}
 	other = append(other, c.metaProblems()...)
-	recs, _ := c.openRecords() // none yet: every package is the engine's
-	if recs != nil {
+	if c.h == nil {
+		cc, closeHandles := c.withHandles(false)
+		defer closeHandles()
+		c = cc
+	}
+	var recs *os.File
+	if c.h != nil {
+		recs = c.h.recordsDir
+	} else if recs, _ = c.openRecords(); recs != nil { // none yet: every package is the engine's
 		defer recs.Close()
 	}
 	// Workers take one FullName at a time: its versions, their ids, and

@@ -116,6 +116,8 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		return res, err
 	}
 	defer unlock()
+	c, closeHandles := c.withHandles(!opts.DryRun)
+	defer closeHandles()
 
 	// In-use flags are needed to count in-use packages against MaxSize and
 	// to report a dry run; a real removal learns it from the lock itself.

@@ -118,6 +118,9 @@ func (c *Cache) forget(fullName, version, id, installedBy string) {
 // sight (it never looks in .objgc/), on the same file system, so the
 // rename is one step. A prune removes those left by killed processes.
 func (c *Cache) trashName() (string, error) {
+	if c.h != nil && c.h.trash != nil {
+		return filepath.Join(c.trashDir(), randomSuffix()), nil
+	}
 	if err := c.mkdirAll(c.trashDir()); err != nil {
 		return "", err
 	}

@@ -59,6 +59,7 @@ func (c *Cache) openHandle() error {
 		return fmt.Errorf("opening package cache: %w", err)
 	}
 	c.fsys = r
+	c.rootDir, _ = r.Open(".")
 	return nil
 }
 
@@ -83,6 +84,9 @@ func (c *Cache) isLink(path string) bool {
 }
 
 func (c *Cache) remove(path string) error {
+	if r := c.handleFor(filepath.Dir(path)); r != nil {
+		return r.Remove(filepath.Base(path))
+	}
 	rel, err := c.rel(path)
 	if err != nil {
 		return err
@@ -93,6 +97,9 @@ func (c *Cache) remove(path string) error {
 // removeAll removes path and what is under it, never following a link
 // (a link is removed, not what it points to).
 func (c *Cache) removeAll(path string) error {
+	if r := c.handleFor(filepath.Dir(path)); r != nil {
+		return r.RemoveAll(filepath.Base(path))
+	}
 	rel, err := c.rel(path)
 	if err != nil {
 		return err
@@ -216,9 +223,16 @@ func (c *Cache) openNoFollow(path string, flag int, dir bool) (*os.File, error) 
 	if err := wantKind(path, before.Mode(), dir); err != nil {
 		return nil, err
 	}
-	f, err := c.fsys.OpenFile(rel, flag|nonblockFlag|noatimeFlag, 0)
+	// O_DIRECTORY fails on anything but a directory before open(2)
+	// could wait on a FIFO: a directory needs no O_NONBLOCK (which would
+	// only make Go try to register it with its poller).
+	nb := nonblockFlag
+	if dir && dirFlag != 0 {
+		nb = 0
+	}
+	f, err := c.fsys.OpenFile(rel, flag|nb|noatimeFlag, 0)
 	if err != nil && noatimeFlag != 0 && errors.Is(err, fs.ErrPermission) {
-		f, err = c.fsys.OpenFile(rel, flag|nonblockFlag, 0)
+		f, err = c.fsys.OpenFile(rel, flag|nb, 0)
 	}
 	if err != nil {
 		return nil, err
@@ -415,4 +429,57 @@ func (c *Cache) hashFile(p string, h hash.Hash) (string, int64, error) {
 		return "", 0, err
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// metaHandles are handles on objgc's directories in .objgc/, opened once
+// for a run that removes many packages (Prune), so that each removal
+// works on them directly rather than resolving .objgc/<dir>/ beneath the
+// root again: the same boundary, fewer system calls.
+type metaHandles struct {
+	records, lastuse, trash *os.Root
+	recordsDir              *os.File // records, for readHeadAt
+	noLastUse               bool     // .objgc/lastuse/ does not exist: no package has a marker
+}
+
+// withHandles returns a copy of c whose removals use handles on
+// .objgc/records/, .objgc/lastuse/ and, with trash, .objgc/trash/ (each
+// when it is a directory; the trash is created), and what closes them.
+func (c *Cache) withHandles(trash bool) (*Cache, func()) {
+	h := &metaHandles{}
+	if trash && c.mkdirAll(c.trashDir()) == nil {
+		h.trash, _ = c.subRoot(c.trashDir())
+	}
+	h.records, _ = c.subRoot(c.recordsDir())
+	var err error
+	h.lastuse, err = c.subRoot(c.lastUseDir())
+	h.noLastUse = errors.Is(err, fs.ErrNotExist)
+	h.recordsDir, _ = c.openRecords()
+	cc := *c
+	cc.h = h
+	return &cc, func() {
+		for _, r := range []*os.Root{h.records, h.lastuse, h.trash} {
+			if r != nil {
+				r.Close()
+			}
+		}
+		if h.recordsDir != nil {
+			h.recordsDir.Close()
+		}
+	}
+}
+
+// handleFor returns the handle on dir, when c has one, else nil.
+func (c *Cache) handleFor(dir string) *os.Root {
+	if c.h == nil {
+		return nil
+	}
+	switch dir {
+	case c.recordsDir():
+		return c.h.records
+	case c.lastUseDir():
+		return c.h.lastuse
+	case c.trashDir():
+		return c.h.trash
+	}
+	return nil
 }

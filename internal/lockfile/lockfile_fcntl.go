@@ -142,9 +142,11 @@ func closeFile(f *os.File) {
 // answered from the table without opening it. A file that does not exist
 // is held by nobody and is not created. Errors other than "does not
 // exist" count as held.
-func Held(path string) bool {
+func Held(path string) bool { return heldAt(unix.AT_FDCWD, path) }
+
+func heldAt(dirfd int, path string) bool {
 	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
+	if err := unix.Fstatat(dirfd, path, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return !errors.Is(err, unix.ENOENT)
 	}
 	tableMu.Lock()
@@ -159,7 +161,7 @@ func Held(path string) bool {
 	if mine {
 		return true
 	}
-	return conflicts(path, unix.F_GETLK)
+	return conflictsAt(dirfd, path, unix.F_GETLK)
 }
 
 // heldOpen is Held for a lock file already open (HeldIn): this process's

@@ -59,3 +59,5 @@ func heldOpen(f *os.File) bool {
 	}
 	return ferr != nil || lk.Type != unix.F_UNLCK
 }
+
+func heldAt(dirfd int, name string) bool { return conflictsAt(dirfd, name, unix.F_OFD_GETLK) }

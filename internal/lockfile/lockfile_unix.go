@@ -75,7 +75,14 @@ func fcntlLock(f *os.File, cmd int, lk *unix.Flock_t) (bool, error) {
 // guess. The open is read-only: a lock file owned by another user can be
 // probed.
 func conflicts(path string, getlk int) bool {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	return conflictsAt(unix.AT_FDCWD, path, getlk)
+}
+
+// conflictsAt is conflicts for the name in the directory open as dirfd
+// (openat(2)): the name is resolved beneath that directory, the last
+// component not followed.
+func conflictsAt(dirfd int, name string, getlk int) bool {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return false
 	}
@@ -91,4 +98,19 @@ func conflicts(path string, getlk int) bool {
 		}
 	}
 	return err != nil || lk.Type != unix.F_UNLCK
+}
+
+// HeldAt is Held for the lock file name in the directory dir (a
+// directory opened beneath a root's handle, see LockIn): resolved with
+// openat(2) beneath dir, never following a link; as cheap as Held.
+func HeldAt(dir *os.File, name string) bool {
+	rc, err := dir.SyscallConn()
+	if err != nil {
+		return true
+	}
+	held := true
+	if err := rc.Control(func(fd uintptr) { held = heldAt(int(fd), name) }); err != nil {
+		return true
+	}
+	return held
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/windows"
 )
@@ -73,3 +74,6 @@ func heldOpen(f *os.File) bool {
 	unlockFile(f)
 	return false
 }
+
+// HeldAt is Held for the lock file name in the directory dir.
+func HeldAt(dir *os.File, name string) bool { return Held(filepath.Join(dir.Name(), name)) }
