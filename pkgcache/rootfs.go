@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/objgc/objgc/internal/atomicfile"
 	"github.com/objgc/objgc/internal/lockfile"
@@ -410,10 +409,6 @@ func (c *Cache) readDir(dir string) ([]dirEntry, error) {
 	defer f.Close()
 	return readDirFile(f, dir)
 }
-
-// isHidden reports whether a name at the root is objgc's (.objgc) or
-// another dot name: no FullName starts with a dot.
-func isHidden(name string) bool { return strings.HasPrefix(name, ".") }
 
 // hashFile returns the hex sha256 and size of the regular file at p
 // beneath the root (see openNoFollow).
