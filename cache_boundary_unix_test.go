@@ -138,3 +138,36 @@ func TestCacheWaitSignal(t *testing.T) {
 		}
 	}
 }
+
+// A link where the layout has none is reported by cache list and cache
+// prune (as a warning naming it), never followed; what cannot be
+// classified keeps prune --max-size from reporting the policy met.
+func TestCacheListPruneReportLinks(t *testing.T) {
+	root, _ := engineCache(t)
+	out := filepath.Join(t.TempDir(), "outside")
+	if err := os.MkdirAll(filepath.Join(out, "1.0.0", "ffffffffffffffffffffffffffffffff"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	evil := filepath.Join(root, "evil")
+	if err := os.Symlink(out, evil); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(root, "bad..name")
+	if err := os.Mkdir(big, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(big, "blob"), make([]byte, 2<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, list := runObjgc(t, 0, "cache", "list", "--cache-dir", root)
+	if code != 0 || !strings.Contains(list, "warning: "+evil) || !strings.Contains(list, "symbolic link") || strings.Contains(list, "ffffffffffff") {
+		t.Errorf("cache list: exit %d, want the link %s warned of and nothing behind it listed\n%s", code, evil, list)
+	}
+	code, prune := runObjgc(t, 0, "cache", "prune", "--cache-dir", root, "--max-size", "1MiB", "--quiet")
+	if code != 3 || !strings.Contains(prune, "policy not met") || !strings.Contains(prune, evil) {
+		t.Errorf("cache prune --max-size 1MiB: exit %d, want 3, the link warned of and the policy not met\n%s", code, prune)
+	}
+	if _, err := os.Stat(filepath.Join(out, "1.0.0", "ffffffffffffffffffffffffffffffff")); err != nil {
+		t.Errorf("prune reached through the link: %v", err)
+	}
+}
