@@ -159,7 +159,7 @@ type OwnerError struct {
 }
 
 func (e *OwnerError) Error() string {
-	return fmt.Sprintf("package cache %s belongs to %s (uid %d), not to uid %d: objgc would leave files there that %s could not lock or delete; run objgc as that user (sudo -u %s objgc ...), or as root, which gives what it creates to %s",
+	return fmt.Sprintf("package cache %s belongs to %s (uid %d), not to uid %d: objgc would leave files there that %s could not lock or delete; run objgc as that user (sudo -u %s objgc ...), or as root, which does the cache's work as %s",
 		e.Root, e.Owner, e.UID, e.Self, e.Owner, e.Owner, e.Owner)
 }
 
