@@ -290,10 +290,14 @@ func TestRecordCheckedAgainstPlace(t *testing.T) {
 		t.Errorf("List: %+v, %v; want the package the engine's", list, err)
 	}
 	s := c.NewSession()
-	defer s.Close()
 	p, err := s.Package(ctx, e.FullName, e.Version)
 	if err != nil || p.RunsHooks {
 		t.Errorf("Session.Package: %+v, %v; want a package whose hooks do not run", p, err)
+	}
+	s.Close()
+	res, err := c.Verify(ctx)
+	if err != nil || !hasProblem(res.Problems, c.recordPath(engineID), "not believed") {
+		t.Errorf("Verify: %+v, %v; want the record %s reported", res, err, c.recordPath(engineID))
 	}
 }
 

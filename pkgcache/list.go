@@ -680,6 +680,11 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 				if _, err := c.loadEntry(ctx, e.Dir); err != nil {
 					probs = []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + err.Error()}}
 				}
+				if rec, err := c.readRecordHeader(k.id); err == nil && !rec.matches(k.fullName, k.version, k.id) {
+					// A record of this id that describes another place
+					// is not believed: said, never followed.
+					probs = append(probs, Problem{Path: c.recordPath(k.id), Problem: fmt.Sprintf("digests record describes %s %s (%s), not this package: not believed; the package counts as the engine's", rec.FullName, rec.Version, rec.ID)})
+				}
 			}
 			for _, p := range probs {
 				p.FullName, p.Version, p.ID = k.fullName, k.version, k.id
