@@ -614,9 +614,16 @@ func (c *Cache) lockFile(ctx context.Context, path string, mode lockfile.Mode, w
 	if err != nil {
 		return nil, err
 	}
-	if wait {
+	switch {
+	case c.rootDir != nil && filepath.Dir(path) == c.root && wait:
+		// A lock file at the root (the engine's): openat on the root's
+		// descriptor, as cheap as a path.
+		unlock, err = lockfile.LockAt(ctx, c.rootDir, rel, path, mode)
+	case c.rootDir != nil && filepath.Dir(path) == c.root:
+		unlock, err = lockfile.TryLockAt(c.rootDir, rel, path, mode)
+	case wait:
 		unlock, err = lockfile.LockIn(ctx, c.fsys, rel, path, mode)
-	} else {
+	default:
 		unlock, err = lockfile.TryLockIn(c.fsys, rel, path, mode)
 	}
 	if err != nil || unlock == nil {

@@ -107,7 +107,8 @@ func Open(what, path string, flag int, perm os.FileMode) (*os.File, error) {
 // that errors show.
 type place struct {
 	root *os.Root // nil: path alone
-	name string   // beneath root
+	dir  *os.File // or a directory opened beneath such a handle (openat)
+	name string   // beneath root or in dir
 	path string
 }
 
@@ -137,6 +138,23 @@ func (p place) readlink() (string, error) {
 // check is caught by the fstat comparison below, and by Current after a
 // lock).
 func (p place) open(what string, flag int, perm os.FileMode) (*os.File, error) {
+	if p.dir != nil {
+		f, err := openAtDir(p.dir, p.name, flag, perm)
+		if err != nil {
+			if fi, lerr := os.Lstat(p.path); lerr == nil && !fi.Mode().IsRegular() {
+				return nil, p.notRegular(what, fi)
+			}
+			return nil, fmt.Errorf("opening %s %s: %w", what, p.path, err)
+		}
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", what, p.path, err)
+			}
+			return nil, p.notRegular(what, fi)
+		}
+		return f, nil
+	}
 	if p.root != nil {
 		fi, err := p.root.Lstat(p.name)
 		switch {
@@ -257,6 +275,9 @@ func (p place) current(f *os.File) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if p.dir != nil {
+		return sameAtDir(p.dir, p.name, fi)
+	}
 	pi, err := p.lstat()
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -324,6 +345,20 @@ func Lock(ctx context.Context, path string, mode Mode) (unlock func(), err error
 // looks at name beneath r. path is what errors show.
 func LockIn(ctx context.Context, r *os.Root, name, path string, mode Mode) (unlock func(), err error) {
 	return in(r, name, path).lock(ctx, mode)
+}
+
+// LockAt is Lock on the lock file name in the directory dir, opened
+// beneath a root's handle (see LockIn): opened with openat(2) relative to
+// dir, never following a link, never waiting on a FIFO, and checked after
+// the lock with fstatat(2) relative to dir. It costs what Lock costs on a
+// path. path is what errors show.
+func LockAt(ctx context.Context, dir *os.File, name, path string, mode Mode) (unlock func(), err error) {
+	return place{dir: dir, name: name, path: path}.lock(ctx, mode)
+}
+
+// TryLockAt is TryLockPath on the lock file name in dir (see LockAt).
+func TryLockAt(dir *os.File, name, path string, mode Mode) (unlock func(), err error) {
+	return place{dir: dir, name: name, path: path}.tryLock(mode)
 }
 
 // TryLockIn is TryLockPath on the lock file name beneath r (see LockIn).

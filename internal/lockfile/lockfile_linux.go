@@ -29,13 +29,13 @@ func closeFile(f *os.File) { f.Close() }
 // Held reports whether some process (or another open file of this one)
 // holds a lock on the lock file at path: a write lock over the whole file
 // would conflict (F_OFD_GETLK). A file that does not exist is held by
-// nobody and is not created. It costs three system calls (open, fcntl,
-// close; no fstat and no *os.File) because the package cache asks it of
-// every package it lists. The open is read-only (F_OFD_GETLK needs no
-// write access, so a lock file owned by another user can be probed), does
-// not follow a link and does not wait on a FIFO (O_NOFOLLOW|O_NONBLOCK).
-// Errors other than "does not exist" count as held, so that nobody acts on
-// a guess.
+// nobody and is not created. It costs four system calls (open, fstat,
+// fcntl, close; no *os.File) because the package cache asks it of every
+// package it lists. The open is read-only (F_OFD_GETLK needs no write
+// access, so a lock file owned by another user can be probed), does not
+// follow a link and does not wait on a FIFO (O_NOFOLLOW|O_NONBLOCK).
+// Anything but a regular file counts as held, and so do errors other
+// than "does not exist", so that nobody acts on a guess.
 func Held(path string) bool {
 	return conflicts(path, unix.F_OFD_GETLK)
 }

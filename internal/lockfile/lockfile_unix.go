@@ -90,6 +90,10 @@ func conflictsAt(dirfd int, name string, getlk int) bool {
 		return true
 	}
 	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return true // not a lock file: nobody acts on it
+	}
 	lk := wholeFile(unix.F_WRLCK)
 	for {
 		err = unix.FcntlFlock(uintptr(fd), getlk, &lk)
@@ -113,4 +117,62 @@ func HeldAt(dir *os.File, name string) bool {
 		return true
 	}
 	return held
+}
+
+// openAtDir opens name in the directory dir with openat(2), never
+// following a link (O_NOFOLLOW) and never waiting for a FIFO's peer
+// (O_NONBLOCK, cleared again before the file is handed to Go, which then
+// does not try its poller on it).
+func openAtDir(dir *os.File, name string, flag int, perm os.FileMode) (*os.File, error) {
+	rc, err := dir.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd := -1
+	var oerr error
+	if err := rc.Control(func(dfd uintptr) {
+		for {
+			fd, oerr = unix.Openat(int(dfd), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
+			if oerr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if oerr != nil {
+		return nil, oerr
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// sameAtDir reports whether name in dir (fstatat(2), not following a
+// link) is the file fi describes; a missing name is false, nil.
+func sameAtDir(dir *os.File, name string, fi os.FileInfo) (bool, error) {
+	want, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false, errors.New("no inode number")
+	}
+	rc, err := dir.SyscallConn()
+	if err != nil {
+		return false, err
+	}
+	var st unix.Stat_t
+	var serr error
+	if err := rc.Control(func(dfd uintptr) {
+		serr = unix.Fstatat(int(dfd), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}); err != nil {
+		return false, err
+	}
+	if errors.Is(serr, unix.ENOENT) {
+		return false, nil
+	}
+	if serr != nil {
+		return false, serr
+	}
+	return uint64(st.Dev) == uint64(want.Dev) && uint64(st.Ino) == uint64(want.Ino), nil
 }

@@ -77,3 +77,20 @@ func heldOpen(f *os.File) bool {
 
 // HeldAt is Held for the lock file name in the directory dir.
 func HeldAt(dir *os.File, name string) bool { return Held(filepath.Join(dir.Name(), name)) }
+
+// openAtDir opens name in the directory dir.
+func openAtDir(dir *os.File, name string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(filepath.Join(dir.Name(), name), flag, perm)
+}
+
+// sameAtDir reports whether name in dir is the file fi describes.
+func sameAtDir(dir *os.File, name string, fi os.FileInfo) (bool, error) {
+	pi, err := os.Lstat(filepath.Join(dir.Name(), name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fi, pi), nil
+}
