@@ -299,6 +299,10 @@ func resolveApplyInputs(opts *applyOptions) (*applyInputs, *destroy.PlanFile, er
 			return nil, nil, err
 		}
 		ai.onDangling = sp.OnDangling
+		// What plan was told of hooks holds for its apply; apply's own
+		// flags can only add to it (checkNoHooks).
+		opts.NoHooks = opts.NoHooks || sp.NoHooks
+		opts.RequireHooks = opts.RequireHooks || sp.RequireHooks
 		ai.planModel = sp.Inputs[len(sp.Inputs)-1].Path
 		for _, g := range sp.Groups {
 			ai.planObjects += len(g.Objects)
@@ -493,7 +497,7 @@ func applyFinder(streams *IO, opts *applyOptions, sp *destroy.PlanFile) (*destro
 	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return nil, err
 	}
-	if opts.NoHooks && sp == nil {
+	if opts.NoHooks && (sp == nil || sp.NoHooks) {
 		// No hooks dir, no package cache: nothing is looked up, so
 		// nothing runs.
 		return &destroy.HookFinder{}, nil
@@ -569,7 +573,7 @@ func checkNoHooks(opts *applyOptions, planFile string, sp *destroy.PlanFile) err
 		return nil
 	}
 	if opts.RequireHooks {
-		return usageErrorf("--no-hooks runs no hook, and --require-hooks refuses a doomed object without a destroy hook: give one or the other")
+		return checkNoHooksDirs(true, true, nil, "")
 	}
 	if sp != nil {
 		if len(sp.HooksDirs) > 0 {
@@ -581,9 +585,20 @@ func checkNoHooks(opts *applyOptions, planFile string, sp *destroy.PlanFile) err
 		}
 		return nil
 	}
-	if len(opts.HooksDirs) > 0 {
+	return checkNoHooksDirs(true, opts.RequireHooks, opts.HooksDirs, opts.hooksDirsFrom)
+}
+
+// checkNoHooksDirs refuses --no-hooks (noHooks) with --require-hooks or
+// with hooks dirs (dirs, set by from): plan and apply alike.
+func checkNoHooksDirs(noHooks, requireHooks bool, dirs []string, from string) error {
+	switch {
+	case !noHooks:
+		return nil
+	case requireHooks:
+		return usageErrorf("--no-hooks runs no hook, and --require-hooks refuses a doomed object without a destroy hook: give one or the other")
+	case len(dirs) > 0:
 		return usageErrorf("--no-hooks runs no hook, and %s gives hooks dirs (%s): give one or the other",
-			opts.hooksDirsFrom, strings.Join(opts.HooksDirs, ", "))
+			from, strings.Join(dirs, ", "))
 	}
 	return nil
 }

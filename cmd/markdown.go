@@ -222,13 +222,8 @@ func markdownHead(doc *destroy.PlanFile, names []string) string {
 	fmt.Fprintln(&b, "| to destroy | groups | notifications | warnings | dropped | dangling references | without a destroy hook |")
 	fmt.Fprintln(&b, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Destroy, s.Groups, s.Notifications, s.Warnings, s.Dropped, s.DanglingReferences, s.WithoutDestroyHook)
-	dangling := doc.OnDangling == "error" && s.DanglingReferences > 0
-	if s.ApplyRefuses && !dangling {
-		fmt.Fprintf(&b, "**Apply would refuse:** a hook cannot run (see the `hook_cannot_run` warnings).\n\n")
-	}
-	if dangling {
-		fmt.Fprintf(&b, "**Apply would refuse:** %d dangling %s to doomed objects (use `--on-dangling=keep` to destroy them and keep them flagged destroyed).\n\n",
-			s.DanglingReferences, plural(s.DanglingReferences, "reference", "references"))
+	for _, r := range s.Refusals {
+		fmt.Fprintf(&b, "**Apply would refuse:** %s.\n\n", mdText(r.Message))
 	}
 	if s.Destroy == 0 {
 		fmt.Fprintln(&b, "Nothing to destroy.")

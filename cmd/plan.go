@@ -28,9 +28,13 @@ type planOptions struct {
 	// MarkdownMaxChars bounds the Markdown summary (--markdown-max-chars).
 	MarkdownMaxChars int
 	OnDangling       string
-	NoColor          bool
-	HooksDirs        []string
-	CacheDir         string
+	// NoHooks and RequireHooks are apply's: the plan records them, and
+	// apply of the saved plan runs with them.
+	NoHooks      bool
+	RequireHooks bool
+	NoColor      bool
+	HooksDirs    []string
+	CacheDir     string
 	// TrustEnginePackages lets the hooks of packages the engine unpacked
 	// run (--trust-engine-packages).
 	TrustEnginePackages bool
@@ -52,6 +56,8 @@ func (o *planOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not, 1 when apply would refuse the plan")
 	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
 	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
+	f.BoolVar(&o.RequireHooks, "require-hooks", false, "apply of this plan refuses to run when a doomed object has no destroy hook (recorded in --out)")
+	f.BoolVar(&o.NoHooks, "no-hooks", false, "plan to run no hook: apply drops the doomed objects from the model without destroying anything (recorded in --out; without it, a plan with no hooks dir and no cached package for any doomed class is one apply refuses)")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	f.StringVar(&o.MuranoConfig, "murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
 	f.BoolVar(&o.TrustEnginePackages, "trust-engine-packages", false, "run the hooks shipped in packages murano-engine unpacked (they come from the catalog, which tenants upload to)")
@@ -76,8 +82,11 @@ last one, objgc does not guess.
 
 With --detailed-exitcode, plan exits 0 when there is nothing to destroy, 2
 when there is, and 1 when apply would refuse the plan (a dangling reference
-with --on-dangling=error, a hook that cannot run): the plan is still
-printed, and stderr says why apply would refuse.`,
+with --on-dangling=error, no hook source without --no-hooks, a doomed
+object without a destroy hook with --require-hooks, a hook that cannot run):
+the plan is still printed, and stderr says why apply would refuse. This is
+the rule apply itself refuses by; --no-hooks and --require-hooks are
+recorded in the plan saved with --out, and apply of it runs with them.`,
 		Example: `  objgc plan env.json --hooks-dir ./hooks
   objgc plan --snapshot before.json --graph after.json --format json
   objgc plan model.json --out plan.json --detailed-exitcode
@@ -256,11 +265,14 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	// The package cache is opened once the plan is made, before its
 	// hooks are looked up: an input refused never touches it.
 	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
+	if opts.NoHooks {
+		finder.Dirs = nil // --no-hooks: nothing is looked up, as apply looks up nothing
+	}
 	prep, err := destroy.Prepare(ctx, in.Snapshot, in.Incoming, destroy.PrepareOptions{
 		Finder: finder,
 		Env:    os.Environ(),
 		Stage: func(name string) error {
-			if err := stage(); err != nil || name != "hooks" {
+			if err := stage(); err != nil || name != "hooks" || opts.NoHooks {
 				return err
 			}
 			session, err := openPackages(streams, opts.CacheDir, opts.cacheDirFrom, opts.TrustEnginePackages)
@@ -280,7 +292,8 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 		return err
 	}
 	p := prep.Plan
-	hooks := newPlanHooks(prep, finder, opts.CacheDir)
+	hooks := newPlanHooks(prep, finder, opts.CacheDir, destroy.RefusalSettings{
+		OnDanglingKeep: opts.OnDangling == "keep", NoHooks: opts.NoHooks, RequireHooks: opts.RequireHooks})
 	p.Warnings = append(p.Warnings, prep.HookWarnings...)
 	p.Warnings = append(p.Warnings, prep.PackageWarnings...)
 	if err := stage(); err != nil { // render
@@ -311,7 +324,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	if !opts.DetailedExitcode {
 		return nil
 	}
-	return detailedExit(p, opts.OnDangling, hooks)
+	return detailedExit(p, hooks.refusals)
 }
 
 // checkPlanFlags refuses plan's flags that cannot work together, before
@@ -336,16 +349,24 @@ func checkPlanFlags(opts planOptions) (*planFormat, error) {
 	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return nil, err
 	}
+	if err := checkNoHooksDirs(opts.NoHooks, opts.RequireHooks, opts.HooksDirs, opts.hooksDirsFrom); err != nil {
+		return nil, err
+	}
 	return format, nil
 }
 
 // detailedExit is the error that gives plan --detailed-exitcode's status:
-// 1 when apply would refuse plan p, 2 when it has work to do, nil (0)
-// otherwise. A plan that apply would refuse is no work to do: a pipeline
-// that applies on 2 would only meet apply's refusal (exit 1) there, so
-// plan says it here, with the same code and the reason.
-func detailedExit(p *order.Plan, onDangling string, hooks *planHooks) error {
-	if reasons := applyRefusals(p, onDangling, hooks); len(reasons) > 0 {
+// 1 when apply would refuse plan p (refusals, destroy.Prepared.Refusals),
+// 2 when it has work to do, nil (0) otherwise. A plan that apply would
+// refuse is no work to do: a pipeline that applies on 2 would only meet
+// apply's refusal (exit 1) there, so plan says it here, with the same
+// code and the reasons.
+func detailedExit(p *order.Plan, refusals []destroy.Refusal) error {
+	if len(refusals) > 0 {
+		reasons := make([]string, len(refusals))
+		for i, r := range refusals {
+			reasons[i] = term(r.Message)
+		}
 		return &exitError{code: ExitError, err: fmt.Errorf("apply would refuse this plan: %s", strings.Join(reasons, "; "))}
 	}
 	if len(p.Objects) > 0 {
@@ -363,20 +384,6 @@ func memInputs(docs []*snapshot.Document) []memtune.Input {
 		}
 	}
 	return in
-}
-
-// applyRefusals lists why apply would refuse plan p (what the summary's
-// apply_refuses says): hooks that cannot run, and dangling references
-// when onDangling is "error". Empty when apply would run.
-func applyRefusals(p *order.Plan, onDangling string, hooks *planHooks) []string {
-	var reasons []string
-	if n := hooks.refusals; n > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d %s cannot run (see the hook_cannot_run %s)", n, plural(n, "hook", "hooks"), plural(n, "warning", "warnings")))
-	}
-	if n := len(p.Diff.Dangling); n > 0 && onDangling == "error" {
-		reasons = append(reasons, fmt.Sprintf("%d dangling %s to doomed objects (use --on-dangling=keep to destroy them and keep them flagged destroyed)", n, plural(n, "reference", "references")))
-	}
-	return reasons
 }
 
 // checkPlanOut refuses, before any input is read, a --out that

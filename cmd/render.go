@@ -37,13 +37,15 @@ type planHooks struct {
 	// planned holds, by index into Types, its destroy hooks as the JSON
 	// plan lists them (with sha256); nil until needed.
 	planned [][]destroy.PlanHook
-	// refusals counts the hooks apply refuses to run: they cannot be
-	// given their arguments or others could change them.
-	refusals int
+	// refusals are why apply would refuse the plan
+	// (destroy.Prepared.Refusals with settings), never nil.
+	refusals []destroy.Refusal
+	settings destroy.RefusalSettings
 }
 
-// newPlanHooks is what the printed plan says of prep's hooks, found by f.
-func newPlanHooks(prep *destroy.Prepared, f *destroy.HookFinder, cacheDir string) *planHooks {
+// newPlanHooks is what the printed plan says of prep's hooks, found by f,
+// and of apply's refusals with settings s.
+func newPlanHooks(prep *destroy.Prepared, f *destroy.HookFinder, cacheDir string, s destroy.RefusalSettings) *planHooks {
 	h := &planHooks{
 		PlanHooks: prep.Hooks,
 		sums:      destroy.NewHookSums(),
@@ -51,7 +53,11 @@ func newPlanHooks(prep *destroy.Prepared, f *destroy.HookFinder, cacheDir string
 		cacheDir:  absPath(cacheDir),
 		packages:  []destroy.PlanPackage{},
 		planned:   make([][]destroy.PlanHook, len(prep.Hooks.Types)),
-		refusals:  prep.Refusals,
+		refusals:  prep.Refusals(s),
+		settings:  s,
+	}
+	if h.refusals == nil {
+		h.refusals = []destroy.Refusal{}
 	}
 	if len(f.Dirs) > 0 || f.Packages != nil {
 		h.packages = destroy.SessionPackages(f.Packages)
@@ -73,6 +79,10 @@ type planJSON struct {
 func newPlanJSON(in *inputs, p *order.Plan, onDangling string, hooks *planHooks) *planJSON {
 	return &planJSON{in: in, p: p, onDangling: onDangling, hooks: hooks}
 }
+
+// settings are the apply settings the plan records: --no-hooks and
+// --require-hooks.
+func (pj *planJSON) settings() destroy.RefusalSettings { return pj.hooks.settings }
 
 func (pj *planJSON) inputs() []destroy.PlanInput {
 	input := func(role string, doc *snapshot.Document) destroy.PlanInput {
@@ -171,7 +181,8 @@ func (pj *planJSON) summary() destroy.PlanSummary {
 		Dropped:            len(p.Diff.Dropped),
 		Warnings:           p.WarningCount(),
 		WithoutDestroyHook: pj.hooks.WithoutDestroyHook(),
-		ApplyRefuses:       pj.onDangling == "error" && len(p.Diff.Dangling) > 0 || pj.hooks.refusals > 0,
+		ApplyRefuses:       len(pj.hooks.refusals) > 0,
+		Refusals:           pj.hooks.refusals,
 	}
 }
 
@@ -183,6 +194,8 @@ func (pj *planJSON) document() *destroy.PlanFile {
 		FormatVersion: PlanFormatVersion,
 		Inputs:        pj.inputs(),
 		OnDangling:    pj.onDangling,
+		NoHooks:       pj.settings().NoHooks,
+		RequireHooks:  pj.settings().RequireHooks,
 		HooksDirs:     pj.hooksDirs(),
 		CacheDir:      pj.hooks.cacheDir,
 		Packages:      pj.hooks.packages,
@@ -226,6 +239,7 @@ func (pj *planJSON) write(w io.Writer) error {
 	docs := pj.in.Docs()
 	return destroy.WritePlanJSON(w, &destroy.PlanElems{
 		Head: destroy.PlanFile{FormatVersion: PlanFormatVersion, Inputs: pj.inputs(), OnDangling: pj.onDangling,
+			NoHooks: pj.settings().NoHooks, RequireHooks: pj.settings().RequireHooks,
 			HooksDirs: pj.hooksDirs(), CacheDir: pj.hooks.cacheDir, Packages: pj.hooks.packages, Summary: pj.summary()},
 		Groups: destroy.Elems{N: len(p.Groups)},
 		Group: func(k int) (int, destroy.Elems) {
@@ -365,7 +379,7 @@ func writePlanText(w io.Writer, pal *palette, in *inputs, p *order.Plan, onDangl
 			fmt.Fprintf(bw, "  %s %s\n", pal.warn(wn.Code+":"), term(wn.Message))
 		}
 	}
-	writeTextSummary(bw, pal, newPlanJSON(in, p, onDangling, hooks).summary(), hooks.refusals, onDangling)
+	writeTextSummary(bw, pal, newPlanJSON(in, p, onDangling, hooks).summary(), onDangling)
 	return bw.Flush()
 }
 

@@ -186,19 +186,9 @@ func writeSavedPlanText(w io.Writer, pal *palette, sp *destroy.PlanFile) error {
 			fmt.Fprintf(bw, "  %s %s\n", pal.warn(string(wn.Code)+":"), term(wn.Message))
 		}
 	}
-	refusals := 0
-	for _, wn := range sp.Warnings {
-		if wn.Code == order.WarnHookCannotRun && strings.HasSuffix(wn.Message, refusesSuffix) {
-			refusals++
-		}
-	}
-	writeTextSummary(bw, pal, s, refusals, sp.OnDangling)
+	writeTextSummary(bw, pal, s, sp.OnDangling)
 	return bw.Flush()
 }
-
-// refusesSuffix ends the message of every hook_cannot_run warning that
-// makes apply refuse to run: a saved plan counts its refusals by it.
-const refusesSuffix = destroy.RefusesSuffix
 
 // writeObjectHead writes the first lines of a doomed object as the text
 // plan lists it: type, id and path, reasons, class hierarchy (when it is
@@ -250,9 +240,8 @@ func writeNotificationLines(w io.Writer, pal *palette, i int, subscriber, handle
 }
 
 // writeTextSummary writes the text plan's closing lines: the counts, and
-// why apply would refuse (refusals: hooks that cannot run; the dangling
-// references when onDangling is "error").
-func writeTextSummary(w io.Writer, pal *palette, s destroy.PlanSummary, refusals int, onDangling string) {
+// every reason apply would refuse (s.Refusals), one a line.
+func writeTextSummary(w io.Writer, pal *palette, s destroy.PlanSummary, onDangling string) {
 	fmt.Fprintf(w, "\n%d to destroy in %d %s, %d %s, %d %s, %d dropped",
 		s.Destroy, s.Groups, plural(s.Groups, "group", "groups"),
 		s.Notifications, plural(s.Notifications, "notification", "notifications"),
@@ -261,17 +250,11 @@ func writeTextSummary(w io.Writer, pal *palette, s destroy.PlanSummary, refusals
 		fmt.Fprintf(w, ", %d without a destroy hook", n)
 	}
 	fmt.Fprintln(w, ".")
-	if n := refusals; n > 0 {
-		fmt.Fprintf(w, "%s %d %s cannot run (see the hook_cannot_run %s); apply refuses to run.\n",
-			pal.bad("Apply would refuse:"), n, plural(n, "hook", "hooks"), plural(n, "warning", "warnings"))
+	for _, r := range s.Refusals {
+		fmt.Fprintf(w, "%s %s; apply refuses to run.\n", pal.bad("Apply would refuse:"), term(r.Message))
 	}
-	if n := s.DanglingReferences; n > 0 {
-		if onDangling == "error" {
-			fmt.Fprintf(w, "%s %d dangling %s to doomed objects; apply refuses to run (use --on-dangling=keep to destroy them and keep them flagged destroyed).\n",
-				pal.bad("Apply would refuse:"), n, plural(n, "reference", "references"))
-		} else {
-			fmt.Fprintf(w, "%d dangling %s: the referenced objects are destroyed and kept in the output flagged destroyed.\n", n, plural(n, "reference", "references"))
-		}
+	if n := s.DanglingReferences; n > 0 && onDangling == "keep" {
+		fmt.Fprintf(w, "%d dangling %s: the referenced objects are destroyed and kept in the output flagged destroyed.\n", n, plural(n, "reference", "references"))
 	}
 }
 

@@ -34,6 +34,8 @@ type PlanFile struct {
 	FormatVersion string             `json:"format_version"`
 	Inputs        []PlanInput        `json:"inputs"`
 	OnDangling    string             `json:"on_dangling"`
+	NoHooks       bool               `json:"no_hooks"`
+	RequireHooks  bool               `json:"require_hooks"`
 	HooksDirs     []string           `json:"hooks_dirs"`
 	CacheDir      string             `json:"cache_dir"`
 	Packages      []PlanPackage      `json:"packages"`
@@ -144,6 +146,9 @@ type PlanSummary struct {
 	Warnings           int  `json:"warnings"`
 	WithoutDestroyHook int  `json:"without_destroy_hook"`
 	ApplyRefuses       bool `json:"apply_refuses"`
+	// Refusals are why apply refuses the plan (Prepared.Refusals), in
+	// the order apply reports them; empty when it runs it.
+	Refusals []Refusal `json:"refusals"`
 }
 
 // modelKey reports whether k is a key that the root of a Murano model has

@@ -81,6 +81,8 @@ func WritePlanJSON(w io.Writer, e *PlanElems) error {
 	s.field("format_version", e.Head.FormatVersion)
 	s.field("inputs", e.Head.Inputs)
 	s.field("on_dangling", e.Head.OnDangling)
+	s.field("no_hooks", e.Head.NoHooks)
+	s.field("require_hooks", e.Head.RequireHooks)
 	s.field("hooks_dirs", e.Head.HooksDirs)
 	s.field("cache_dir", e.Head.CacheDir)
 	s.field("packages", e.Head.Packages)

@@ -252,7 +252,6 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	// are read and planned again only if they changed while apply waited
 	// for it. An input on standard input can be read only once: after the
 	// lock.
-	needSource := !opts.NoHooks && (opts.Finder == nil || len(opts.Finder.Dirs) == 0)
 	if in, prep, applied, err = prepareBeforeLock(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -260,7 +259,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		return appliedReport(in, prep.Plan), nil
 	}
 	if prep != nil {
-		if err := refusePlan(ctx, prep, opts, needSource); err != nil {
+		if err := refusePlan(prep, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -280,7 +279,7 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	rep := &Report{Inputs: in, Plan: p, Warnings: []order.Warning{}}
 	rep.Warnings = append(rep.Warnings, prep.PackageWarnings...)
 	// Again on what runs: the inputs may have changed during the wait.
-	if err := refusePlan(ctx, prep, opts, needSource); err != nil {
+	if err := refusePlan(prep, opts); err != nil {
 		return nil, err
 	}
 
@@ -500,81 +499,18 @@ func commit(opts RunOptions, jnl *journal.Journal, in *Inputs, p *order.Plan, re
 	return jnl.Remove()
 }
 
-// refusePlan refuses a plan apply does not run: dangling references
-// (unless OnDanglingKeep), no hook source when needSource, doomed objects
-// without a destroy hook under RequireHooks, hooks that cannot run
-// (PlanHooks.refusal).
-func refusePlan(ctx context.Context, prep *Prepared, opts RunOptions, needSource bool) error {
-	p := prep.Plan
-	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
-		return &DanglingError{Refs: p.Diff.Dangling}
+// refusePlan refuses a plan apply does not run: the first of
+// Prepared.Refusals, with the run's settings.
+func refusePlan(prep *Prepared, opts RunOptions) error {
+	if r := prep.Refusals(opts.RefusalSettings()); len(r) > 0 {
+		return r[0].Err
 	}
-	if needSource {
-		if err := hookSource(ctx, p, opts); err != nil {
-			return err
-		}
-	}
-	if opts.RequireHooks {
-		if err := requireHooks(p, prep.Hooks); err != nil {
-			return err
-		}
-	}
-	return prep.Hooks.refusal(p, opts.Env)
+	return nil
 }
 
-// doomedTypes returns the types of p's doomed objects, each once, in the
-// order of their first object: hooks are found by type, so a million
-// objects of a few types cost a few lookups.
-func doomedTypes(p *order.Plan) []snapshot.Type {
-	snap := p.Diff.Snapshot
-	var types []snapshot.Type
-	seen := map[snapshot.Type]bool{}
-	for i := range p.Objects {
-		t := snap.Type(p.Objects[i].Snapshot)
-		if !seen[t] {
-			seen[t] = true
-			types = append(types, t)
-		}
-	}
-	return types
-}
-
-// hookSource returns a *NoHookSourceError when p has doomed objects and
-// opts.Finder, which has no hooks dir, finds no cached package whose
-// hooks run defining the class of any of them (or an ancestor of it);
-// nil otherwise.
-func hookSource(ctx context.Context, p *order.Plan, opts RunOptions) error {
-	if len(p.Objects) == 0 {
-		return nil
-	}
-	if opts.Finder != nil && opts.Finder.Packages != nil {
-		for _, t := range doomedTypes(p) {
-			// A package whose hooks do not run (the engine unpacked it,
-			// and engine packages are not trusted) is no source.
-			if c := opts.Finder.Hierarchy(ctx, t); len(c.PackageDirs) > 0 {
-				return nil
-			}
-		}
-	}
-	return &NoHookSourceError{Doomed: len(p.Objects), Plan: opts.PlanPath}
-}
-
-// requireHooks returns a *MissingHooksError naming the doomed objects of
-// p that have no destroy hook, nil when every one has.
-func requireHooks(p *order.Plan, hooks *PlanHooks) error {
-	var missing []*order.Planned
-	for _, g := range p.Groups {
-		for _, i := range g.Objects {
-			if len(hooks.Of(int(i)).Destroy) == 0 {
-				o := p.Object(int(i))
-				missing = append(missing, &o)
-			}
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	return &MissingHooksError{Objects: missing}
+// RefusalSettings are the settings of opts that Prepared.Refusals reads.
+func (opts *RunOptions) RefusalSettings() RefusalSettings {
+	return RefusalSettings{OnDanglingKeep: opts.OnDanglingKeep, NoHooks: opts.NoHooks, RequireHooks: opts.RequireHooks, Plan: opts.PlanPath}
 }
 
 // writeDoomedFile writes every doomed id, one a line, for OBJGC_DOOMED (a
