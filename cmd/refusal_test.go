@@ -206,52 +206,6 @@ func checkUntouched(t *testing.T, model string, before []byte) {
 	}
 }
 
-// doomedClasses returns the classes of the objects plan dooms in model,
-// each once.
-func doomedClasses(t *testing.T, model string) []string {
-	t.Helper()
-	code, stdout, stderr := runCmd(t, "", "plan", "--no-hooks", "--format", "json", model)
-	if code != ExitOK {
-		t.Fatalf("plan: exit %d: %s", code, stderr)
-	}
-	var doc struct {
-		Groups []struct {
-			Objects []struct {
-				TypeRef struct {
-					Name string `json:"name"`
-				} `json:"type_ref"`
-			} `json:"objects"`
-		} `json:"groups"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
-		t.Fatal(err)
-	}
-	var classes []string
-	seen := map[string]bool{}
-	for _, g := range doc.Groups {
-		for _, o := range g.Objects {
-			if n := o.TypeRef.Name; !seen[n] {
-				seen[n] = true
-				classes = append(classes, n)
-			}
-		}
-	}
-	if len(classes) == 0 {
-		classes = []string{"io.murano.Object"} // nothing doomed: any class will do
-	}
-	return classes
-}
-
-func writeTestHook(t *testing.T, path string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // mountNoexec mounts a tmpfs with noexec on a folder of the test's and
 // returns it, or "" (logging why) where it cannot: mounting needs root.
 func mountNoexec(t *testing.T) string {

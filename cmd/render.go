@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -228,10 +229,15 @@ func (pj *planJSON) document() *destroy.PlanFile {
 	return d
 }
 
-// write streams the JSON plan to w (destroy.WritePlanJSON). The objects
-// are rendered in parallel (renderOrdered): what pj.object fills in
-// lazily is filled in first.
-func (pj *planJSON) write(w io.Writer) error {
+// write streams the JSON plan to w (destroy.WritePlanJSON), every path
+// absolute.
+func (pj *planJSON) write(w io.Writer) error { return pj.writeBase(w, "") }
+
+// writeBase streams the JSON plan to w (destroy.WritePlanJSON), the
+// paths under base (the saved plan's directory, "" for none) relative to
+// it. The objects are rendered in parallel (renderOrdered): what
+// pj.object fills in lazily is filled in first.
+func (pj *planJSON) writeBase(w io.Writer, base string) error {
 	p := pj.p
 	for kind := range pj.hooks.Types {
 		pj.planned(int32(kind))
@@ -241,6 +247,7 @@ func (pj *planJSON) write(w io.Writer) error {
 		Head: destroy.PlanFile{FormatVersion: PlanFormatVersion, Inputs: pj.inputs(), OnDangling: pj.onDangling,
 			NoHooks: pj.settings().NoHooks, RequireHooks: pj.settings().RequireHooks,
 			HooksDirs: pj.hooksDirs(), CacheDir: pj.hooks.cacheDir, Packages: pj.hooks.packages, Summary: pj.summary()},
+		Base:   base,
 		Groups: destroy.Elems{N: len(p.Groups)},
 		Group: func(k int) (int, destroy.Elems) {
 			return p.Groups[k].Index, destroy.Elems{N: len(p.Groups[k].Objects)}
@@ -275,10 +282,16 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// writePlanFile saves the JSON plan atomically, streamed (planJSON.write):
-// a temporary file in the same folder, fsync, rename, fsync of the folder.
+// writePlanFile saves the JSON plan atomically, streamed
+// (planJSON.writeBase): a temporary file in the same folder, fsync,
+// rename, fsync of the folder. What lies under the plan file's folder is
+// named relative to it, so that the plan travels with its workspace.
 func writePlanFile(path string, pj *planJSON) error {
-	return writeFileAtomic(path, 0o644, pj.write)
+	base, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, 0o644, func(w io.Writer) error { return pj.writeBase(w, base) })
 }
 
 // writeFileAtomic writes path atomically (atomicfile.Write).

@@ -25,7 +25,10 @@ import (
 // docs/plan-format.md. Version 2 added what apply checks a saved plan
 // against (hooks dirs, the package cache and its packages, each hook's
 // sha256, the types hooks are looked up by) and made paths absolute.
-const PlanFormatVersion = "2"
+//
+// Version 3 records what lies under the plan file's directory relative
+// to it (planpaths.go), and apply's no_hooks and require_hooks.
+const PlanFormatVersion = "3"
 
 // PlanFile is the JSON plan objgc plan prints and saves with --out
 // (docs/plan-format.md): what apply PLANFILE runs and checks before it
@@ -50,7 +53,7 @@ type PlanFile struct {
 // PlanInput is part of a PlanFile (docs/plan-format.md).
 type PlanInput struct {
 	Role   string `json:"role"` // model, snapshot or graph
-	Path   string `json:"path"` // absolute; <stdin> for standard input
+	Path   string `json:"path"` // absolute once read (planpaths.go); <stdin> for standard input
 	SHA256 string `json:"sha256"`
 }
 
@@ -160,7 +163,9 @@ func modelKey(k string) bool { return k == "?" || snapshot.EnvelopeKey(k) }
 // saved plan: a "format_version" and an "inputs" array at its root. It
 // returns the plan, or nil when data is not one (a model). A plan of
 // another format version, or one that does not decode, is an error naming
-// path.
+// path. The plan's relative paths are made absolute against the directory
+// path is in now (the current directory for "<stdin>"): a saved plan
+// travels with its workspace.
 func ParsePlanFile(path string, data []byte) (*PlanFile, error) {
 	if modelKey(snapshot.FirstKey(data)) {
 		// A model: the lookups below would read the whole file to
@@ -182,6 +187,17 @@ func ParsePlanFile(path string, data []byte) (*PlanFile, error) {
 	// means is a guess.
 	if at, k, dup := jsonedit.DuplicateKey(data); dup {
 		return nil, fmt.Errorf("%s: %s: duplicate key %s: not a plan objgc wrote (it writes each key once); plan again", path, at, strconv.Quote(k))
+	}
+	dir := "."
+	if path != stdinPath {
+		dir = filepath.Dir(path)
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := sp.resolve(path, dir); err != nil {
+		return nil, err
 	}
 	return &sp, nil
 }

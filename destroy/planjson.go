@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -60,6 +61,10 @@ type PlanElems struct {
 	DroppedAt     func(i int) PlanDropped
 	Warnings      Elems
 	Warning       func(i int) order.Warning
+	// Base, when set, is the absolute directory of the plan file
+	// written: every path under it is written relative to it
+	// (planpaths.go).
+	Base string
 	// Parallel, when set, writes to w what render writes for each of n
 	// elements, in order, rendering them on several goroutines (the
 	// objects and notifications of a large plan); nil: one by one.
@@ -77,14 +82,18 @@ type PlanElems struct {
 func WritePlanJSON(w io.Writer, e *PlanElems) error {
 	s := newJSONStream(w)
 	s.parallel = e.Parallel
+	var m *pathMapper
+	if e.Base != "" {
+		m = &pathMapper{base: filepath.Clean(e.Base)}
+	}
 	s.raw("{\n")
 	s.field("format_version", e.Head.FormatVersion)
-	s.field("inputs", e.Head.Inputs)
+	s.field("inputs", m.inputs(e.Head.Inputs))
 	s.field("on_dangling", e.Head.OnDangling)
 	s.field("no_hooks", e.Head.NoHooks)
 	s.field("require_hooks", e.Head.RequireHooks)
-	s.field("hooks_dirs", e.Head.HooksDirs)
-	s.field("cache_dir", e.Head.CacheDir)
+	s.field("hooks_dirs", m.paths(e.Head.HooksDirs))
+	s.field("cache_dir", m.path(e.Head.CacheDir))
 	s.field("packages", e.Head.Packages)
 	s.key("groups")
 	s.array("  ", e.Groups, func(prefix string, k int) {
@@ -92,6 +101,7 @@ func WritePlanJSON(w io.Writer, e *PlanElems) error {
 		s.raw("{\n" + prefix + "  \"index\": " + strconv.Itoa(index) + ",\n" + prefix + "  \"objects\": ")
 		s.parallelArray(prefix+"  ", objects, func(b []byte, prefix string, j int) []byte {
 			po := e.Object(k, j)
+			po.Hooks = m.hookList(po.Hooks)
 			return appendPlanObject(b, prefix, &po)
 		})
 		s.raw("\n" + prefix + "}")
@@ -100,6 +110,7 @@ func WritePlanJSON(w io.Writer, e *PlanElems) error {
 	s.key("notifications")
 	s.parallelArray("  ", e.Notifications, func(b []byte, prefix string, i int) []byte {
 		pn := e.Notification(i)
+		pn.Hook, pn.OldPlaces = m.hook(pn.Hook), m.paths(pn.OldPlaces)
 		return appendPlanNotification(b, prefix, &pn)
 	})
 	s.raw(",\n")
