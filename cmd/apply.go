@@ -235,6 +235,26 @@ func readSavedPlan(path string) (*destroy.PlanFile, *snapshot.Document, error) {
 	return sp, nil, err
 }
 
+// planInputs returns the inputs the saved plan sp (read from planFile)
+// names: one model, or a snapshot and a graph, each an absolute path
+// once read (destroy.ParsePlanFile).
+func planInputs(planFile string, sp *destroy.PlanFile) (model, snapshot, graph string, err error) {
+	switch {
+	case len(sp.Inputs) == 1 && sp.Inputs[0].Role == "model":
+		model = sp.Inputs[0].Path
+	case len(sp.Inputs) == 2 && sp.Inputs[0].Role == "snapshot" && sp.Inputs[1].Role == "graph":
+		snapshot, graph = sp.Inputs[0].Path, sp.Inputs[1].Path
+	default:
+		return "", "", "", fmt.Errorf("%s: a plan's inputs are one model or a snapshot and a graph", planFile)
+	}
+	for _, in := range sp.Inputs {
+		if in.Path == stdinName || !filepath.IsAbs(in.Path) {
+			return "", "", "", fmt.Errorf("%s: input path %q: a saved plan names its inputs by a path relative to its directory or an absolute one", planFile, in.Path)
+		}
+	}
+	return model, snapshot, graph, nil
+}
+
 // checkPlanSettings refuses settings that contradict the saved plan sp
 // (docs/apply.md): hooks dirs, a package cache or an on-dangling mode other
 // than the plan's. The same value is no contradiction: CI may set
@@ -282,18 +302,9 @@ func resolveApplyInputs(opts *applyOptions) (*applyInputs, *destroy.PlanFile, er
 			return nil, nil, usageErrorf("a saved plan names its inputs: give PLANFILE alone, not with --snapshot or --graph")
 		}
 		ai.planFile = opts.Model
-		switch {
-		case len(sp.Inputs) == 1 && sp.Inputs[0].Role == "model":
-			opts.Model = sp.Inputs[0].Path
-		case len(sp.Inputs) == 2 && sp.Inputs[0].Role == "snapshot" && sp.Inputs[1].Role == "graph":
-			opts.Model, opts.Snapshot, opts.Graph = "", sp.Inputs[0].Path, sp.Inputs[1].Path
-		default:
-			return nil, nil, fmt.Errorf("%s: a plan's inputs are one model or a snapshot and a graph", ai.planFile)
-		}
-		for _, in := range sp.Inputs {
-			if in.Path == stdinName || !filepath.IsAbs(in.Path) {
-				return nil, nil, fmt.Errorf("%s: input path %q: a saved plan names its inputs by absolute path", ai.planFile, in.Path)
-			}
+		var err error
+		if opts.Model, opts.Snapshot, opts.Graph, err = planInputs(ai.planFile, sp); err != nil {
+			return nil, nil, err
 		}
 		if err := checkPlanSettings(opts, ai.planFile, sp); err != nil {
 			return nil, nil, err

@@ -3,6 +3,8 @@ package cmd
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/internal/inputfile"
 )
 
 type showOptions struct {
@@ -23,11 +26,14 @@ type showOptions struct {
 	NoColor  bool
 	// MarkdownMaxChars bounds the Markdown summary (--markdown-max-chars).
 	MarkdownMaxChars int
+	// Check: also say what apply of the plan would do now (--check).
+	Check bool
 }
 
 func (o *showOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Format, "format", planFormats[0].name, planFormatHelp("as objgc plan prints them"))
 	f.IntVar(&o.MarkdownMaxChars, "markdown-max-chars", MarkdownMaxChars, "bound the markdown format to `N` characters, 0 for no bound: long tables are cut, saying so (counts are always shown)")
+	f.BoolVar(&o.Check, "check", false, "also check the plan as objgc apply would now (inputs, hooks, packages, refusals; nothing written): exit 0 when apply would run or the plan was applied already, 1 when apply would refuse it, 5 when it is stale")
 }
 
 func newShowCmd(streams *IO, global *globalOptions) *cobra.Command {
@@ -37,16 +43,24 @@ func newShowCmd(streams *IO, global *globalOptions) *cobra.Command {
 		Short: "Print a plan saved with objgc plan --out, without applying it",
 		Long: `show prints a plan saved with objgc plan --out in any of plan's formats, as
 plan printed it when it was made: the groups, notifications, hooks, warnings
-and summary come from the saved plan alone. It reads neither the model nor
-the hooks, runs nothing and needs none of them to still exist; when an input
-the plan names changed or is gone, a note on stderr says so (objgc apply
-would refuse the plan, exit 5). PLANFILE "-" reads standard input.
+and summary come from the saved plan alone. It reads nothing but the plan
+file (neither the model nor the hooks), runs nothing and needs none of them
+to still exist; the first SIGINT or SIGTERM ends it (exit 130). PLANFILE "-"
+reads standard input.
 
-The inputs are named by the absolute paths the plan recorded: a plan made
-from a relative path shows the same lines with the path made absolute.`,
+The inputs are named by absolute path: what the plan records under its own
+directory is made absolute against the directory the plan file is in now.
+
+--check also says, on stderr, what objgc apply of the plan would do now,
+found by apply's own check before its lock (nothing is locked, written or
+run): run (how many objects it would destroy), refuse (why; exit 1), the
+plan is stale (what changed; exit 5), or it was applied already (exit 0).
+It reads the inputs and looks up the hooks, so it takes as long as reading
+the inputs; the first SIGINT or SIGTERM ends it.`,
 		Example: `  objgc plan env.json --out plan.json && objgc show plan.json
   objgc show plan.json --format markdown >> "$GITHUB_STEP_SUMMARY"
-  objgc show plan.json --format dot | dot -Tsvg > plan.svg`,
+  objgc show plan.json --format dot | dot -Tsvg > plan.svg
+  objgc show plan.json --check`,
 		Args: exactArgs(1),
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
@@ -61,7 +75,7 @@ from a relative path shows the same lines with the path made absolute.`,
 			opts := *o
 			opts.NoColor = global.NoColor
 			opts.PlanFile = args[0]
-			return runShow(streams, opts)
+			return runShow(c.Context(), streams, opts)
 		},
 	}
 	o.addFlags(c.Flags())
@@ -78,7 +92,9 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-func runShow(streams *IO, opts showOptions) error {
+func runShow(ctx context.Context, streams *IO, opts showOptions) error {
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
 	format, err := findPlanFormat(opts.Format)
 	if err != nil {
 		return err
@@ -86,21 +102,80 @@ func runShow(streams *IO, opts showOptions) error {
 	if err := checkMarkdownMaxChars(opts.MarkdownMaxChars); err != nil {
 		return err
 	}
-	sp, err := loadShownPlan(streams, opts.PlanFile)
+	if opts.Check && opts.PlanFile == "-" {
+		return usageErrorf("--check: a plan read from standard input has no directory its paths are relative to; give PLANFILE")
+	}
+	// Reading and rendering look at no context: a signal ends show at
+	// once (untilDone), which holds no lock and writes no file.
+	var sp *destroy.PlanFile
+	if err := untilDone(ctx, func() (err error) {
+		if sp, err = loadShownPlan(streams, opts.PlanFile); err != nil {
+			return err
+		}
+		return format.show(streams.Out, sp, &opts, newPalette(streams, opts.NoColor))
+	}); err != nil {
+		return err
+	}
+	if !opts.Check {
+		return nil
+	}
+	return checkShownPlan(ctx, streams, opts.PlanFile, sp)
+}
+
+// checkShownPlan says on stderr what apply of the saved plan sp (read
+// from planFile) would do now, by apply's own check (destroy.Check), and
+// returns the exit status apply would have for a refusal (1) or a stale
+// plan (5). It ends at the first interrupt.
+func checkShownPlan(ctx context.Context, streams *IO, planFile string, sp *destroy.PlanFile) error {
+	model, snap, graph, err := planInputs(planFile, sp)
 	if err != nil {
 		return err
 	}
-	if opts.PlanFile != "-" {
-		if changed := destroy.InputChanges(sp); len(changed) > 0 {
-			fmt.Fprintf(streams.Err, "objgc: note: the inputs of plan %s changed since it was made (objgc apply would refuse it, exit 5): %s\n",
-				term(opts.PlanFile), term(strings.Join(changed, "; ")))
+	var v *destroy.Verdict
+	if err := untilDone(ctx, func() error {
+		finder := &destroy.HookFinder{}
+		if !sp.NoHooks {
+			f, err := newFinder(streams, sp.HooksDirs, sp.CacheDir, "", false)
+			if err != nil {
+				return err
+			}
+			finder = f
 		}
+		if finder.Packages != nil {
+			defer finder.Packages.Close()
+		}
+		verdict, err := destroy.Check(ctx, destroy.RunOptions{
+			ApplyOptions: destroy.ApplyOptions{Finder: finder, Env: os.Environ()},
+			Model:        model, Snapshot: snap, Graph: graph,
+			Plan: sp, PlanPath: planFile,
+			OnDanglingKeep: sp.OnDangling == "keep", NoHooks: sp.NoHooks, RequireHooks: sp.RequireHooks,
+		})
+		v = verdict
+		return err
+	}); err != nil {
+		if errors.Is(err, errPlanInterrupted) {
+			return err
+		}
+		return fmt.Errorf("check: %w", applyError(err))
 	}
-	return format.show(streams.Out, sp, &opts, newPalette(streams, opts.NoColor))
+	switch {
+	case v.Applied:
+		fmt.Fprintf(streams.Err, "objgc: check: plan %s was applied already: objgc apply of it would do nothing and exit 0\n", term(planFile))
+	case len(v.Refusals) > 0:
+		reasons := make([]string, len(v.Refusals))
+		for i, r := range v.Refusals {
+			reasons[i] = term(r.Message)
+		}
+		return &exitError{code: ExitError, err: fmt.Errorf("check: objgc apply of plan %s would refuse it: %s", term(planFile), strings.Join(reasons, "; "))}
+	default:
+		fmt.Fprintf(streams.Err, "objgc: check: objgc apply of plan %s would run: %d to destroy, %d dropped\n", term(planFile), v.Destroy, v.Dropped)
+	}
+	return nil
 }
 
 // loadShownPlan reads the plan saved in path ("-": standard input) and
-// refuses a file that is not one, saying what to do with a model.
+// refuses a file that is not one, saying what to do with a model. A
+// named pipe, a socket or a device is refused without reading it.
 func loadShownPlan(streams *IO, path string) (*destroy.PlanFile, error) {
 	var data []byte
 	var err error
@@ -109,7 +184,11 @@ func loadShownPlan(streams *IO, path string) (*destroy.PlanFile, error) {
 		name = stdinName
 		data, err = io.ReadAll(streams.In)
 	} else {
-		data, err = os.ReadFile(path)
+		var f *os.File
+		if f, _, err = inputfile.Open(path); err == nil {
+			data, err = io.ReadAll(f)
+			f.Close()
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading plan: %w", err)

@@ -213,11 +213,6 @@ func PlanChanges(ctx context.Context, sp *PlanFile, finder *HookFinder) []string
 	return append(inputChanges(sp), hookChanges(ctx, sp, finder)...)
 }
 
-// InputChanges returns how the inputs of the saved plan sp differ from
-// the files now (gone, unreadable, another sha256), one difference each;
-// none: nil. objgc show notes them.
-func InputChanges(sp *PlanFile) []string { return inputChanges(sp) }
-
 // inputChanges compares the sha256 of each input of a saved plan with
 // the file now, before the lock: a plan that is stale already is refused
 // without touching anything. (The inputs are compared again once the lock

@@ -304,6 +304,46 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	return rep, nil
 }
 
+// Verdict is what apply of a plan would do now, as Check finds it.
+type Verdict struct {
+	// Applied: the saved plan was applied already; apply would say so
+	// and exit 0, doing nothing.
+	Applied bool
+	// Refusals: why apply would refuse to run (Prepared.Refusals);
+	// empty when it would run.
+	Refusals []Refusal
+	// Read: the inputs were read (not when one is standard input,
+	// which apply reads only after the lock); Destroy and Dropped then
+	// count what apply would destroy and drop.
+	Read             bool
+	Destroy, Dropped int
+}
+
+// Check is apply's own check before the lock (Run, step 0), without
+// taking the lock or touching anything: it reads and prepares the inputs
+// (a saved plan's compared with it: a *StaleError when it no longer
+// holds) and returns whether the saved plan was applied already, or why
+// apply would refuse it. Errors are Run's before its lock: reading
+// errors of the inputs, ErrStalePlan. Inputs on standard input are not
+// read (Verdict.Plan nil).
+func Check(ctx context.Context, opts RunOptions) (*Verdict, error) {
+	in, prep, applied, err := prepareBeforeLock(ctx, opts)
+	if in != nil {
+		defer in.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := &Verdict{Applied: applied}
+	if prep != nil {
+		v.Read, v.Destroy, v.Dropped = true, len(prep.Plan.Objects), len(prep.Plan.Diff.Dropped)
+		if !applied {
+			v.Refusals = prep.Refusals(opts.RefusalSettings())
+		}
+	}
+	return v, nil
+}
+
 // prepareBeforeLock reads and prepares the inputs before the lock is
 // taken, so that a refusal touches nothing: a saved plan's checked
 // against it (readSavedPlan; applied when it was carried out already).
