@@ -50,7 +50,8 @@ func runScript(t *testing.T, script, archive string) {
 // TestReadmeCIRecipe runs README.md's CI recipe as written, on a real
 // Murano model with two applications removed and an empty hooks dir:
 // the first run plans, summarises and applies; the second, on the model
-// written back, finds nothing to destroy.
+// written back, finds nothing to destroy; each leaves a JUnit report
+// with test cases, as does a retried apply of the first plan.
 func TestReadmeCIRecipe(t *testing.T) {
 	var recipe string
 	for _, b := range fencedBlocks(docSection(t, "README.md", "## In a CI pipeline")) {
@@ -72,9 +73,15 @@ exec sh -e recipe.sh
 exists plan.json junit.xml summary.md
 grep '^## ' summary.md
 grep 'failures="0"' junit.xml
+grep -count=3 '<testcase ' junit.xml
+cp plan.json first-plan.json
 exec objgc plan model.json --hooks-dir hooks --detailed-exitcode
+rm junit.xml
 exec sh -e recipe.sh
-stdout '^nothing to destroy$'
+grep -count=1 '<testcase name="nothing to destroy"' junit.xml
+exec objgc apply first-plan.json --junit retry.xml
+stdout 'was applied already'
+grep -count=3 '<testcase ' retry.xml
 `
 	runScript(t, script, "-- recipe.sh --\n"+recipe+"-- model.json --\n"+string(model))
 }

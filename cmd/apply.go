@@ -203,6 +203,8 @@ type applyInputs struct {
 	applied     bool
 	planObjects int
 	planModel   string
+	// plan is the saved plan run, nil for a model.
+	plan *destroy.PlanFile
 	// warnings are destroy.Report's: what the run could not see.
 	warnings []order.Warning
 	// read is the model file, read to tell it from a saved plan.
@@ -315,6 +317,7 @@ func resolveApplyInputs(opts *applyOptions) (*applyInputs, *destroy.PlanFile, er
 		opts.NoHooks = opts.NoHooks || sp.NoHooks
 		opts.RequireHooks = opts.RequireHooks || sp.RequireHooks
 		ai.planModel = sp.Inputs[len(sp.Inputs)-1].Path
+		ai.plan = sp
 		for _, g := range sp.Groups {
 			ai.planObjects += len(g.Objects)
 		}
