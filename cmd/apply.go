@@ -71,11 +71,11 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Write, "write", "", "write the model to `FILE`, - for standard output (default: rewrite MODEL in place)")
 	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
 	f.IntVar(&o.Parallelism, "parallelism", 1, "destroy up to `N` objects of one group at a time")
-	f.DurationVar(&o.HookTimeout, "hook-timeout", 10*time.Minute, "kill a hook's process group after `DURATION`")
-	f.DurationVar(&o.HookGrace, "hook-grace", 10*time.Second, "after a hook times out or a second interrupt, wait `DURATION` between SIGTERM and SIGKILL of its process group")
+	durationVar(f, &o.HookTimeout, "hook-timeout", 10*time.Minute, hookTimeoutRule, "duration", "kill a hook's process group after `DURATION`")
+	durationVar(f, &o.HookGrace, "hook-grace", 10*time.Second, hookGraceRule, "duration", "after a hook times out or a second interrupt, wait `DURATION` between SIGTERM and SIGKILL of its process group")
 	f.BoolVar(&o.FailFast, "fail-fast", false, "start nothing new after the first failed destroy")
 	f.BoolVar(&o.Force, "force", false, "mark objects whose destroy hooks failed destroyed anyway")
-	f.DurationVar(&o.LockTimeout, "lock-timeout", 0, "wait up to `DURATION` for the lock on the target (0: fail at once)")
+	durationVar(f, &o.LockTimeout, "lock-timeout", 0, lockTimeoutRule, "duration", "wait up to `DURATION` for the lock on the target (0: fail at once)")
 	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (refuse to run) or keep (destroy them and keep them flagged destroyed)")
 	f.StringVar(&o.Format, "format", "text", "report format: text or json")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
@@ -85,9 +85,21 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.NoHooks, "no-hooks", false, "run no hook: drop the doomed objects from the model without destroying anything (without it, apply with no hooks dir and no cached package for any doomed class refuses)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors, failures, warnings and the summary: no progress, no hook output as it comes, long lists as one line a type with a count, nothing when all went well")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "also report every hook run, with its exit status and duration, and every notification")
-	f.DurationVar(&o.StatusInterval, "status-interval", 30*time.Second, "where stderr is no terminal (a CI log), print a status line every `DURATION` while hooks run (0: never; not with --quiet)")
+	durationVar(f, &o.StatusInterval, "status-interval", 30*time.Second, statusIntervalRule, "duration", "where stderr is no terminal (a CI log), print a status line every `DURATION` while hooks run (0: never, else at least 1s; not with --quiet)")
 	f.StringVar(&o.JUnit, "junit", "", "also write the report as JUnit XML to `FILE` (one test case a doomed object)")
 }
+
+// The rules of apply's durations (durationRule). A hook's timeout and
+// grace have no "none": 0 would run a hook without a limit, which is
+// what --hook-timeout is there to prevent. A status line more often than
+// once a second floods a CI log (a typo of 1ms for 1m would write
+// thousands a second).
+var (
+	hookTimeoutRule    = durationRule{floor: 100 * time.Millisecond, example: "10m"}
+	hookGraceRule      = durationRule{floor: 100 * time.Millisecond, example: "10s"}
+	lockTimeoutRule    = durationRule{zero: "fail at once", floor: time.Millisecond, example: "2m"}
+	statusIntervalRule = durationRule{zero: "never", floor: time.Second, example: "30s"}
+)
 
 func newApplyCmd(streams *IO, global *globalOptions) *cobra.Command {
 	o := &applyOptions{}
@@ -490,9 +502,6 @@ func checkApplyFlags(opts *applyOptions) error {
 	}
 	if opts.Parallelism < 1 {
 		return usageErrorf("--parallelism must be at least 1, not %d", opts.Parallelism)
-	}
-	if opts.StatusInterval < 0 {
-		return usageErrorf("--status-interval must be 0 (off) or more, not %s", opts.StatusInterval)
 	}
 	if opts.Model == "" && opts.Snapshot == "" && opts.Graph == "" {
 		return usageErrorf("no model given: objgc apply MODEL, objgc apply PLANFILE, or --snapshot FILE --graph FILE --write FILE")

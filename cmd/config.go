@@ -474,6 +474,11 @@ func checkSetting(where string, c *cobra.Command, f *pflag.Flag, val any) error 
 	switch f.Value.Type() {
 	case "duration":
 		if _, err := time.ParseDuration(s); err == nil {
+			if v, ok := f.Value.(checkedValue); ok {
+				if err := v.check(s); err != nil {
+					return fmt.Errorf("%s: %w", where, err)
+				}
+			}
 			return nil
 		}
 		if _, err := strconv.ParseFloat(s, 64); err == nil {
