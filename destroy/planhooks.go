@@ -221,14 +221,20 @@ func (h *PlanHooks) distinct(fn func(f hook.Found)) {
 	}
 }
 
-// writerProblems returns every hook found that someone other than the
-// user or root could change (hook.CheckWriters), each hook once, in the
-// order distinct gives them.
+// writerProblems returns every file and directory through which
+// someone other than the user or root could change a hook found
+// (hook.WritersProblems), each once (for the first hook it is on the
+// way to), hooks in the order distinct gives them: all of them at once,
+// so that one fix covers them.
 func (h *PlanHooks) writerProblems() []error {
 	var problems []error
+	seen := map[string]bool{}
 	h.distinct(func(f hook.Found) {
-		if err := hook.CheckWriters(f); err != nil {
-			problems = append(problems, err)
+		for _, we := range hook.WritersProblems(f) {
+			if !seen[we.Path] {
+				seen[we.Path] = true
+				problems = append(problems, we)
+			}
 		}
 	})
 	return problems

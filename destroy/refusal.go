@@ -81,7 +81,23 @@ type hookProblems struct {
 	args      []HookArgsProblem // HookArgs
 }
 
-func (hp *hookProblems) count() int { return len(hp.cannotRun) + len(hp.writers) + len(hp.args) }
+// count returns how many hooks have a problem, each once (a hooks dir
+// others can write is a problem of each hook in it, and is listed once).
+func (hp *hookProblems) count() int {
+	hooks := map[string]bool{}
+	for _, f := range hp.cannotRun {
+		hooks[f.Path] = true
+	}
+	for _, err := range hp.writers {
+		if we, ok := err.(*hook.WritersError); ok {
+			hooks[we.Hook] = true
+		}
+	}
+	for _, pr := range hp.args {
+		hooks[pr.Hook] = true
+	}
+	return len(hooks)
+}
 
 // Refusals lists every reason apply refuses to run the prepared plan
 // with settings s, in the order apply reports them: dangling references
