@@ -565,9 +565,15 @@ func newRunOptions(streams *IO, opts *applyOptions, ai *applyInputs, sp *destroy
 		Model: opts.Model, Snapshot: opts.Snapshot, Graph: opts.Graph,
 		Stdin: interruptible(streams.In, streams.Interrupt), Read: ai.read,
 		Plan: sp, PlanPath: ai.planFile,
-		File:           ai.file,
-		InPlace:        ai.inPlace,
-		LockTimeout:    opts.LockTimeout,
+		File:        ai.file,
+		InPlace:     ai.inPlace,
+		LockTimeout: opts.LockTimeout,
+		LockWaiting: func(lock, holder string, timeout time.Duration) {
+			if !opts.Quiet {
+				fmt.Fprintf(streams.Err, "objgc: waiting up to %s for the lock %s, held by %s (--lock-timeout; an interrupt stops waiting)\n",
+					timeout, term(lock), term(holder))
+			}
+		},
 		OnDanglingKeep: ai.onDangling == "keep",
 		RequireHooks:   opts.RequireHooks,
 		NoHooks:        opts.NoHooks,

@@ -135,6 +135,10 @@ type RunOptions struct {
 
 	// LockTimeout is how long to wait for the lock; 0 fails at once.
 	LockTimeout time.Duration
+	// LockWaiting, when not nil, is called once when the lock is held by
+	// another process and Run is about to wait for it: with the lock
+	// file, its holder (as LockedError names it) and how long Run waits.
+	LockWaiting func(lock, holder string, timeout time.Duration)
 	// OnDanglingKeep destroys objects still referenced and keeps them
 	// flagged destroyed; unset, such a model is refused (*DanglingError).
 	OnDanglingKeep bool
@@ -427,7 +431,11 @@ func lockRun(ctx context.Context, opts RunOptions) (unlock func(), err error) {
 			}
 		}()
 	}
-	unlock, err = lockTarget(lockCtx, opts.File, opts.LockTimeout)
+	var waiting func(string)
+	if opts.LockWaiting != nil {
+		waiting = func(holder string) { opts.LockWaiting(LockPath(opts.File), holder, opts.LockTimeout) }
+	}
+	unlock, err = lockTarget(lockCtx, opts.File, opts.LockTimeout, waiting)
 	cancelLock()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

@@ -273,14 +273,14 @@ func TestRunRefuses(t *testing.T) {
 			return errors.Is(err, ErrStalePlan) && errors.As(err, &se) && strings.Contains(err.Error(), "plan plan.json is stale: ")
 		}},
 		{"locked", func(t *testing.T, opts *RunOptions) {
-			unlock, err := lockTarget(context.Background(), opts.File, 0)
+			unlock, err := lockTarget(context.Background(), opts.File, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(unlock)
 		}, func(err error) bool { return errors.Is(err, ErrLocked) }},
 		{"interrupted lock wait", func(t *testing.T, opts *RunOptions) {
-			unlock, err := lockTarget(context.Background(), opts.File, 0)
+			unlock, err := lockTarget(context.Background(), opts.File, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
