@@ -459,7 +459,16 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 		defer status.Stop()
 		runHook = status.RunHook
 	}
+	running := &runningHooks{}
+	runHook = running.wrap(runHook)
 	ro := newRunOptions(streams, &opts, ai, sp, finder, progress, status, runHook)
+	stopWatch := watchInterrupts(ctx, streams.Interrupt, running, opts.HookTimeout, opts.HookGrace, progress.Println)
+	defer stopWatch()
+	hooksDone := ro.HooksDone
+	ro.HooksDone = func() {
+		stopWatch()
+		hooksDone()
+	}
 	rep, err := destroy.Run(ctx, ro)
 	if err != nil {
 		return applyError(err)
