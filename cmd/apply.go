@@ -53,6 +53,8 @@ type applyOptions struct {
 	// settings came from ("" for the default): a saved plan fixes them,
 	// and a setting that contradicts it is a usage error.
 	hooksDirsFrom, cacheDirFrom, onDanglingFrom string
+	// AutoApprove: do not ask before destroying, even at a terminal.
+	AutoApprove bool
 	// JUnit: also write the report as JUnit XML to this file (cmd/junit.go).
 	JUnit   string    // flag only
 	started time.Time // when the run began, for the JUnit timestamp
@@ -87,6 +89,7 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "also report every hook run, with its exit status and duration, and every notification")
 	durationVar(f, &o.StatusInterval, "status-interval", 30*time.Second, statusIntervalRule, "duration", "where stderr is no terminal (a CI log), print a status line every `DURATION` while hooks run (0: never, else at least 1s; not with --quiet)")
 	f.StringVar(&o.JUnit, "junit", "", "also write the report as JUnit XML to `FILE` (one test case a doomed object)")
+	f.BoolVar(&o.AutoApprove, "auto-approve", false, "do not ask before destroying: apply MODEL at a terminal shows the plan's summary and asks (a saved plan, reviewed already, and a run without a terminal never ask)")
 }
 
 // The rules of apply's durations (durationRule). A hook's timeout and
@@ -113,6 +116,12 @@ keeping failed and blocked objects for the next run, Attributes of destroyed
 objects dropped. It holds an exclusive lock on <target>.lock and journals every
 step in <target>.journal, so that a run that was killed resumes where it
 stopped.
+
+At a terminal (standard input and stderr), apply MODEL first shows what
+it will destroy (the counts, the first objects, a warning when the whole
+environment goes) and destroys only after you answer yes; --auto-approve
+does not ask. A saved plan, reviewed already, and a run without a terminal
+(CI) never ask.
 
 While hooks run, a terminal shows a progress line on stderr; where stderr
 is no terminal (a CI log), a status line is printed every --status-interval
@@ -462,6 +471,9 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 	running := &runningHooks{}
 	runHook = running.wrap(runHook)
 	ro := newRunOptions(streams, &opts, ai, sp, finder, progress, status, runHook)
+	if sp == nil && !opts.AutoApprove && streams.IsTTYIn && streams.IsTTYErr && opts.Model != "-" && opts.Snapshot != "-" && opts.Graph != "-" {
+		ro.Approve = func(prep *destroy.Prepared) error { return askApproval(streams, ai, prep) }
+	}
 	stopWatch := watchInterrupts(ctx, streams.Interrupt, running, opts.HookTimeout, opts.HookGrace, progress.Println)
 	defer stopWatch()
 	hooksDone := ro.HooksDone

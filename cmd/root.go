@@ -53,7 +53,7 @@ func Main(build BuildInfo, sigs <-chan os.Signal) int {
 		cancel()
 	}()
 	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv, Environ: os.Environ,
-		IsTTYOut: isTerminal(os.Stdout), IsTTYErr: isTerminal(os.Stderr), Interrupt: interrupt}
+		IsTTYOut: isTerminal(os.Stdout), IsTTYErr: isTerminal(os.Stderr), IsTTYIn: isTerminal(os.Stdin), Interrupt: interrupt}
 	return run(ctx, build, os.Args[1:], streams)
 }
 
@@ -69,6 +69,7 @@ type IO struct {
 	Environ  func() []string
 	IsTTYOut bool // stdout is a terminal: colour may be used
 	IsTTYErr bool // stderr is a terminal: progress lines may be shown
+	IsTTYIn  bool // stdin is a terminal: apply may ask before it destroys
 	// Interrupt is closed on the first SIGINT or SIGTERM; the context
 	// of the run is cancelled on the second. Nil: never.
 	Interrupt <-chan struct{}

@@ -154,6 +154,14 @@ type RunOptions struct {
 	// Finder that finds no hook with it.
 	NoHooks bool
 
+	// Approve, when not nil, is asked before the lock, once the inputs
+	// were read and prepared and nothing refuses them, whether to go on
+	// with a plan that has something to do (something doomed or
+	// dropped); an error from it ends the run with that error, nothing
+	// done. Inputs on standard input are prepared only after the lock:
+	// Approve is not asked about them.
+	Approve func(*Prepared) error
+
 	// Resumed, when not nil, is called once the journal is open, with
 	// what it held from an earlier run.
 	Resumed func(*journal.Resume)
@@ -265,6 +273,11 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	if prep != nil {
 		if err := refusePlan(prep, opts); err != nil {
 			return nil, err
+		}
+		if p := prep.Plan; opts.Approve != nil && (len(p.Objects) > 0 || len(p.Diff.Dropped) > 0) {
+			if err := opts.Approve(prep); err != nil {
+				return nil, err
+			}
 		}
 	}
 	unlock, err := lockRun(ctx, opts)
