@@ -506,6 +506,9 @@ func execute(ctx context.Context, opts RunOptions, in *Inputs, p *order.Plan, ho
 
 	ao := opts.ApplyOptions
 	ao.Journal, ao.Resume, ao.DoomedFile = jnl, resume, doomedFile
+	// The hooks checked (refusePlan) are the hooks run: the
+	// preparation's, not a second lookup.
+	ao.Hooks = hooks
 	ao.HookSHA256 = planHookSums(opts.Plan)
 	if opts.Plan == nil {
 		ao.HookSHA256 = foundHookSums(hooks)
