@@ -33,10 +33,10 @@ var planFormats = []planFormat{
 	{
 		name: "text",
 		plan: func(w io.Writer, r *planRender) error {
-			return writePlanText(w, r.pal, r.in, r.doc.p, r.opts.OnDangling, r.hooks)
+			return writePlanText(w, r.pal, inputNames(r.in), r.opts.OnDangling, r.doc.view())
 		},
 		show: func(w io.Writer, sp *destroy.PlanFile, _ *showOptions, pal *palette) error {
-			return writeSavedPlanText(w, pal, sp)
+			return writePlanText(w, pal, savedPlanNames(sp), sp.OnDangling, sp.Elems())
 		},
 	},
 	{
@@ -49,20 +49,16 @@ var planFormats = []planFormat{
 	},
 	{
 		name: "dot",
-		plan: func(w io.Writer, r *planRender) error { return writeDot(w, r.doc.p) },
+		plan: func(w io.Writer, r *planRender) error { return writeDot(w, r.doc.view()) },
 		show: func(w io.Writer, sp *destroy.PlanFile, _ *showOptions, _ *palette) error {
-			return writeSavedPlanDot(w, sp)
+			return writeDot(w, sp.Elems())
 		},
 	},
 	{
 		name:         "markdown",
 		hashesInputs: true,
 		plan: func(w io.Writer, r *planRender) error {
-			var names []string
-			for _, d := range r.in.Docs() {
-				names = append(names, d.Name)
-			}
-			return writePlanMarkdown(w, r.doc.document(), names, r.opts.MarkdownMaxChars)
+			return writePlanMarkdown(w, r.doc.document(), inputNames(r.in), r.opts.MarkdownMaxChars)
 		},
 		show: func(w io.Writer, sp *destroy.PlanFile, opts *showOptions, _ *palette) error {
 			return writePlanMarkdown(w, sp, savedPlanNames(sp), opts.MarkdownMaxChars)
@@ -93,4 +89,14 @@ func findPlanFormat(name string) (*planFormat, error) {
 // ending it.
 func planFormatHelp(what string) string {
 	return "output format: " + orList(planFormatNames()) + " (" + what + ")"
+}
+
+// inputNames are the names of a plan's inputs as given (a plan just
+// made names them so; a saved plan by absolute path, savedPlanNames).
+func inputNames(in *inputs) []string {
+	var names []string
+	for _, d := range in.Docs() {
+		names = append(names, d.Name)
+	}
+	return names
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/objgc/objgc/destroy"
-	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/internal/atomicfile"
 	"github.com/objgc/objgc/internal/termsafe"
@@ -238,16 +237,28 @@ func (pj *planJSON) write(w io.Writer) error { return pj.writeBase(w, "") }
 // it. The objects are rendered in parallel (renderOrdered): what
 // pj.object fills in lazily is filled in first.
 func (pj *planJSON) writeBase(w io.Writer, base string) error {
+	e := pj.view()
+	e.Base = base
+	e.Head = destroy.PlanFile{FormatVersion: PlanFormatVersion, Inputs: pj.inputs(), OnDangling: pj.onDangling,
+		NoHooks: pj.settings().NoHooks, RequireHooks: pj.settings().RequireHooks,
+		HooksDirs: pj.hooksDirs(), CacheDir: pj.hooks.cacheDir, Packages: pj.hooks.packages, Summary: pj.summary()}
+	return destroy.WritePlanJSON(w, e)
+}
+
+// view is the plan as the view every format writes from
+// (destroy.PlanElems). Its Head holds the on_dangling mode and the
+// summary only: the rest (the inputs' sha256, a pass over every byte of
+// them) is for the JSON plan, which fills it in (writeBase). Its elements
+// may be asked for from several goroutines at once: what pj.object fills
+// in lazily is filled in first.
+func (pj *planJSON) view() *destroy.PlanElems {
 	p := pj.p
 	for kind := range pj.hooks.Types {
 		pj.planned(int32(kind))
 	}
 	docs := pj.in.Docs()
-	return destroy.WritePlanJSON(w, &destroy.PlanElems{
-		Head: destroy.PlanFile{FormatVersion: PlanFormatVersion, Inputs: pj.inputs(), OnDangling: pj.onDangling,
-			NoHooks: pj.settings().NoHooks, RequireHooks: pj.settings().RequireHooks,
-			HooksDirs: pj.hooksDirs(), CacheDir: pj.hooks.cacheDir, Packages: pj.hooks.packages, Summary: pj.summary()},
-		Base:   base,
+	return &destroy.PlanElems{
+		Head:   destroy.PlanFile{OnDangling: pj.onDangling, Summary: pj.summary()},
 		Groups: destroy.Elems{N: len(p.Groups)},
 		Group: func(k int) (int, destroy.Elems) {
 			return p.Groups[k].Index, destroy.Elems{N: len(p.Groups[k].Objects)}
@@ -264,7 +275,7 @@ func (pj *planJSON) writeBase(w io.Writer, base string) error {
 		Parallel: func(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
 			return renderOrdered(w, docs, n, render)
 		},
-	})
+	}
 }
 
 // writeJSON writes v as indented JSON in which unprintable runes are \u
@@ -336,81 +347,85 @@ func newPalette(streams *IO, noColor bool) *palette {
 	}
 }
 
-func writePlanText(w io.Writer, pal *palette, in *inputs, p *order.Plan, onDangling string, hooks *planHooks) error {
+// writePlanText writes the text plan of e, the view of a plan just made
+// or of a saved one (destroy.PlanElems), its inputs named names: the one
+// text writer of plan and show. The objects are rendered in parallel
+// when e says how (PlanElems.Parallel).
+func writePlanText(w io.Writer, pal *palette, names []string, onDangling string, e *destroy.PlanElems) error {
 	bw := bufio.NewWriter(w)
-	names := make([]string, 0, 2)
-	for _, d := range in.Docs() {
-		names = append(names, term(d.Name))
+	shown := make([]string, len(names))
+	for i, n := range names {
+		shown[i] = term(n)
 	}
-	fmt.Fprintf(bw, "%s %s\n", pal.heading("Plan for"), strings.Join(names, " -> "))
-	if len(p.Objects) == 0 {
+	s := e.Head.Summary
+	fmt.Fprintf(bw, "%s %s\n", pal.heading("Plan for"), strings.Join(shown, " -> "))
+	if s.Destroy == 0 {
 		fmt.Fprintln(bw, "Nothing to destroy.")
 	} else {
-		fmt.Fprintf(bw, "Destroy %d %s in %d %s, deepest first:\n", len(p.Objects), plural(len(p.Objects), "object", "objects"),
-			len(p.Groups), plural(len(p.Groups), "group", "groups"))
+		fmt.Fprintf(bw, "Destroy %d %s in %d %s, deepest first:\n", s.Destroy, plural(s.Destroy, "object", "objects"),
+			s.Groups, plural(s.Groups, "group", "groups"))
 	}
 	// Each group's heading and then its objects, one item each, rendered
-	// in parallel in that order.
+	// in order.
+	type at struct{ group, index, objects int }
+	var groups []at
 	var groupStart []int // the item of each group's heading
 	n := 0
-	for _, g := range p.Groups {
+	for k := range e.Groups.N {
+		index, objects := e.Group(k)
+		groups = append(groups, at{k, index, objects.N})
 		groupStart = append(groupStart, n)
-		n += 1 + len(g.Objects)
+		n += 1 + objects.N
 	}
-	if err := renderOrdered(bw, in.Docs(), n, func(b *bytes.Buffer, k int) {
+	parallel := e.Parallel
+	if parallel == nil {
+		parallel = func(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
+			return renderOrdered(w, nil, n, render)
+		}
+	}
+	if err := parallel(bw, n, func(b *bytes.Buffer, k int) {
 		g := sort.Search(len(groupStart), func(g int) bool { return groupStart[g] > k }) - 1
 		if k == groupStart[g] {
-			fmt.Fprintf(b, "\n%s\n", pal.heading(fmt.Sprintf("group %d", p.Groups[g].Index)))
+			fmt.Fprintf(b, "\n%s\n", pal.heading(fmt.Sprintf("group %d", groups[g].index)))
 			return
 		}
-		writeObjectText(b, pal, p, hooks, int(p.Groups[g].Objects[k-groupStart[g]-1]))
+		o := e.Object(g, k-groupStart[g]-1)
+		pkg := ""
+		if o.Package != nil {
+			pkg = *o.Package
+		}
+		writeObjectHead(b, pal, o.Type, o.ID, o.Path, o.Reasons, o.Classes, pkg)
+		writeDestroyHooks(b, pal, len(o.Hooks), func(j int) (string, string) { return o.Hooks[j].Path, o.Hooks[j].Error })
 	}); err != nil {
 		return err
 	}
-	if len(p.Notifications) > 0 {
+	if e.Notifications.N > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
-		for i, n := range p.Notifications {
-			path, problem := "", ""
-			h := hooks.Notify[i]
-			if h != nil {
-				path, problem = h.Path, foundProblem(*h)
+		for i := range e.Notifications.N {
+			nt := e.Notification(i)
+			var path, problem string
+			if nt.Hook != nil {
+				path, problem = nt.Hook.Path, nt.Hook.Error
 			}
-			writeNotificationLines(bw, pal, i, n.Subscriber, n.Handler, p.ID(n.Publisher), n.Group, h != nil, path, problem, hooks.OldNotify[i])
+			writeNotificationLines(bw, pal, i, nt.Subscriber, nt.Handler, nt.Publisher, nt.Group, nt.Hook != nil, path, problem, nt.OldPlaces)
 		}
 	}
-	if len(p.Diff.Dropped) > 0 {
-		inc := p.Diff.Incoming
+	if e.Dropped.N > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Dropped without hooks (destroyed before, no longer referenced):"))
-		for _, i := range p.Diff.Dropped {
-			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(inc.TypeString(i))), pal.id(term(inc.ID(i))), pal.dim(term(inc.ObjectPath(i))))
+		for i := range e.Dropped.N {
+			d := e.DroppedAt(i)
+			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(d.Type)), pal.id(term(d.ID)), pal.dim(term(d.Path)))
 		}
 	}
-	if p.WarningCount() > 0 {
+	if e.Warnings.N > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Warnings:"))
-		for k := range p.WarningCount() {
-			wn := p.Warning(k)
-			fmt.Fprintf(bw, "  %s %s\n", pal.warn(wn.Code+":"), term(wn.Message))
+		for k := range e.Warnings.N {
+			wn := e.Warning(k)
+			fmt.Fprintf(bw, "  %s %s\n", pal.warn(string(wn.Code)+":"), term(wn.Message))
 		}
 	}
-	writeTextSummary(bw, pal, newPlanJSON(in, p, onDangling, hooks).summary(), onDangling)
+	writeTextSummary(bw, pal, s, onDangling)
 	return bw.Flush()
-}
-
-// writeObjectText writes Plan.Objects[i] as the text plan lists it: type,
-// id and path, reasons, class hierarchy, destroy hooks.
-func writeObjectText(b *bytes.Buffer, pal *palette, p *order.Plan, hooks *planHooks, i int) {
-	o := p.Object(i)
-	k := hooks.Of(i)
-	writeObjectHead(b, pal, o.Type, o.ID, o.Path, o.Reasons, k.Classes, k.Package)
-	writeDestroyHooks(b, pal, len(k.Destroy), func(j int) (string, string) { return k.Destroy[j].Path, foundProblem(k.Destroy[j]) })
-}
-
-// foundProblem is why f cannot run, "" when it can.
-func foundProblem(f hook.Found) string {
-	if f.Err != nil {
-		return f.Err.Error()
-	}
-	return ""
 }
 
 func orDash(s string) string {
@@ -430,20 +445,26 @@ func plural(n int, one, many string) string {
 // writeDot prints the plan as a Graphviz graph: one cluster a group,
 // ownership edges solid (owned -> owner), destruction dependencies dashed
 // (publisher -> subscriber), edges ignored in a cycle in red.
-func writeDot(w io.Writer, p *order.Plan) error {
+// writeDot writes the Graphviz graph of e, the view of a plan just made
+// or of a saved one (destroy.PlanElems): the one dot writer of plan and
+// show.
+func writeDot(w io.Writer, e *destroy.PlanElems) error {
 	bw := bufio.NewWriter(w)
 	writeDotHead(bw)
-	for _, g := range p.Groups {
-		writeDotGroup(bw, g.Index, len(g.Objects), func(k int) (class, id string) {
-			o := p.Header(int(g.Objects[k]))
-			return o.Class, o.ID
+	for k := range e.Groups.N {
+		index, objects := e.Group(k)
+		writeDotGroup(bw, index, objects.N, func(j int) (class, id string) {
+			o := e.Object(k, j)
+			return o.TypeRef.Name, o.ID
 		})
 	}
 	// Edges in destruction order, as the groups list the objects, so that
 	// a saved plan, which keeps that order, draws the same graph.
-	for _, g := range p.Groups {
-		for _, i := range g.Objects {
-			writeDotEdges(bw, p.ID(int(i)), p.Reasons(int(i)))
+	for k := range e.Groups.N {
+		_, objects := e.Group(k)
+		for j := range objects.N {
+			o := e.Object(k, j)
+			writeDotEdges(bw, o.ID, o.Reasons)
 		}
 	}
 	fmt.Fprintln(bw, "}")

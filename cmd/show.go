@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -213,62 +212,6 @@ func savedPlanNames(sp *destroy.PlanFile) []string {
 	return names
 }
 
-// writeSavedPlanText writes the saved plan sp as writePlanText wrote the
-// plan it was made from (the same lines, the inputs by absolute path).
-func writeSavedPlanText(w io.Writer, pal *palette, sp *destroy.PlanFile) error {
-	bw := bufio.NewWriter(w)
-	names := savedPlanNames(sp)
-	for i, n := range names {
-		names[i] = term(n)
-	}
-	s := sp.Summary
-	fmt.Fprintf(bw, "%s %s\n", pal.heading("Plan for"), strings.Join(names, " -> "))
-	if s.Destroy == 0 {
-		fmt.Fprintln(bw, "Nothing to destroy.")
-	} else {
-		fmt.Fprintf(bw, "Destroy %d %s in %d %s, deepest first:\n", s.Destroy, plural(s.Destroy, "object", "objects"),
-			s.Groups, plural(s.Groups, "group", "groups"))
-	}
-	var b bytes.Buffer
-	for _, g := range sp.Groups {
-		fmt.Fprintf(bw, "\n%s\n", pal.heading(fmt.Sprintf("group %d", g.Index)))
-		for _, o := range g.Objects {
-			b.Reset()
-			pkg := ""
-			if o.Package != nil {
-				pkg = *o.Package
-			}
-			writeObjectHead(&b, pal, o.Type, o.ID, o.Path, o.Reasons, o.Classes, pkg)
-			writeDestroyHooks(&b, pal, len(o.Hooks), func(k int) (string, string) { return o.Hooks[k].Path, o.Hooks[k].Error })
-			bw.Write(b.Bytes())
-		}
-	}
-	if len(sp.Notifications) > 0 {
-		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
-		for i, n := range sp.Notifications {
-			var path, problem string
-			if n.Hook != nil {
-				path, problem = n.Hook.Path, n.Hook.Error
-			}
-			writeNotificationLines(bw, pal, i, n.Subscriber, n.Handler, n.Publisher, n.Group, n.Hook != nil, path, problem, n.OldPlaces)
-		}
-	}
-	if len(sp.Dropped) > 0 {
-		fmt.Fprintf(bw, "\n%s\n", pal.heading("Dropped without hooks (destroyed before, no longer referenced):"))
-		for _, d := range sp.Dropped {
-			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(d.Type)), pal.id(term(d.ID)), pal.dim(term(d.Path)))
-		}
-	}
-	if len(sp.Warnings) > 0 {
-		fmt.Fprintf(bw, "\n%s\n", pal.heading("Warnings:"))
-		for _, wn := range sp.Warnings {
-			fmt.Fprintf(bw, "  %s %s\n", pal.warn(string(wn.Code)+":"), term(wn.Message))
-		}
-	}
-	writeTextSummary(bw, pal, s, sp.OnDangling)
-	return bw.Flush()
-}
-
 // writeObjectHead writes the first lines of a doomed object as the text
 // plan lists it: type, id and path, reasons, class hierarchy (when it is
 // more than the class). Its destroy hooks follow (writeDestroyHooks).
@@ -343,23 +286,4 @@ func problemText(why string) string {
 		return ""
 	}
 	return " (" + term(why) + ")"
-}
-
-// writeSavedPlanDot writes the saved plan sp as writeDot wrote the plan it
-// was made from.
-func writeSavedPlanDot(w io.Writer, sp *destroy.PlanFile) error {
-	bw := bufio.NewWriter(w)
-	writeDotHead(bw)
-	for _, g := range sp.Groups {
-		writeDotGroup(bw, g.Index, len(g.Objects), func(k int) (class, id string) {
-			return g.Objects[k].TypeRef.Name, g.Objects[k].ID
-		})
-	}
-	for _, g := range sp.Groups {
-		for _, o := range g.Objects {
-			writeDotEdges(bw, o.ID, o.Reasons)
-		}
-	}
-	fmt.Fprintln(bw, "}")
-	return bw.Flush()
 }

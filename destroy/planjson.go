@@ -16,9 +16,13 @@ import (
 
 // WriteJSON writes the saved plan sp as JSON (WritePlanJSON): objgc show
 // --format json.
-func (sp *PlanFile) WriteJSON(w io.Writer) error {
+func (sp *PlanFile) WriteJSON(w io.Writer) error { return WritePlanJSON(w, sp.Elems()) }
+
+// Elems is the saved plan sp as a PlanElems: the read-only view of a plan
+// that every format writes from, a saved plan's as a fresh one's.
+func (sp *PlanFile) Elems() *PlanElems {
 	of := func(n int, isNil bool) Elems { return Elems{N: n, Null: isNil} }
-	return WritePlanJSON(w, &PlanElems{
+	return &PlanElems{
 		Head:   *sp,
 		Groups: of(len(sp.Groups), sp.Groups == nil),
 		Group: func(k int) (int, Elems) {
@@ -34,7 +38,7 @@ func (sp *PlanFile) WriteJSON(w io.Writer) error {
 		DroppedAt:     func(i int) PlanDropped { return sp.Dropped[i] },
 		Warnings:      of(len(sp.Warnings), sp.Warnings == nil),
 		Warning:       func(i int) order.Warning { return sp.Warnings[i] },
-	})
+	}
 }
 
 // Elems is the length of one of a plan's arrays; Null: it is absent
@@ -44,8 +48,10 @@ type Elems struct {
 	Null bool
 }
 
-// PlanElems is what WritePlanJSON reads of a plan, element by element:
-// a plan being made (objgc plan) or a saved one (PlanFile.WriteJSON).
+// PlanElems is a read-only view of a plan, element by element: a plan
+// being made (objgc plan) or a saved one (PlanFile.Elems). Every output
+// format writes from it, WritePlanJSON and objgc's text, dot and Markdown
+// writers alike, so that plan and show write each format once.
 type PlanElems struct {
 	// Head holds the fields before the groups and the summary; its
 	// arrays are not read.
