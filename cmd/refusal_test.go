@@ -36,9 +36,6 @@ func (w refusalWorkspace) String() string {
 // refusals say so too. A plan that could not be made (a hooks dir that
 // does not exist) is an error for apply of the model too.
 func TestPlanAndApplyRefuseAlike(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("hooks are shell scripts")
-	}
 	t.Setenv("OBJGC_CACHE_DIR", t.TempDir()) // no packages: hooks come from hooks dirs only
 	t.Setenv("OBJGC_HOOKS_DIR", "")
 	noexecDir := mountNoexec(t)
