@@ -19,6 +19,7 @@ import (
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/internal/inputfile"
 	"github.com/objgc/objgc/internal/memtune"
 	"github.com/objgc/objgc/snapshot"
@@ -225,7 +226,7 @@ type applyInputs struct {
 	planObjects int
 	planModel   string
 	// plan is the saved plan run, nil for a model.
-	plan *destroy.PlanFile
+	plan *planfile.File
 	// warnings are destroy.Report's: what the run could not see.
 	warnings []order.Warning
 	// read is the model file, read to tell it from a saved plan.
@@ -239,7 +240,7 @@ type applyInputs struct {
 // lock is held (destroy.ReadInputs): a model is not read twice. A file
 // that cannot be read is neither (the run reports it with the model's
 // wording).
-func readSavedPlan(path string) (*destroy.PlanFile, *snapshot.Document, error) {
+func readSavedPlan(path string) (*planfile.File, *snapshot.Document, error) {
 	if path == "-" {
 		return nil, nil, nil
 	}
@@ -250,7 +251,7 @@ func readSavedPlan(path string) (*destroy.PlanFile, *snapshot.Document, error) {
 	if err != nil {
 		return nil, nil, nil
 	}
-	sp, err := destroy.ParsePlanFile(path, doc.Data)
+	sp, err := planfile.Parse(path, doc.Data)
 	if sp == nil && err == nil {
 		return nil, doc, nil
 	}
@@ -260,8 +261,8 @@ func readSavedPlan(path string) (*destroy.PlanFile, *snapshot.Document, error) {
 
 // planInputs returns the inputs the saved plan sp (read from planFile)
 // names: one model, or a snapshot and a graph, each an absolute path
-// once read (destroy.ParsePlanFile).
-func planInputs(planFile string, sp *destroy.PlanFile) (model, snapshot, graph string, err error) {
+// once read (planfile.Parse).
+func planInputs(planFile string, sp *planfile.File) (model, snapshot, graph string, err error) {
 	switch {
 	case len(sp.Inputs) == 1 && sp.Inputs[0].Role == "model":
 		model = sp.Inputs[0].Path
@@ -282,7 +283,7 @@ func planInputs(planFile string, sp *destroy.PlanFile) (model, snapshot, graph s
 // (docs/apply.md): hooks dirs, a package cache or an on-dangling mode other
 // than the plan's. The same value is no contradiction: CI may set
 // OBJGC_HOOKS_DIR for both plan and apply.
-func checkPlanSettings(opts *applyOptions, planFile string, sp *destroy.PlanFile) error {
+func checkPlanSettings(opts *applyOptions, planFile string, sp *planfile.File) error {
 	if opts.hooksDirsFrom != "" {
 		if given := absPaths(opts.HooksDirs); !slices.Equal(given, sp.HooksDirs) {
 			return usageErrorf("%s %s (%s) differs from the hooks dirs of plan %s (%s): plan again with these hooks dirs, or apply without %s",
@@ -311,9 +312,9 @@ func listOrNone(s []string) string {
 
 // resolveApplyInputs works out the inputs, the target and whether a saved
 // plan is run, before the lock is taken; the inputs are read after it.
-func resolveApplyInputs(opts *applyOptions) (*applyInputs, *destroy.PlanFile, error) {
+func resolveApplyInputs(opts *applyOptions) (*applyInputs, *planfile.File, error) {
 	ai := &applyInputs{onDangling: opts.OnDangling}
-	var sp *destroy.PlanFile
+	var sp *planfile.File
 	if opts.Model != "" {
 		var err error
 		if sp, ai.read, err = readSavedPlan(opts.Model); err != nil {
@@ -534,7 +535,7 @@ func checkApplyFlags(opts *applyOptions) error {
 // saved plan sp's hooks dirs and cache when there is one, else of the
 // flags'. A hooks dir that is not there is refused before anything is
 // touched; a saved plan runs with its own (destroy.Run checks them).
-func applyFinder(streams *IO, opts *applyOptions, sp *destroy.PlanFile) (*destroy.HookFinder, error) {
+func applyFinder(streams *IO, opts *applyOptions, sp *planfile.File) (*destroy.HookFinder, error) {
 	dirs, cache, cacheFrom := opts.HooksDirs, opts.CacheDir, opts.cacheDirFrom
 	if sp != nil {
 		dirs, cache, cacheFrom = sp.HooksDirs, sp.CacheDir, ""
@@ -552,7 +553,7 @@ func applyFinder(streams *IO, opts *applyOptions, sp *destroy.PlanFile) (*destro
 // newRunOptions turns apply's flags and inputs into destroy.Run's
 // options: hooks run through runHook, progress on the progress and
 // status lines.
-func newRunOptions(streams *IO, opts *applyOptions, ai *applyInputs, sp *destroy.PlanFile, finder *destroy.HookFinder,
+func newRunOptions(streams *IO, opts *applyOptions, ai *applyInputs, sp *planfile.File, finder *destroy.HookFinder,
 	progress *progressLine, status *statusLine, runHook destroy.HookRunner) destroy.RunOptions {
 	var stdout io.Writer
 	if ai.target == "-" {
@@ -618,7 +619,7 @@ func newRunOptions(streams *IO, opts *applyOptions, ai *applyInputs, sp *destroy
 // told: hooks dirs (from wherever they were set), or a saved plan that
 // lists hooks dirs or hooks (the plan is the whole instruction; plan
 // again without them).
-func checkNoHooks(opts *applyOptions, planFile string, sp *destroy.PlanFile) error {
+func checkNoHooks(opts *applyOptions, planFile string, sp *planfile.File) error {
 	if !opts.NoHooks {
 		return nil
 	}
@@ -655,7 +656,7 @@ func checkNoHooksDirs(noHooks, requireHooks bool, dirs []string, from string) er
 
 // planHook returns the path of the first hook a saved plan lists (destroy
 // or notify), "" when it lists none.
-func planHook(sp *destroy.PlanFile) string {
+func planHook(sp *planfile.File) string {
 	for _, g := range sp.Groups {
 		for _, o := range g.Objects {
 			if len(o.Hooks) > 0 {

@@ -53,7 +53,7 @@ type applyReport struct {
 }
 
 // applyReportObject is one object of apply's report: its outcome (state,
-// hook runs), not its place in the plan (destroy.PlanObject says why the
+// hook runs), not its place in the plan (planfile.Object says why the
 // two are apart).
 type applyReportObject struct {
 	ID        string          `json:"id"`

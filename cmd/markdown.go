@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 )
 
 // MermaidMaxObjects is the largest plan whose destruction order
@@ -58,7 +58,7 @@ type mdSection struct {
 // long table does not crowd out a short one), each cut table says how
 // many rows it shows, and the diagram is left out if it does not fit. The
 // heading, the counts and why apply would refuse are always there.
-func writePlanMarkdown(w io.Writer, doc *destroy.PlanFile, names []string, maxChars int) error {
+func writePlanMarkdown(w io.Writer, doc *planfile.File, names []string, maxChars int) error {
 	bw := bufio.NewWriter(w)
 	head := markdownHead(doc, names)
 	sections := markdownSections(doc)
@@ -210,7 +210,7 @@ func cutNote(sec mdSection, shown, n, maxChars int) string {
 
 // markdownHead is the summary's heading, the counts and why apply would
 // refuse: always shown, whatever the bound.
-func markdownHead(doc *destroy.PlanFile, names []string) string {
+func markdownHead(doc *planfile.File, names []string) string {
 	var b strings.Builder
 	s := doc.Summary
 	fmt.Fprintf(&b, "## objgc plan\n\n")
@@ -233,7 +233,7 @@ func markdownHead(doc *destroy.PlanFile, names []string) string {
 
 // markdownSections are the summary's tables: the destruction order, the
 // notifications, the warnings (those that are not empty).
-func markdownSections(doc *destroy.PlanFile) []mdSection {
+func markdownSections(doc *planfile.File) []mdSection {
 	var secs []mdSection
 	if doc.Summary.Destroy > 0 {
 		type at struct{ g, o int }
@@ -286,7 +286,7 @@ func markdownSections(doc *destroy.PlanFile) []mdSection {
 }
 
 // mdObjectRow is a doomed object's row of the destruction order.
-func mdObjectRow(group int, o destroy.PlanObject) string {
+func mdObjectRow(group int, o planfile.Object) string {
 	reasons := make([]string, len(o.Reasons))
 	for k, r := range o.Reasons {
 		reasons[k] = mdReason(r)
@@ -306,7 +306,7 @@ func mdObjectRow(group int, o destroy.PlanObject) string {
 }
 
 // markdownTail is the diagram, or why there is none.
-func markdownTail(doc *destroy.PlanFile) string {
+func markdownTail(doc *planfile.File) string {
 	var b strings.Builder
 	switch s := doc.Summary; {
 	case s.Destroy == 0:
@@ -322,7 +322,7 @@ func markdownTail(doc *destroy.PlanFile) string {
 // writeMermaid draws the groups as subgraphs, deepest first, and the
 // destruction dependencies as edges. Node names are generated (n0, n1,
 // ...); ids appear only in quoted labels, escaped by mermaidText.
-func writeMermaid(w io.Writer, doc *destroy.PlanFile) {
+func writeMermaid(w io.Writer, doc *planfile.File) {
 	fmt.Fprintln(w, "```mermaid")
 	fmt.Fprintln(w, "flowchart LR")
 	node := map[string]string{}

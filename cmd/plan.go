@@ -13,6 +13,7 @@ import (
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/internal/memtune"
 	"github.com/objgc/objgc/pkgcache"
 	"github.com/objgc/objgc/snapshot"
@@ -361,7 +362,7 @@ func checkPlanFlags(opts planOptions) (*planFormat, error) {
 // refuse is no work to do: a pipeline that applies on 2 would only meet
 // apply's refusal (exit 1) there, so plan says it here, with the same
 // code and the reasons.
-func detailedExit(p *order.Plan, refusals []destroy.Refusal) error {
+func detailedExit(p *order.Plan, refusals []planfile.Refusal) error {
 	if len(refusals) > 0 {
 		reasons := make([]string, len(refusals))
 		for i, r := range refusals {

@@ -16,14 +16,15 @@ import (
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/internal/atomicfile"
 	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/snapshot"
 )
 
 // PlanFormatVersion is the "format_version" of JSON plans
-// (destroy.PlanFormatVersion).
-const PlanFormatVersion = destroy.PlanFormatVersion
+// (planfile.FormatVersion).
+const PlanFormatVersion = planfile.FormatVersion
 
 // planHooks are the hooks a plan would run (destroy.Prepare), and what
 // the JSON and text plans say of them: where objgc looked, the packages
@@ -31,15 +32,15 @@ const PlanFormatVersion = destroy.PlanFormatVersion
 type planHooks struct {
 	*destroy.PlanHooks
 	sums     *destroy.HookSums
-	dirs     []string              // the hooks dirs searched, absolute
-	cacheDir string                // the package cache root, absolute
-	packages []destroy.PlanPackage // the cached packages read
+	dirs     []string           // the hooks dirs searched, absolute
+	cacheDir string             // the package cache root, absolute
+	packages []planfile.Package // the cached packages read
 	// planned holds, by index into Types, its destroy hooks as the JSON
 	// plan lists them (with sha256); nil until needed.
-	planned [][]destroy.PlanHook
+	planned [][]planfile.Hook
 	// refusals are why apply would refuse the plan
 	// (destroy.Prepared.Refusals with settings), never nil.
-	refusals []destroy.Refusal
+	refusals []planfile.Refusal
 	settings destroy.RefusalSettings
 }
 
@@ -51,13 +52,13 @@ func newPlanHooks(prep *destroy.Prepared, f *destroy.HookFinder, cacheDir string
 		sums:      destroy.NewHookSums(),
 		dirs:      absPaths(f.Dirs),
 		cacheDir:  absPath(cacheDir),
-		packages:  []destroy.PlanPackage{},
-		planned:   make([][]destroy.PlanHook, len(prep.Hooks.Types)),
+		packages:  []planfile.Package{},
+		planned:   make([][]planfile.Hook, len(prep.Hooks.Types)),
 		refusals:  prep.Refusals(s),
 		settings:  s,
 	}
 	if h.refusals == nil {
-		h.refusals = []destroy.Refusal{}
+		h.refusals = []planfile.Refusal{}
 	}
 	if len(f.Dirs) > 0 || f.Packages != nil {
 		h.packages = destroy.SessionPackages(f.Packages)
@@ -65,7 +66,7 @@ func newPlanHooks(prep *destroy.Prepared, f *destroy.HookFinder, cacheDir string
 	return h
 }
 
-// planJSON is the JSON plan (destroy.PlanFile, docs/plan-format.md) of a
+// planJSON is the JSON plan (planfile.File, docs/plan-format.md) of a
 // plan: write streams it, element by element, so that its memory is that
 // of one object whatever the number of objects; document builds it whole.
 // Both give the same bytes as encoding/json on the whole PlanFile.
@@ -84,18 +85,18 @@ func newPlanJSON(in *inputs, p *order.Plan, onDangling string, hooks *planHooks)
 // --require-hooks.
 func (pj *planJSON) settings() destroy.RefusalSettings { return pj.hooks.settings }
 
-func (pj *planJSON) inputs() []destroy.PlanInput {
-	input := func(role string, doc *snapshot.Document) destroy.PlanInput {
+func (pj *planJSON) inputs() []planfile.Input {
+	input := func(role string, doc *snapshot.Document) planfile.Input {
 		path := doc.Name
 		if path != stdinName {
 			path = absPath(path)
 		}
-		return destroy.PlanInput{Role: role, Path: path, SHA256: doc.SHA256()}
+		return planfile.Input{Role: role, Path: path, SHA256: doc.SHA256()}
 	}
 	if pj.in.Model != nil {
-		return []destroy.PlanInput{input("model", pj.in.Model)}
+		return []planfile.Input{input("model", pj.in.Model)}
 	}
-	return []destroy.PlanInput{input("snapshot", pj.in.SnapshotFile), input("graph", pj.in.GraphFile)}
+	return []planfile.Input{input("snapshot", pj.in.SnapshotFile), input("graph", pj.in.GraphFile)}
 }
 
 func (pj *planJSON) hooksDirs() []string {
@@ -106,11 +107,11 @@ func (pj *planJSON) hooksDirs() []string {
 }
 
 // object returns Plan.Objects[i] as the plan lists it.
-func (pj *planJSON) object(i int) destroy.PlanObject {
+func (pj *planJSON) object(i int) planfile.Object {
 	o := pj.p.Object(i)
 	kind := pj.hooks.Kind(i)
 	k := pj.hooks.Types[kind]
-	po := destroy.PlanObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: destroy.NewPlanType(k.Type), Classes: k.Classes, Hooks: pj.planned(kind)}
+	po := planfile.Object{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: planfile.NewType(k.Type), Classes: k.Classes, Hooks: pj.planned(kind)}
 	if po.Classes == nil {
 		po.Classes = k.Own
 	}
@@ -127,11 +128,11 @@ func (pj *planJSON) object(i int) destroy.PlanObject {
 
 // planned returns the destroy hooks of type kind as the JSON plan lists
 // them (with their sha256), computed on first use.
-func (pj *planJSON) planned(kind int32) []destroy.PlanHook {
+func (pj *planJSON) planned(kind int32) []planfile.Hook {
 	h := pj.hooks
 	if h.planned[kind] == nil {
 		k := h.Types[kind]
-		h.planned[kind] = make([]destroy.PlanHook, 0, len(k.Destroy))
+		h.planned[kind] = make([]planfile.Hook, 0, len(k.Destroy))
 		for _, f := range k.Destroy {
 			h.planned[kind] = append(h.planned[kind], h.sums.Hook(f))
 		}
@@ -139,12 +140,12 @@ func (pj *planJSON) planned(kind int32) []destroy.PlanHook {
 	return h.planned[kind]
 }
 
-func (pj *planJSON) notification(i int) destroy.PlanNotification {
+func (pj *planJSON) notification(i int) planfile.Notification {
 	n := pj.p.Notifications[i]
-	pn := destroy.PlanNotification{Group: n.Group, Publisher: pj.p.ID(n.Publisher), Subscriber: n.Subscriber, Handler: n.Handler,
+	pn := planfile.Notification{Group: n.Group, Publisher: pj.p.ID(n.Publisher), Subscriber: n.Subscriber, Handler: n.Handler,
 		OldPlaces: pj.hooks.OldNotify[i]}
 	if t := pj.hooks.SubscriberTypes[i]; t != nil {
-		pt := destroy.NewPlanType(*t)
+		pt := planfile.NewType(*t)
 		pn.SubscriberTypeRef = &pt
 	}
 	if f := pj.hooks.Notify[i]; f != nil {
@@ -163,15 +164,15 @@ func (pj *planJSON) cycle(i int) []string {
 	return ids
 }
 
-func (pj *planJSON) dropped(i int) destroy.PlanDropped {
+func (pj *planJSON) dropped(i int) planfile.Dropped {
 	inc := pj.p.Diff.Incoming
 	j := pj.p.Diff.Dropped[i]
-	return destroy.PlanDropped{ID: inc.ID(j), Type: inc.TypeString(j), Path: inc.ObjectPath(j)}
+	return planfile.Dropped{ID: inc.ID(j), Type: inc.TypeString(j), Path: inc.ObjectPath(j)}
 }
 
-func (pj *planJSON) summary() destroy.PlanSummary {
+func (pj *planJSON) summary() planfile.Summary {
 	p := pj.p
-	return destroy.PlanSummary{
+	return planfile.Summary{
 		SnapshotObjects:    p.Diff.Snapshot.Len(),
 		IncomingObjects:    p.Diff.Incoming.Len(),
 		Destroy:            len(p.Objects),
@@ -188,9 +189,9 @@ func (pj *planJSON) summary() destroy.PlanSummary {
 
 // document builds the whole PlanFile, for a reader that needs it at once;
 // write streams the same.
-func (pj *planJSON) document() *destroy.PlanFile {
+func (pj *planJSON) document() *planfile.File {
 	p := pj.p
-	d := &destroy.PlanFile{
+	d := &planfile.File{
 		FormatVersion: PlanFormatVersion,
 		Inputs:        pj.inputs(),
 		OnDangling:    pj.onDangling,
@@ -199,10 +200,10 @@ func (pj *planJSON) document() *destroy.PlanFile {
 		HooksDirs:     pj.hooksDirs(),
 		CacheDir:      pj.hooks.cacheDir,
 		Packages:      pj.hooks.packages,
-		Groups:        make([]destroy.PlanGroup, 0, len(p.Groups)),
-		Notifications: make([]destroy.PlanNotification, 0, len(p.Notifications)),
+		Groups:        make([]planfile.Group, 0, len(p.Groups)),
+		Notifications: make([]planfile.Notification, 0, len(p.Notifications)),
 		Cycles:        make([][]string, 0, len(p.Cycles)),
-		Dropped:       make([]destroy.PlanDropped, 0, len(p.Diff.Dropped)),
+		Dropped:       make([]planfile.Dropped, 0, len(p.Diff.Dropped)),
 		Warnings:      p.AllWarnings(),
 		Summary:       pj.summary(),
 	}
@@ -210,7 +211,7 @@ func (pj *planJSON) document() *destroy.PlanFile {
 		d.Warnings = []order.Warning{}
 	}
 	for _, g := range p.Groups {
-		pg := destroy.PlanGroup{Index: g.Index, Objects: make([]destroy.PlanObject, 0, len(g.Objects))}
+		pg := planfile.Group{Index: g.Index, Objects: make([]planfile.Object, 0, len(g.Objects))}
 		for _, i := range g.Objects {
 			pg.Objects = append(pg.Objects, pj.object(int(i)))
 		}
@@ -228,49 +229,49 @@ func (pj *planJSON) document() *destroy.PlanFile {
 	return d
 }
 
-// write streams the JSON plan to w (destroy.WritePlanJSON), every path
+// write streams the JSON plan to w (planfile.WriteJSON), every path
 // absolute.
 func (pj *planJSON) write(w io.Writer) error { return pj.writeBase(w, "") }
 
-// writeBase streams the JSON plan to w (destroy.WritePlanJSON), the
+// writeBase streams the JSON plan to w (planfile.WriteJSON), the
 // paths under base (the saved plan's directory, "" for none) relative to
 // it. The objects are rendered in parallel (renderOrdered): what
 // pj.object fills in lazily is filled in first.
 func (pj *planJSON) writeBase(w io.Writer, base string) error {
 	e := pj.view()
 	e.Base = base
-	e.Head = destroy.PlanFile{FormatVersion: PlanFormatVersion, Inputs: pj.inputs(), OnDangling: pj.onDangling,
+	e.Head = planfile.File{FormatVersion: PlanFormatVersion, Inputs: pj.inputs(), OnDangling: pj.onDangling,
 		NoHooks: pj.settings().NoHooks, RequireHooks: pj.settings().RequireHooks,
 		HooksDirs: pj.hooksDirs(), CacheDir: pj.hooks.cacheDir, Packages: pj.hooks.packages, Summary: pj.summary()}
-	return destroy.WritePlanJSON(w, e)
+	return planfile.WriteJSON(w, e)
 }
 
 // view is the plan as the view every format writes from
-// (destroy.PlanElems). Its Head holds the on_dangling mode and the
+// (planfile.View). Its Head holds the on_dangling mode and the
 // summary only: the rest (the inputs' sha256, a pass over every byte of
 // them) is for the JSON plan, which fills it in (writeBase). Its elements
 // may be asked for from several goroutines at once: what pj.object fills
 // in lazily is filled in first.
-func (pj *planJSON) view() *destroy.PlanElems {
+func (pj *planJSON) view() *planfile.View {
 	p := pj.p
 	for kind := range pj.hooks.Types {
 		pj.planned(int32(kind))
 	}
 	docs := pj.in.Docs()
-	return &destroy.PlanElems{
-		Head:   destroy.PlanFile{OnDangling: pj.onDangling, Summary: pj.summary()},
-		Groups: destroy.Elems{N: len(p.Groups)},
-		Group: func(k int) (int, destroy.Elems) {
-			return p.Groups[k].Index, destroy.Elems{N: len(p.Groups[k].Objects)}
+	return &planfile.View{
+		Head:   planfile.File{OnDangling: pj.onDangling, Summary: pj.summary()},
+		Groups: planfile.Array{N: len(p.Groups)},
+		Group: func(k int) (int, planfile.Array) {
+			return p.Groups[k].Index, planfile.Array{N: len(p.Groups[k].Objects)}
 		},
-		Object:        func(k, j int) destroy.PlanObject { return pj.object(int(p.Groups[k].Objects[j])) },
-		Notifications: destroy.Elems{N: len(p.Notifications)},
+		Object:        func(k, j int) planfile.Object { return pj.object(int(p.Groups[k].Objects[j])) },
+		Notifications: planfile.Array{N: len(p.Notifications)},
 		Notification:  pj.notification,
-		Cycles:        destroy.Elems{N: len(p.Cycles)},
+		Cycles:        planfile.Array{N: len(p.Cycles)},
 		Cycle:         pj.cycle,
-		Dropped:       destroy.Elems{N: len(p.Diff.Dropped)},
+		Dropped:       planfile.Array{N: len(p.Diff.Dropped)},
 		DroppedAt:     pj.dropped,
-		Warnings:      destroy.Elems{N: p.WarningCount()},
+		Warnings:      planfile.Array{N: p.WarningCount()},
 		Warning:       p.Warning,
 		Parallel: func(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
 			return renderOrdered(w, docs, n, render)
@@ -348,10 +349,10 @@ func newPalette(streams *IO, noColor bool) *palette {
 }
 
 // writePlanText writes the text plan of e, the view of a plan just made
-// or of a saved one (destroy.PlanElems), its inputs named names: the one
+// or of a saved one (planfile.View), its inputs named names: the one
 // text writer of plan and show. The objects are rendered in parallel
 // when e says how (PlanElems.Parallel).
-func writePlanText(w io.Writer, pal *palette, names []string, onDangling string, e *destroy.PlanElems) error {
+func writePlanText(w io.Writer, pal *palette, names []string, onDangling string, e *planfile.View) error {
 	bw := bufio.NewWriter(w)
 	shown := make([]string, len(names))
 	for i, n := range names {
@@ -446,9 +447,9 @@ func plural(n int, one, many string) string {
 // ownership edges solid (owned -> owner), destruction dependencies dashed
 // (publisher -> subscriber), edges ignored in a cycle in red.
 // writeDot writes the Graphviz graph of e, the view of a plan just made
-// or of a saved one (destroy.PlanElems): the one dot writer of plan and
+// or of a saved one (planfile.View): the one dot writer of plan and
 // show.
-func writeDot(w io.Writer, e *destroy.PlanElems) error {
+func writeDot(w io.Writer, e *planfile.View) error {
 	bw := bufio.NewWriter(w)
 	writeDotHead(bw)
 	for k := range e.Groups.N {

@@ -16,6 +16,7 @@ import (
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/internal/inputfile"
 )
 
@@ -106,7 +107,7 @@ func runShow(ctx context.Context, streams *IO, opts showOptions) error {
 	}
 	// Reading and rendering look at no context: a signal ends show at
 	// once (untilDone), which holds no lock and writes no file.
-	var sp *destroy.PlanFile
+	var sp *planfile.File
 	if err := untilDone(ctx, func() (err error) {
 		if sp, err = loadShownPlan(streams, opts.PlanFile); err != nil {
 			return err
@@ -125,7 +126,7 @@ func runShow(ctx context.Context, streams *IO, opts showOptions) error {
 // from planFile) would do now, by apply's own check (destroy.Check), and
 // returns the exit status apply would have for a refusal (1) or a stale
 // plan (5). It ends at the first interrupt.
-func checkShownPlan(ctx context.Context, streams *IO, planFile string, sp *destroy.PlanFile) error {
+func checkShownPlan(ctx context.Context, streams *IO, planFile string, sp *planfile.File) error {
 	model, snap, graph, err := planInputs(planFile, sp)
 	if err != nil {
 		return err
@@ -175,7 +176,7 @@ func checkShownPlan(ctx context.Context, streams *IO, planFile string, sp *destr
 // loadShownPlan reads the plan saved in path ("-": standard input) and
 // refuses a file that is not one, saying what to do with a model. A
 // named pipe, a socket or a device is refused without reading it.
-func loadShownPlan(streams *IO, path string) (*destroy.PlanFile, error) {
+func loadShownPlan(streams *IO, path string) (*planfile.File, error) {
 	var data []byte
 	var err error
 	name := path
@@ -192,7 +193,7 @@ func loadShownPlan(streams *IO, path string) (*destroy.PlanFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading plan: %w", err)
 	}
-	sp, err := destroy.ParsePlanFile(name, data)
+	sp, err := planfile.Parse(name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +205,7 @@ func loadShownPlan(streams *IO, path string) (*destroy.PlanFile, error) {
 
 // savedPlanNames are the names of a saved plan's inputs as its text and
 // Markdown forms show them: the absolute paths it recorded.
-func savedPlanNames(sp *destroy.PlanFile) []string {
+func savedPlanNames(sp *planfile.File) []string {
 	names := make([]string, 0, len(sp.Inputs))
 	for _, in := range sp.Inputs {
 		names = append(names, in.Path)
@@ -263,7 +264,7 @@ func writeNotificationLines(w io.Writer, pal *palette, i int, subscriber, handle
 
 // writeTextSummary writes the text plan's closing lines: the counts, and
 // every reason apply would refuse (s.Refusals), one a line.
-func writeTextSummary(w io.Writer, pal *palette, s destroy.PlanSummary, onDangling string) {
+func writeTextSummary(w io.Writer, pal *palette, s planfile.Summary, onDangling string) {
 	fmt.Fprintf(w, "\n%d to destroy in %d %s, %d %s, %d %s, %d dropped",
 		s.Destroy, s.Groups, plural(s.Groups, "group", "groups"),
 		s.Notifications, plural(s.Notifications, "notification", "notifications"),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 )
 
 // The codes of a Refusal: stable, listed in docs/plan-format.md
@@ -29,15 +30,6 @@ const (
 	// *HookWritersError, *HookArgsError).
 	RefuseHookCannotRun = "hook_cannot_run"
 )
-
-// Refusal is one reason apply refuses a plan: a stable Code, a Message
-// for people (no string of the model in it, only counts), and Err, the
-// error apply returns for it.
-type Refusal struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Err     error  `json:"-"`
-}
 
 // RefusalSettings are the settings a refusal depends on beyond the
 // prepared plan itself: apply's --on-dangling=keep, --no-hooks and
@@ -106,24 +98,24 @@ func (hp *hookProblems) count() int {
 // Empty (nil) when apply runs it. This is the one rule of "would apply
 // refuse?": apply refuses the first, plan --detailed-exitcode exits 1
 // when there is one, and the plan's summary lists them all
-// (PlanSummary.Refusals), which show prints.
-func (prep *Prepared) Refusals(s RefusalSettings) []Refusal {
+// (planfile.Summary.Refusals), which show prints.
+func (prep *Prepared) Refusals(s RefusalSettings) []planfile.Refusal {
 	p := prep.Plan
-	var out []Refusal
+	var out []planfile.Refusal
 	if n := len(p.Diff.Dangling); n > 0 && !s.OnDanglingKeep {
-		out = append(out, Refusal{Code: RefuseDangling,
+		out = append(out, planfile.Refusal{Code: RefuseDangling,
 			Message: fmt.Sprintf("%d dangling %s to doomed objects (use --on-dangling=keep to destroy them and keep them flagged destroyed)", n, plural(n, "reference", "references")),
 			Err:     &DanglingError{Refs: p.Diff.Dangling}})
 	}
 	if n := len(p.Objects); n > 0 && !s.NoHooks && !prep.hooksDirs && !prep.Hooks.packageSource() {
-		out = append(out, Refusal{Code: RefuseNoHookSource,
+		out = append(out, planfile.Refusal{Code: RefuseNoHookSource,
 			Message: fmt.Sprintf("no hook source: %d doomed %s and no hooks dir or cached package whose hooks run for any of their classes (give --hooks-dir DIR, or --no-hooks if dropping them from the model without hooks is meant)", n, plural(n, "object", "objects")),
 			Err:     &NoHookSourceError{Doomed: n, Plan: s.Plan}})
 	}
 	if s.RequireHooks {
 		if err := requireHooks(p, prep.Hooks); err != nil {
 			n := len(err.Objects)
-			out = append(out, Refusal{Code: RefuseHooksRequired,
+			out = append(out, planfile.Refusal{Code: RefuseHooksRequired,
 				Message: fmt.Sprintf("--require-hooks: %d doomed %s no destroy hook", n, plural(n, "object has", "objects have")),
 				Err:     err})
 		}
@@ -138,7 +130,7 @@ func (prep *Prepared) Refusals(s RefusalSettings) []Refusal {
 		default:
 			err = &HookCannotRunError{Problems: hp.cannotRun}
 		}
-		out = append(out, Refusal{Code: RefuseHookCannotRun,
+		out = append(out, planfile.Refusal{Code: RefuseHookCannotRun,
 			Message: fmt.Sprintf("%d %s cannot run (see the hook_cannot_run %s)", n, plural(n, "hook", "hooks"), plural(n, "warning", "warnings")),
 			Err:     err})
 	}

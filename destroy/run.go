@@ -19,6 +19,7 @@ import (
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/destroy/writeback"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/internal/atomicfile"
@@ -119,7 +120,7 @@ type RunOptions struct {
 	// the inputs again if they changed meanwhile, and each hook's sha256
 	// as it runs. Model, or Snapshot and Graph, are then the plan's
 	// inputs.
-	Plan     *PlanFile
+	Plan     *planfile.File
 	PlanPath string
 
 	// File is the file beside which the lock (<File>.lock) and the
@@ -328,7 +329,7 @@ type Verdict struct {
 	Applied bool
 	// Refusals: why apply would refuse to run (Prepared.Refusals);
 	// empty when it would run.
-	Refusals []Refusal
+	Refusals []planfile.Refusal
 	// Read: the inputs were read (not when one is standard input,
 	// which apply reads only after the lock); Destroy and Dropped then
 	// count what apply would destroy and drop.
@@ -733,7 +734,7 @@ func readSavedPlan(ctx context.Context, opts RunOptions, hookDiffs []string) (in
 }
 
 // planObjects counts the objects a saved plan lists.
-func planObjects(sp *PlanFile) int {
+func planObjects(sp *planfile.File) int {
 	n := 0
 	for _, g := range sp.Groups {
 		n += len(g.Objects)
@@ -748,7 +749,7 @@ func appliedReport(in *Inputs, p *order.Plan) *Report {
 
 // planHookSums returns the sha256 of every hook the saved plan sp lists,
 // by path: what each must still be when it runs.
-func planHookSums(sp *PlanFile) map[string]string {
+func planHookSums(sp *planfile.File) map[string]string {
 	if sp == nil {
 		return nil
 	}

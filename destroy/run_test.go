@@ -14,6 +14,7 @@ import (
 
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/journal"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -267,7 +268,7 @@ func TestRunRefuses(t *testing.T) {
 	}{
 		{"stale plan", func(t *testing.T, opts *RunOptions) {
 			opts.PlanPath = "plan.json"
-			opts.Plan = &PlanFile{Inputs: []PlanInput{{Role: "model", Path: opts.Model, SHA256: strings.Repeat("0", 64)}}, HooksDirs: opts.Finder.Dirs}
+			opts.Plan = &planfile.File{Inputs: []planfile.Input{{Role: "model", Path: opts.Model, SHA256: strings.Repeat("0", 64)}}, HooksDirs: opts.Finder.Dirs}
 		}, func(err error) bool {
 			var se *StaleError
 			return errors.Is(err, ErrStalePlan) && errors.As(err, &se) && strings.Contains(err.Error(), "plan plan.json is stale: ")

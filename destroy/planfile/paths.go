@@ -1,4 +1,4 @@
-package destroy
+package planfile
 
 import (
 	"fmt"
@@ -33,7 +33,7 @@ func relativeTo(dir, path string) string {
 // million times.
 type pathMapper struct {
 	base  string
-	hooks sync.Map // *PlanHook (first of a list) -> []PlanHook
+	hooks sync.Map // *Hook (first of a list) -> []Hook
 }
 
 func (m *pathMapper) path(p string) string {
@@ -54,7 +54,7 @@ func (m *pathMapper) paths(ps []string) []string {
 	return out
 }
 
-func (m *pathMapper) hook(h *PlanHook) *PlanHook {
+func (m *pathMapper) hook(h *Hook) *Hook {
 	if m == nil || h == nil {
 		return h
 	}
@@ -63,14 +63,14 @@ func (m *pathMapper) hook(h *PlanHook) *PlanHook {
 	return &c
 }
 
-func (m *pathMapper) hookList(hs []PlanHook) []PlanHook {
+func (m *pathMapper) hookList(hs []Hook) []Hook {
 	if m == nil || len(hs) == 0 {
 		return hs
 	}
 	if v, ok := m.hooks.Load(&hs[0]); ok {
-		return v.([]PlanHook)
+		return v.([]Hook)
 	}
-	out := make([]PlanHook, len(hs))
+	out := make([]Hook, len(hs))
 	for i := range hs {
 		out[i] = *m.hook(&hs[i])
 	}
@@ -78,11 +78,11 @@ func (m *pathMapper) hookList(hs []PlanHook) []PlanHook {
 	return out
 }
 
-func (m *pathMapper) inputs(in []PlanInput) []PlanInput {
+func (m *pathMapper) inputs(in []Input) []Input {
 	if m == nil || in == nil {
 		return in
 	}
-	out := make([]PlanInput, len(in))
+	out := make([]Input, len(in))
 	for i, x := range in {
 		x.Path = m.path(x.Path)
 		out[i] = x
@@ -94,7 +94,7 @@ func (m *pathMapper) inputs(in []PlanInput) []PlanInput {
 // directory the plan file is in now (absolute). A relative path that
 // leaves dir ("../x", as no plan objgc wrote has) is an error naming
 // the plan file name.
-func (sp *PlanFile) resolve(name, dir string) error {
+func (sp *File) resolve(name, dir string) error {
 	var bad string
 	res := func(p string) string {
 		if p == "" || filepath.IsAbs(p) || p == stdinPath {
