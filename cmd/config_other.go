@@ -7,6 +7,10 @@ import (
 	"os"
 )
 
+// systemConfigPath: none by default where there is no /etc (Windows);
+// OBJGC_SYSTEM_CONFIG may name one.
+const systemConfigPath = ""
+
 func openConfigFile(path string) (*os.File, error) { return os.Open(path) }
 
 // checkConfigPerms: owner and mode bits are not checked where there are

@@ -9,6 +9,10 @@ import (
 	"syscall"
 )
 
+// systemConfigPath is the system's configuration file, which every user
+// reads below their own (docs/config.md).
+const systemConfigPath = "/etc/objgc/config.yaml"
+
 // openConfigFile opens path for reading without blocking on a named pipe
 // or a device.
 func openConfigFile(path string) (*os.File, error) {

@@ -24,6 +24,8 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Setenv("HOME", home)
+	// Not the machine's /etc/objgc/config.yaml (an installed package's).
+	os.Setenv(systemConfigEnv, filepath.Join(home, "etc-objgc-config.yaml"))
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
 	code := m.Run()

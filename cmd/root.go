@@ -131,7 +131,13 @@ func newRootCmd(build BuildInfo, streams *IO) *cobra.Command {
 		Long: `objgc compares the previous deployment's snapshot of a Murano object model
 with the incoming model, finds the objects removed offline, orders their
 destruction as Murano's engine does, runs hook scripts for each step and
-writes the model back.`,
+writes the model back.
+
+Each setting comes from the first of these that sets it: its flag; its
+OBJGC_* variable; your configuration file (--config or OBJGC_CONFIG, else
+./objgc.yaml, else $XDG_CONFIG_HOME/objgc/config.yaml); the system's,
+/etc/objgc/config.yaml (OBJGC_SYSTEM_CONFIG names another); the default.
+docs/config.md lists every setting.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       fillBuildInfo(build).Version,
