@@ -44,7 +44,7 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 	}
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := pkgcache.OpenExisting(opts.Dir)
+	c, err := openExistingCache(opts.Dir, false)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func newCacheVerifyCmd(streams *IO) cacheSubcommand {
 func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := pkgcache.OpenExisting(opts.Dir)
+	c, err := openExistingCache(opts.Dir, false)
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func newCachePathCmd(streams *IO) cacheSubcommand {
 }
 
 func runCachePath(streams *IO, opts cachePathOptions) error {
-	c, err := pkgcache.OpenExisting(opts.Dir)
+	c, err := openExistingCache(opts.Dir, false)
 	if err != nil {
 		return err
 	}

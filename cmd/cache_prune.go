@@ -84,7 +84,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	}
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := pkgcache.OpenExisting(opts.Dir)
+	c, err := openExistingCache(opts.Dir, false)
 	if err != nil {
 		return err
 	}

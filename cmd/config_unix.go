@@ -44,3 +44,11 @@ func checkConfigOwner(path string, uid, me int) error {
 	}
 	return fmt.Errorf("%s: not used: owned by uid %d, not by you (uid %d) or root; copy it into a file of your own", path, uid, me)
 }
+
+// fileUID returns the owner of the file st describes.
+func fileUID(st fs.FileInfo) (int, bool) {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return int(sys.Uid), true
+	}
+	return 0, false
+}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +13,13 @@ import (
 // OBJGC_* variable, and a home, configuration and cache directory of the
 // test run's own, so that <user config dir>/objgc/config.yaml or a
 // default package cache cannot change a plan a test compares.
+//
+// With OBJGC_TEST_CMD_RUN=1 the test binary is objgc (cmd.Run on its
+// arguments), for a test that runs it as another user.
 func TestMain(m *testing.M) {
+	if os.Getenv("OBJGC_TEST_CMD_RUN") == "1" {
+		os.Exit(Run(context.Background(), BuildInfo{Version: "test"}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	home, err := os.MkdirTemp("", "objgc-cmd-test-home-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -165,9 +165,15 @@ func checkInputFlags(model, snapFile, graphFile string) error {
 // is an error (pkgcache.ErrOldLayout, which says how to migrate), and so
 // is one that belongs to another user (pkgcache.ErrNotOwner): going on
 // without those packages would plan and run without their class
-// hierarchies and hooks. trust lets the hooks of packages the engine
+// hierarchies and hooks; so is one the user may not read
+// (cacheAccessError). trust lets the hooks of packages the engine
 // unpacked run (pkgcache.Session.TrustEnginePackages).
 func openPackages(streams *IO, dir, from string, trust bool) (*pkgcache.Session, error) {
+	// A cache one may not read is not an empty one: going on would plan
+	// and run without its hierarchies and hooks.
+	if err := cacheAccessError(dir); err != nil {
+		return nil, err
+	}
 	if !pkgcache.IsCache(dir) {
 		if _, err := os.Stat(dir); from != "" && errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(streams.Err, "objgc: warning: cache dir %s (from %s): no such directory, no package cache there; class hierarchies and package hooks are not used\n", term(absPath(dir)), term(from))
