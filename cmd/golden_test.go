@@ -145,32 +145,6 @@ func checkGoldenPlan(t *testing.T, planArgs []string, name string, stable, back 
 	}
 }
 
-// TestManPagesUpToDate fails when docs/man is stale: run go generate ./cmd.
-// The pages are made with the date the committed ones carry, so that only
-// their content is compared.
-func TestManPagesUpToDate(t *testing.T) {
-	date := committedManDate(t)
-	dir := t.TempDir()
-	if err := GenManPages(dir, date); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	committed, _ := filepath.Glob(filepath.Join("..", "docs", "man", "*.1"))
-	if len(committed) != len(entries) {
-		t.Errorf("docs/man has %d pages, the commands make %d: run go generate ./cmd", len(committed), len(entries))
-	}
-	for _, e := range entries {
-		got, _ := os.ReadFile(filepath.Join(dir, e.Name()))
-		want, err := os.ReadFile(filepath.Join("..", "docs", "man", e.Name()))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("docs/man/%s is stale: run go generate ./cmd", e.Name())
-		}
-	}
-}
-
 // TestManPageTitles checks that each page is titled with its own name, as
 // man-pages(7) asks: objgc-plan.1 is OBJGC-PLAN(1), the title a reader sees
 // in the page's header and footer and that apropos and whatis index.
