@@ -41,6 +41,7 @@ func runScript(t *testing.T, script, archive string) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, ".home"))
+			env.Setenv("OBJGC_SYSTEM_CONFIG", filepath.Join(env.WorkDir, ".etc", "objgc", "config.yaml"))
 			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			return nil
 		},
@@ -121,4 +122,28 @@ func TestReadmeCronLine(t *testing.T) {
 	script.WriteString("stdout 'com\\.example\\.things +1\\.2\\.0'\n")
 	files.WriteString("-- murano.conf.in --\n[engine]\npackages_cache = WORK/engine\n")
 	runScript(t, script.String(), files.String())
+}
+
+// TestReadmeCompletionLines runs the lines of README.md's install block
+// that set up bash's completion, as written, for an account that has no
+// ~/.local/share yet: the script is where bash-completion looks for it.
+func TestReadmeCompletionLines(t *testing.T) {
+	var lines []string
+	for _, b := range fencedBlocks(docSection(t, "README.md", "## Install")) {
+		if b.lang == "sh" && strings.Contains(b.body, "objgc completion bash") {
+			for _, l := range strings.Split(strings.TrimSpace(b.body), "\n") {
+				if !strings.HasPrefix(l, "sudo ") {
+					lines = append(lines, l)
+				}
+			}
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatal("README.md's install section has no sh block with objgc completion bash")
+	}
+	script := `! exists .home/.local
+exec sh -e lines.sh
+grep '__start_objgc' .home/.local/share/bash-completion/completions/objgc
+`
+	runScript(t, script, "-- lines.sh --\n"+strings.Join(lines, "\n")+"\n")
 }
