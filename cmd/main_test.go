@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,11 +13,12 @@ import (
 // test run's own, so that <user config dir>/objgc/config.yaml or a
 // default package cache cannot change a plan a test compares.
 //
-// With OBJGC_TEST_CMD_RUN=1 the test binary is objgc (cmd.Run on its
-// arguments), for a test that runs it as another user.
+// With OBJGC_TEST_CMD_RUN=1 the test binary is objgc (cmd.Main on its
+// arguments), for a test that runs it as a process of its own: as
+// another user, with its stderr a given file.
 func TestMain(m *testing.M) {
 	if os.Getenv("OBJGC_TEST_CMD_RUN") == "1" {
-		os.Exit(Run(context.Background(), BuildInfo{Version: "test"}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(Main(BuildInfo{Version: "test"}, nil))
 	}
 	home, err := os.MkdirTemp("", "objgc-cmd-test-home-")
 	if err != nil {

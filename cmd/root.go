@@ -52,7 +52,10 @@ func Main(build BuildInfo, sigs <-chan os.Signal) int {
 		<-sigs
 		cancel()
 	}()
-	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv, Environ: os.Environ,
+	// Under systemd, errors and warnings carry their priority.
+	stderr, flush := journalStderr(os.Stderr, os.Getenv)
+	defer flush()
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: stderr, Getenv: os.Getenv, Environ: os.Environ,
 		IsTTYOut: isTerminal(os.Stdout), IsTTYErr: isTerminal(os.Stderr), IsTTYIn: isTerminal(os.Stdin), Interrupt: interrupt}
 	return run(ctx, build, os.Args[1:], streams)
 }
