@@ -61,7 +61,8 @@ as for every cache command). A removed package leaves the engine's sight in
 one rename. Only one prune runs at a time: a second one says so and exits 4
 (a lock not taken). It prints nothing unless something was removed or
 skipped, for cron, or with --verbose; with --quiet nothing but errors: a
-package skipped in use is told by the exit status alone.`,
+package skipped in use, and another prune running, are told by the exit
+status alone (3, 4).`,
 			Example: `  objgc cache prune --outdated --keep 2
   objgc cache prune --unused-for 30d --max-size 2GiB --dry-run`,
 			Args: noArgs,
@@ -99,6 +100,11 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	res, err := c.Prune(ctx, popts)
 	progress.Done()
 	if errors.Is(err, pkgcache.ErrPruneRunning) {
+		if opts.Quiet {
+			// As a package in use (pruneUnmet): an ordinary night on an
+			// engine host, told by the exit status alone.
+			return &exitError{code: ExitLocked}
+		}
 		return fmt.Errorf("cache prune: %w in %s; nothing was touched", err, c.Root())
 	}
 	if err != nil {
