@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -152,9 +153,39 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 		}
 	}
 	if len(res.Problems) > 0 {
-		return fmt.Errorf("cache verify: %d %s in %s; repair a damaged package with objgc cache add --force SRC (its archive or directory), or remove it with objgc cache prune", len(res.Problems), plural(len(res.Problems), "problem", "problems"), c.Root())
+		return fmt.Errorf("cache verify: %d %s in %s; %s", len(res.Problems), plural(len(res.Problems), "problem", "problems"), c.Root(), verifyFixes(res.Problems))
 	}
 	return nil
+}
+
+// verifyFixes says how to fix each damaged package of problems, by its
+// origin: one the engine unpacked has no source objgc knows, and the
+// engine downloads it again once it is gone (cache rm); one objgc added
+// is added again from its archive or directory (cache add --force), or
+// removed. Names that belong to no package are for the operator to move.
+func verifyFixes(problems []pkgcache.Problem) string {
+	var fixes []string
+	seen := map[string]bool{}
+	strays := false
+	for _, p := range problems {
+		switch {
+		case p.ID == "":
+			strays = true
+		case seen[p.ID]:
+		case p.InstalledBy == "engine":
+			seen[p.ID] = true
+			fixes = append(fixes, fmt.Sprintf("%s %s was unpacked by murano-engine: remove it with objgc cache rm %s, and the engine downloads it again when a deployment needs it",
+				term(p.FullName), term(p.Version), term(p.ID)))
+		default:
+			seen[p.ID] = true
+			fixes = append(fixes, fmt.Sprintf("%s %s was added with objgc cache add: add it again with objgc cache add --force SRC (its archive or directory), or remove it with objgc cache rm %s",
+				term(p.FullName), term(p.Version), term(p.ID)))
+		}
+	}
+	if strays {
+		fixes = append(fixes, "move or remove by hand the names that belong to no package")
+	}
+	return strings.Join(fixes, "; ")
 }
 
 type cachePathOptions struct {

@@ -429,6 +429,12 @@ type Problem struct {
 	ID       string `json:"id,omitempty"`
 	Path     string `json:"path"` // the file or directory at fault
 	Problem  string `json:"problem"`
+	// InstalledBy is the package's origin, as Entry.InstalledBy; empty
+	// for a name that belongs to no package. It decides the fix: a
+	// package objgc added is added again from its source (Add with
+	// Force), one the engine unpacked is removed, for the engine to
+	// download again.
+	InstalledBy string `json:"installed_by,omitempty"`
 }
 
 // VerifyResult is what Verify checked and found.
@@ -482,7 +488,7 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 				}
 			}
 			for _, p := range probs {
-				p.FullName, p.Version, p.ID = k.fullName, k.version, k.id
+				p.FullName, p.Version, p.ID, p.InstalledBy = k.fullName, k.version, k.id, e.InstalledBy
 				res.Problems = append(res.Problems, p)
 			}
 		}
