@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -70,25 +71,31 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 		return nil
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-	header := "FULLNAME\tVERSION\tID\tSIZE\tLAST USE\tIN USE\tBY"
+	// LAST USE is the time prune counts (the later of the last use and
+	// the install), beside INSTALLED, so that a package kept by
+	// --unused-for shows why.
+	header := "FULLNAME\tVERSION\tID\tSIZE\tINSTALLED\tLAST USE\tIN USE\tBY"
 	if opts.Verbose {
 		header += "\tDIR"
 	}
 	fmt.Fprintln(tw, header)
-	for _, e := range entries {
-		last := "never"
-		if !e.LastUse.IsZero() {
-			last = e.LastUse.Local().Format("2006-01-02 15:04")
+	when := func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
 		}
+		return t.Local().Format("2006-01-02 15:04")
+	}
+	for _, e := range entries {
+		installed, last := when(e.Installed), when(e.UnusedSince())
 		inUse := "no"
 		if e.InUse {
 			inUse = "yes"
 		}
 		if opts.Verbose {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(e.ID), formatCacheSize(e.Size), last, inUse, e.InstalledBy, term(e.Dir))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(e.ID), formatCacheSize(e.Size), installed, last, inUse, e.InstalledBy, term(e.Dir))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(shortID(e.ID)), formatCacheSize(e.Size), last, inUse, e.InstalledBy)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(shortID(e.ID)), formatCacheSize(e.Size), installed, last, inUse, e.InstalledBy)
 	}
 	var total int64
 	for _, e := range entries {

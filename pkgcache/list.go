@@ -48,6 +48,11 @@ type Entry struct {
 	partial bool
 }
 
+// UnusedSince is when the package was last used or, if later,
+// installed: the time Prune's unused-for and size policies count from,
+// and what cache list shows as its last use.
+func (e Entry) UnusedSince() time.Time { return e.lastUseOrInstalled() }
+
 // lastUseOrInstalled is the time the LRU and unused-for policies compare.
 func (e Entry) lastUseOrInstalled() time.Time {
 	if e.LastUse.After(e.Installed) {
