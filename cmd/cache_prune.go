@@ -114,7 +114,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		return err
 	}
 	if opts.Format == "json" {
-		if err := writeJSON(streams.Out, pruneJSON(res)); err != nil {
+		if err := writeJSON(streams.Out, pruneJSON(c, res)); err != nil {
 			return err
 		}
 		return pruneUnmet(res, opts.Quiet)
@@ -135,7 +135,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		return pruneUnmet(res, true)
 	}
 	for _, r := range res.InUse {
-		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), term(r.Reason))
+		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)%s\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), term(r.Reason), holderText(usageHolder(c, r.ID)))
 	}
 	fmt.Fprintf(streams.Out, "%s %s in %d %s", freed, formatCacheSize(res.Freed), len(res.Removed), plural(len(res.Removed), "package", "packages"))
 	if len(res.InUse) > 0 {
@@ -164,17 +164,22 @@ func pruneUnmet(res pkgcache.PruneResult, quiet bool) error {
 	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache prune: policy not met yet: %d selected %s in use; prune again when they are free", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
 }
 
-// cacheRemovalJSON is one package in prune's JSON.
+// cacheRemovalJSON is one package in prune's JSON; HeldBy only for one
+// skipped in use.
 type cacheRemovalJSON struct {
 	cachePackageJSON
-	Reason string `json:"reason"`
+	Reason string      `json:"reason"`
+	HeldBy *holderJSON `json:"held_by,omitempty"`
 }
 
-func pruneJSON(res pkgcache.PruneResult) any {
-	conv := func(rs []pkgcache.Removal) []cacheRemovalJSON {
+func pruneJSON(c *pkgcache.Cache, res pkgcache.PruneResult) any {
+	conv := func(rs []pkgcache.Removal, inUse bool) []cacheRemovalJSON {
 		out := make([]cacheRemovalJSON, len(rs))
 		for i, r := range rs {
-			out[i] = cacheRemovalJSON{packageJSON(r.Entry), r.Reason}
+			out[i] = cacheRemovalJSON{cachePackageJSON: packageJSON(r.Entry), Reason: r.Reason}
+			if inUse {
+				out[i].HeldBy = usageHolder(c, r.ID)
+			}
 		}
 		return out
 	}
@@ -185,5 +190,5 @@ func pruneJSON(res pkgcache.PruneResult) any {
 		PolicyMet bool               `json:"policy_met"`
 		Freed     int64              `json:"freed"`
 		Leftovers int                `json:"tmp_leftovers"`
-	}{res.DryRun, conv(res.Removed), conv(res.InUse), res.PolicyMet, res.Freed, res.Leftovers}
+	}{res.DryRun, conv(res.Removed, false), conv(res.InUse, true), res.PolicyMet, res.Freed, res.Leftovers}
 }

@@ -63,3 +63,6 @@ func Held(path string) bool {
 }
 
 func closeFile(f *os.File) { f.Close() }
+
+// HolderPID: Windows' locks do not name their holder.
+func HolderPID(path string) int { return 0 }
