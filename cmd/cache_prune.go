@@ -29,7 +29,7 @@ func (o *cachePruneOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.Keep, "keep", 1, "versions to keep per FullName with --outdated")
 	unusedForVar(f, &o.UnusedFor, "remove packages not used for `DURATION` (e.g. 720h, 30d; above zero: 0 is refused, --max-size 0 removes every package not in use)")
 	sizeVar(f, &o.MaxSize, "max-size", "", false, "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed, remove nothing")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be kept and removed, and why; write nothing")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print a summary even when nothing was removed")
 }
 
@@ -119,7 +119,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		}
 		return pruneUnmet(res, opts.Quiet)
 	}
-	if len(res.Removed) == 0 && len(res.InUse) == 0 && res.Leftovers == 0 && !opts.Verbose {
+	if len(res.Removed) == 0 && len(res.InUse) == 0 && res.Leftovers == 0 && !opts.Verbose && !res.DryRun {
 		return nil // cron: quiet when nothing was done
 	}
 	verb, freed := "removed", "freed"
@@ -127,6 +127,11 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		verb, freed = "would remove", "would free"
 	}
 	if !opts.Quiet {
+		// A dry run shows the whole table, what stays and why too, even
+		// when it would remove nothing.
+		for _, r := range res.Kept {
+			fmt.Fprintf(streams.Out, "would keep %s %s %s (%s)\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), term(r.Reason))
+		}
 		for _, r := range res.Removed {
 			fmt.Fprintf(streams.Out, "%s %s %s %s (%s, %s)\n", verb, term(r.FullName), term(r.Version), term(shortID(r.ID)), formatCacheSize(r.Size), term(r.Reason))
 		}
@@ -143,6 +148,9 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	}
 	if res.Leftovers > 0 {
 		fmt.Fprintf(streams.Out, ", %d %s of interrupted runs cleaned", res.Leftovers, plural(res.Leftovers, "leftover", "leftovers"))
+	}
+	if res.DryRun {
+		fmt.Fprintf(streams.Out, ", keeping %d", len(res.Kept))
 	}
 	fmt.Fprintln(streams.Out)
 	return pruneUnmet(res, false)
@@ -185,10 +193,11 @@ func pruneJSON(c *pkgcache.Cache, res pkgcache.PruneResult) any {
 	}
 	return struct {
 		DryRun    bool               `json:"dry_run"`
+		Kept      []cacheRemovalJSON `json:"kept,omitempty"`
 		Removed   []cacheRemovalJSON `json:"removed"`
 		InUse     []cacheRemovalJSON `json:"in_use"`
 		PolicyMet bool               `json:"policy_met"`
 		Freed     int64              `json:"freed"`
 		Leftovers int                `json:"tmp_leftovers"`
-	}{res.DryRun, conv(res.Removed, false), conv(res.InUse, true), res.PolicyMet, res.Freed, res.Leftovers}
+	}{res.DryRun, conv(res.Kept, false), conv(res.Removed, false), conv(res.InUse, true), res.PolicyMet, res.Freed, res.Leftovers}
 }
