@@ -601,10 +601,10 @@ func newRunOptions(streams *IO, opts *applyOptions, ai *applyInputs, sp *planfil
 		NoHooks:        opts.NoHooks,
 		Resumed: func(resume *journal.Resume) {
 			for _, note := range resume.Notes {
-				fmt.Fprintf(streams.Err, "objgc: %s\n", term(note))
+				fmt.Fprintf(streams.Err, "objgc: note: %s\n", term(note))
 			}
 			if resume.Resumed && !opts.Quiet {
-				fmt.Fprintf(streams.Err, "objgc: resuming the run started %s by pid %d: %d hooks done are not run again\n",
+				fmt.Fprintf(streams.Err, "objgc: note: resuming the run started %s by pid %d: %d hooks done are not run again\n",
 					resume.Started.Format(time.RFC3339), resume.PID, len(resume.Done))
 			}
 		},
