@@ -185,7 +185,7 @@ func openPackages(streams *IO, dir, from string, trust bool) (*pkgcache.Session,
 	case errors.Is(err, pkgcache.ErrOldLayout):
 		return nil, err
 	case err != nil:
-		fmt.Fprintf(streams.Err, "objgc: package cache %s not used: %s\n", term(dir), term(err.Error()))
+		fmt.Fprintf(streams.Err, "objgc: warning: package cache %s not used: %s\n", term(dir), term(err.Error()))
 		return nil, nil
 	}
 	if err := c.CheckOwner(); err != nil {
