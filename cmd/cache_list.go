@@ -35,7 +35,7 @@ func newCacheListCmd(streams *IO) cacheSubcommand {
 		},
 		cmd: &cobra.Command{
 			Use:   "list",
-			Short: "List cached packages: FullName, version, id, size, last use, in use",
+			Short: "List cached packages: FullName, version, id, size, install time, last use (as prune counts it), in use",
 			Args:  noArgs,
 		}}
 }
