@@ -79,7 +79,7 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.FailFast, "fail-fast", false, "start nothing new after the first failed destroy")
 	f.BoolVar(&o.Force, "force", false, "mark objects whose destroy hooks failed destroyed anyway")
 	durationVar(f, &o.LockTimeout, "lock-timeout", 0, lockTimeoutRule, "duration", "wait up to `DURATION` for the lock on the target (0: fail at once)")
-	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (refuse to run) or keep (destroy them and keep them flagged destroyed)")
+	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (refuse to run) or keep (destroy them and keep them flagged destroyed, which Murano 14's engine cannot load: executor.load fails in MuranoObject.set_property)")
 	f.StringVar(&o.Format, "format", "text", "report format: text or json")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	f.StringVar(&o.MuranoConfig, "murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")

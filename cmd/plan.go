@@ -55,7 +55,7 @@ func (o *planOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.MarkdownMaxChars, "markdown-max-chars", MarkdownMaxChars, "bound the markdown format to `N` characters, 0 for no bound: long tables are cut, saying so (counts are always shown)")
 	f.StringVar(&o.Out, "out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
 	f.BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not, 1 when apply would refuse the plan")
-	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
+	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed, which Murano 14's engine cannot load: executor.load fails in MuranoObject.set_property)")
 	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
 	f.BoolVar(&o.RequireHooks, "require-hooks", false, "apply of this plan refuses to run when a doomed object has no destroy hook (recorded in --out)")
 	f.BoolVar(&o.NoHooks, "no-hooks", false, "plan to run no hook: apply drops the doomed objects from the model without destroying anything (recorded in --out; without it, a plan with no hooks dir and no cached package for any doomed class is one apply refuses)")
@@ -303,6 +303,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 		OnDanglingKeep: opts.OnDangling == "keep", NoHooks: opts.NoHooks, RequireHooks: opts.RequireHooks})
 	p.Warnings = append(p.Warnings, prep.HookWarnings...)
 	p.Warnings = append(p.Warnings, prep.PackageWarnings...)
+	if opts.OnDangling == "keep" {
+		p.Warnings = append(p.Warnings, destroy.KeepWarnings(p)...)
+	}
 	if err := stage(); err != nil { // render
 		return err
 	}

@@ -277,7 +277,8 @@ func writeTextSummary(w io.Writer, pal *palette, s planfile.Summary, onDangling 
 		fmt.Fprintf(w, "%s %s; apply refuses to run.\n", pal.bad("Apply would refuse:"), term(r.Message))
 	}
 	if n := s.DanglingReferences; n > 0 && onDangling == "keep" {
-		fmt.Fprintf(w, "%d dangling %s: the referenced objects are destroyed and kept in the output flagged destroyed.\n", n, plural(n, "reference", "references"))
+		fmt.Fprintf(w, "%d dangling %s: the referenced objects are destroyed and kept in the output flagged destroyed, which Murano 14's engine cannot load (warning engine_cannot_load).\n",
+			n, plural(n, "reference", "references"))
 	}
 }
 

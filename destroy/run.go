@@ -296,6 +296,9 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	p := prep.Plan
 	rep := &Report{Inputs: in, Plan: p, Warnings: []order.Warning{}}
 	rep.Warnings = append(rep.Warnings, prep.PackageWarnings...)
+	if opts.OnDanglingKeep {
+		rep.Warnings = append(rep.Warnings, KeepWarnings(p)...)
+	}
 	// Again on what runs: the inputs may have changed during the wait.
 	if err := refusePlan(prep, opts); err != nil {
 		return nil, err

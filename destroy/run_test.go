@@ -14,6 +14,7 @@ import (
 
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/journal"
+	"github.com/objgc/objgc/destroy/order"
 	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/snapshot"
 )
@@ -343,11 +344,22 @@ func TestRunDangling(t *testing.T) {
 	}
 	opts := runOptions(model, hooks, f)
 	opts.OnDanglingKeep = true
-	if _, err := Run(context.Background(), opts); err != nil {
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(f.ran) != 5 {
 		t.Errorf("with keep, hooks ran for %v", f.ran)
+	}
+	// The report warns that Murano's engine cannot load what was written.
+	var warned []string
+	for _, w := range rep.Warnings {
+		if w.Code == order.WarnEngineCannotLoad {
+			warned = append(warned, w.ID)
+		}
+	}
+	if !slices.Equal(warned, []string{"vm"}) {
+		t.Errorf("engine_cannot_load warnings for %v, want [vm]: %+v", warned, rep.Warnings)
 	}
 }
 
