@@ -38,8 +38,8 @@ import murano.common.config  # noqa: F401  (must precede the engine)
 import copy
 import gc
 import json
-import signal
 import logging
+import signal
 import sys
 import traceback
 import weakref
