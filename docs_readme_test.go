@@ -41,6 +41,7 @@ func runScript(t *testing.T, script, archive string) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, ".home"))
+			env.Setenv("OBJGC_SYSTEM_CONFIG", filepath.Join(env.WorkDir, ".etc", "objgc", "config.yaml"))
 			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			return nil
 		},
@@ -50,7 +51,8 @@ func runScript(t *testing.T, script, archive string) {
 // TestReadmeCIRecipe runs README.md's CI recipe as written, on a real
 // Murano model with two applications removed and an empty hooks dir:
 // the first run plans, summarises and applies; the second, on the model
-// written back, finds nothing to destroy.
+// written back, finds nothing to destroy; each leaves a JUnit report
+// with test cases, as does a retried apply of the first plan.
 func TestReadmeCIRecipe(t *testing.T) {
 	var recipe string
 	for _, b := range fencedBlocks(docSection(t, "README.md", "## In a CI pipeline")) {
@@ -72,9 +74,15 @@ exec sh -e recipe.sh
 exists plan.json junit.xml summary.md
 grep '^## ' summary.md
 grep 'failures="0"' junit.xml
+grep -count=3 '<testcase ' junit.xml
+cp plan.json first-plan.json
 exec objgc plan model.json --hooks-dir hooks --detailed-exitcode
+rm junit.xml
 exec sh -e recipe.sh
-stdout '^nothing to destroy$'
+grep -count=1 '<testcase name="nothing to destroy"' junit.xml
+exec objgc apply first-plan.json --junit retry.xml
+stdout 'was applied already'
+grep -count=3 '<testcase ' retry.xml
 `
 	runScript(t, script, "-- recipe.sh --\n"+recipe+"-- model.json --\n"+string(model))
 }
@@ -114,4 +122,28 @@ func TestReadmeCronLine(t *testing.T) {
 	script.WriteString("stdout 'com\\.example\\.things +1\\.2\\.0'\n")
 	files.WriteString("-- murano.conf.in --\n[engine]\npackages_cache = WORK/engine\n")
 	runScript(t, script.String(), files.String())
+}
+
+// TestReadmeCompletionLines runs the lines of README.md's install block
+// that set up bash's completion, as written, for an account that has no
+// ~/.local/share yet: the script is where bash-completion looks for it.
+func TestReadmeCompletionLines(t *testing.T) {
+	var lines []string
+	for _, b := range fencedBlocks(docSection(t, "README.md", "## Install")) {
+		if b.lang == "sh" && strings.Contains(b.body, "objgc completion bash") {
+			for _, l := range strings.Split(strings.TrimSpace(b.body), "\n") {
+				if !strings.HasPrefix(l, "sudo ") {
+					lines = append(lines, l)
+				}
+			}
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatal("README.md's install section has no sh block with objgc completion bash")
+	}
+	script := `! exists .home/.local
+exec sh -e lines.sh
+grep '__start_objgc' .home/.local/share/bash-completion/completions/objgc
+`
+	runScript(t, script, "-- lines.sh --\n"+strings.Join(lines, "\n")+"\n")
 }

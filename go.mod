@@ -16,7 +16,6 @@ require (
 	github.com/tidwall/gjson v1.20.1
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.47.0
-	gopkg.in/ini.v1 v1.68.0
 )
 
 require (

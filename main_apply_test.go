@@ -21,7 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/tidwall/gjson"
 
-	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/internal/hooktest"
 )
 
@@ -284,10 +284,10 @@ func cmdHooks(ts *testscript.TestScript, neg bool, args []string) {
 
 // readPlan reads a plan (objgc plan --format json) for doomed and
 // traceorder.
-func readPlan(ts *testscript.TestScript, name string) *destroy.PlanFile {
+func readPlan(ts *testscript.TestScript, name string) *planfile.File {
 	data, err := os.ReadFile(ts.MkAbs(name))
 	ts.Check(err)
-	p, err := destroy.ParsePlanFile(name, data)
+	p, err := planfile.Parse(name, data)
 	if err != nil || p == nil {
 		ts.Fatalf("%s: not a plan in JSON: %v", name, err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,5 +96,48 @@ func TestPruneDefaultsDocumented(t *testing.T) {
 		if shown[k] != v {
 			t.Errorf("packaging/default/objgc shows #%s=%s, the unit's default is %q", k, shown[k], v)
 		}
+	}
+}
+
+// TestCopyrightNamesEveryModule: packaging/copyright (the .deb's
+// /usr/share/doc/objgc/copyright) has a Files stanza for each Go module
+// linked into objgc, and none for a module it does not link: the licences
+// it lists are those of the binary.
+func TestCopyrightNamesEveryModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	linked := map[string]bool{}
+	for _, m := range strings.Fields(string(out)) {
+		if m != "github.com/objgc/objgc" {
+			linked[m] = true
+		}
+	}
+	data, err := os.ReadFile(filepath.Join("packaging", "copyright"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f, ok := strings.CutPrefix(line, "Files: "); ok && f != "*" && f != "std/*" {
+			listed[strings.TrimSuffix(f, "/*")] = true
+		}
+	}
+	for m := range linked {
+		if !listed[m] {
+			t.Errorf("objgc links %s, which packaging/copyright does not list (Files: %s/*, with its copyright and licence)", m, m)
+		}
+	}
+	for m := range listed {
+		if !linked[m] {
+			t.Errorf("packaging/copyright lists %s, which objgc does not link", m)
+		}
+	}
+	if !strings.HasPrefix(string(data), "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n") {
+		t.Error("packaging/copyright does not start with the Format line of Debian's machine-readable format")
 	}
 }

@@ -65,6 +65,10 @@ func TestScripts(t *testing.T) {
 			// or configuration directory that one script makes must not
 			// reach another (testscript's HOME, /no-home, is shared).
 			env.Setenv("HOME", filepath.Join(env.WorkDir, ".home"))
+			// Nor the machine's system configuration (an installed
+			// package's /etc/objgc/config.yaml): a script that wants one
+			// writes it there.
+			env.Setenv("OBJGC_SYSTEM_CONFIG", filepath.Join(env.WorkDir, ".etc", "objgc", "config.yaml"))
 			// A race-enabled objgc would sleep a second before every
 			// successful exit (the race runtime's default).
 			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))

@@ -19,6 +19,7 @@ import (
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/internal/inputfile"
 	"github.com/objgc/objgc/internal/memtune"
 	"github.com/objgc/objgc/snapshot"
@@ -53,6 +54,8 @@ type applyOptions struct {
 	// settings came from ("" for the default): a saved plan fixes them,
 	// and a setting that contradicts it is a usage error.
 	hooksDirsFrom, cacheDirFrom, onDanglingFrom string
+	// AutoApprove: do not ask before destroying, even at a terminal.
+	AutoApprove bool
 	// JUnit: also write the report as JUnit XML to this file (cmd/junit.go).
 	JUnit   string    // flag only
 	started time.Time // when the run began, for the JUnit timestamp
@@ -71,12 +74,12 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Write, "write", "", "write the model to `FILE`, - for standard output (default: rewrite MODEL in place)")
 	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
 	f.IntVar(&o.Parallelism, "parallelism", 1, "destroy up to `N` objects of one group at a time")
-	f.DurationVar(&o.HookTimeout, "hook-timeout", 10*time.Minute, "kill a hook's process group after `DURATION`")
-	f.DurationVar(&o.HookGrace, "hook-grace", 10*time.Second, "after a hook times out or a second interrupt, wait `DURATION` between SIGTERM and SIGKILL of its process group")
+	durationVar(f, &o.HookTimeout, "hook-timeout", 10*time.Minute, hookTimeoutRule, "duration", "kill a hook's process group after `DURATION`")
+	durationVar(f, &o.HookGrace, "hook-grace", 10*time.Second, hookGraceRule, "duration", "after a hook times out or a second interrupt, wait `DURATION` between SIGTERM and SIGKILL of its process group")
 	f.BoolVar(&o.FailFast, "fail-fast", false, "start nothing new after the first failed destroy")
 	f.BoolVar(&o.Force, "force", false, "mark objects whose destroy hooks failed destroyed anyway")
-	f.DurationVar(&o.LockTimeout, "lock-timeout", 0, "wait up to `DURATION` for the lock on the target (0: fail at once)")
-	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (refuse to run) or keep (destroy them and keep them flagged destroyed)")
+	durationVar(f, &o.LockTimeout, "lock-timeout", 0, lockTimeoutRule, "duration", "wait up to `DURATION` for the lock on the target (0: fail at once)")
+	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (refuse to run) or keep (destroy them and keep them flagged destroyed, which Murano 14's engine cannot load: executor.load fails in MuranoObject.set_property)")
 	f.StringVar(&o.Format, "format", "text", "report format: text or json")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	f.StringVar(&o.MuranoConfig, "murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
@@ -85,9 +88,22 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.NoHooks, "no-hooks", false, "run no hook: drop the doomed objects from the model without destroying anything (without it, apply with no hooks dir and no cached package for any doomed class refuses)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors, failures, warnings and the summary: no progress, no hook output as it comes, long lists as one line a type with a count, nothing when all went well")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "also report every hook run, with its exit status and duration, and every notification")
-	f.DurationVar(&o.StatusInterval, "status-interval", 30*time.Second, "where stderr is no terminal (a CI log), print a status line every `DURATION` while hooks run (0: never; not with --quiet)")
+	durationVar(f, &o.StatusInterval, "status-interval", 30*time.Second, statusIntervalRule, "duration", "where stderr is no terminal (a CI log), print a status line every `DURATION` while hooks run (0: never, else at least 1s; not with --quiet)")
 	f.StringVar(&o.JUnit, "junit", "", "also write the report as JUnit XML to `FILE` (one test case a doomed object)")
+	f.BoolVar(&o.AutoApprove, "auto-approve", false, "do not ask before destroying: apply MODEL at a terminal shows the plan's summary and asks (a saved plan, reviewed already, and a run without a terminal never ask)")
 }
+
+// The rules of apply's durations (durationRule). A hook's timeout and
+// grace have no "none": 0 would run a hook without a limit, which is
+// what --hook-timeout is there to prevent. A status line more often than
+// once a second floods a CI log (a typo of 1ms for 1m would write
+// thousands a second).
+var (
+	hookTimeoutRule    = durationRule{floor: 100 * time.Millisecond, example: "10m"}
+	hookGraceRule      = durationRule{floor: 100 * time.Millisecond, example: "10s"}
+	lockTimeoutRule    = durationRule{zero: "fail at once", floor: time.Millisecond, example: "2m"}
+	statusIntervalRule = durationRule{zero: "never", floor: time.Second, example: "30s"}
+)
 
 func newApplyCmd(streams *IO, global *globalOptions) *cobra.Command {
 	o := &applyOptions{}
@@ -101,6 +117,12 @@ keeping failed and blocked objects for the next run, Attributes of destroyed
 objects dropped. It holds an exclusive lock on <target>.lock and journals every
 step in <target>.journal, so that a run that was killed resumes where it
 stopped.
+
+At a terminal (standard input and stderr), apply MODEL first shows what
+it will destroy (the counts, the first objects, a warning when the whole
+environment goes) and destroys only after you answer yes; --auto-approve
+does not ask. A saved plan, reviewed already, and a run without a terminal
+(CI) never ask.
 
 While hooks run, a terminal shows a progress line on stderr; where stderr
 is no terminal (a CI log), a status line is printed every --status-interval
@@ -203,6 +225,8 @@ type applyInputs struct {
 	applied     bool
 	planObjects int
 	planModel   string
+	// plan is the saved plan run, nil for a model.
+	plan *planfile.File
 	// warnings are destroy.Report's: what the run could not see.
 	warnings []order.Warning
 	// read is the model file, read to tell it from a saved plan.
@@ -216,7 +240,7 @@ type applyInputs struct {
 // lock is held (destroy.ReadInputs): a model is not read twice. A file
 // that cannot be read is neither (the run reports it with the model's
 // wording).
-func readSavedPlan(path string) (*destroy.PlanFile, *snapshot.Document, error) {
+func readSavedPlan(path string) (*planfile.File, *snapshot.Document, error) {
 	if path == "-" {
 		return nil, nil, nil
 	}
@@ -227,7 +251,7 @@ func readSavedPlan(path string) (*destroy.PlanFile, *snapshot.Document, error) {
 	if err != nil {
 		return nil, nil, nil
 	}
-	sp, err := destroy.ParsePlanFile(path, doc.Data)
+	sp, err := planfile.Parse(path, doc.Data)
 	if sp == nil && err == nil {
 		return nil, doc, nil
 	}
@@ -235,11 +259,31 @@ func readSavedPlan(path string) (*destroy.PlanFile, *snapshot.Document, error) {
 	return sp, nil, err
 }
 
+// planInputs returns the inputs the saved plan sp (read from planFile)
+// names: one model, or a snapshot and a graph, each an absolute path
+// once read (planfile.Parse).
+func planInputs(planFile string, sp *planfile.File) (model, snapshot, graph string, err error) {
+	switch {
+	case len(sp.Inputs) == 1 && sp.Inputs[0].Role == "model":
+		model = sp.Inputs[0].Path
+	case len(sp.Inputs) == 2 && sp.Inputs[0].Role == "snapshot" && sp.Inputs[1].Role == "graph":
+		snapshot, graph = sp.Inputs[0].Path, sp.Inputs[1].Path
+	default:
+		return "", "", "", fmt.Errorf("%s: a plan's inputs are one model or a snapshot and a graph", planFile)
+	}
+	for _, in := range sp.Inputs {
+		if in.Path == stdinName || !filepath.IsAbs(in.Path) {
+			return "", "", "", fmt.Errorf("%s: input path %q: a saved plan names its inputs by a path relative to its directory or an absolute one", planFile, in.Path)
+		}
+	}
+	return model, snapshot, graph, nil
+}
+
 // checkPlanSettings refuses settings that contradict the saved plan sp
 // (docs/apply.md): hooks dirs, a package cache or an on-dangling mode other
 // than the plan's. The same value is no contradiction: CI may set
 // OBJGC_HOOKS_DIR for both plan and apply.
-func checkPlanSettings(opts *applyOptions, planFile string, sp *destroy.PlanFile) error {
+func checkPlanSettings(opts *applyOptions, planFile string, sp *planfile.File) error {
 	if opts.hooksDirsFrom != "" {
 		if given := absPaths(opts.HooksDirs); !slices.Equal(given, sp.HooksDirs) {
 			return usageErrorf("%s %s (%s) differs from the hooks dirs of plan %s (%s): plan again with these hooks dirs, or apply without %s",
@@ -268,9 +312,9 @@ func listOrNone(s []string) string {
 
 // resolveApplyInputs works out the inputs, the target and whether a saved
 // plan is run, before the lock is taken; the inputs are read after it.
-func resolveApplyInputs(opts *applyOptions) (*applyInputs, *destroy.PlanFile, error) {
+func resolveApplyInputs(opts *applyOptions) (*applyInputs, *planfile.File, error) {
 	ai := &applyInputs{onDangling: opts.OnDangling}
-	var sp *destroy.PlanFile
+	var sp *planfile.File
 	if opts.Model != "" {
 		var err error
 		if sp, ai.read, err = readSavedPlan(opts.Model); err != nil {
@@ -282,24 +326,20 @@ func resolveApplyInputs(opts *applyOptions) (*applyInputs, *destroy.PlanFile, er
 			return nil, nil, usageErrorf("a saved plan names its inputs: give PLANFILE alone, not with --snapshot or --graph")
 		}
 		ai.planFile = opts.Model
-		switch {
-		case len(sp.Inputs) == 1 && sp.Inputs[0].Role == "model":
-			opts.Model = sp.Inputs[0].Path
-		case len(sp.Inputs) == 2 && sp.Inputs[0].Role == "snapshot" && sp.Inputs[1].Role == "graph":
-			opts.Model, opts.Snapshot, opts.Graph = "", sp.Inputs[0].Path, sp.Inputs[1].Path
-		default:
-			return nil, nil, fmt.Errorf("%s: a plan's inputs are one model or a snapshot and a graph", ai.planFile)
-		}
-		for _, in := range sp.Inputs {
-			if in.Path == stdinName || !filepath.IsAbs(in.Path) {
-				return nil, nil, fmt.Errorf("%s: input path %q: a saved plan names its inputs by absolute path", ai.planFile, in.Path)
-			}
+		var err error
+		if opts.Model, opts.Snapshot, opts.Graph, err = planInputs(ai.planFile, sp); err != nil {
+			return nil, nil, err
 		}
 		if err := checkPlanSettings(opts, ai.planFile, sp); err != nil {
 			return nil, nil, err
 		}
 		ai.onDangling = sp.OnDangling
+		// What plan was told of hooks holds for its apply; apply's own
+		// flags can only add to it (checkNoHooks).
+		opts.NoHooks = opts.NoHooks || sp.NoHooks
+		opts.RequireHooks = opts.RequireHooks || sp.RequireHooks
 		ai.planModel = sp.Inputs[len(sp.Inputs)-1].Path
+		ai.plan = sp
 		for _, g := range sp.Groups {
 			ai.planObjects += len(g.Objects)
 		}
@@ -429,7 +469,19 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 		defer status.Stop()
 		runHook = status.RunHook
 	}
+	running := &runningHooks{}
+	runHook = running.wrap(runHook)
 	ro := newRunOptions(streams, &opts, ai, sp, finder, progress, status, runHook)
+	if sp == nil && !opts.AutoApprove && streams.IsTTYIn && streams.IsTTYErr && opts.Model != "-" && opts.Snapshot != "-" && opts.Graph != "-" {
+		ro.Approve = func(prep *destroy.Prepared) error { return askApproval(streams, ai, prep) }
+	}
+	stopWatch := watchInterrupts(ctx, streams.Interrupt, running, opts.HookTimeout, opts.HookGrace, progress.Println)
+	defer stopWatch()
+	hooksDone := ro.HooksDone
+	ro.HooksDone = func() {
+		stopWatch()
+		hooksDone()
+	}
 	rep, err := destroy.Run(ctx, ro)
 	if err != nil {
 		return applyError(err)
@@ -473,9 +525,6 @@ func checkApplyFlags(opts *applyOptions) error {
 	if opts.Parallelism < 1 {
 		return usageErrorf("--parallelism must be at least 1, not %d", opts.Parallelism)
 	}
-	if opts.StatusInterval < 0 {
-		return usageErrorf("--status-interval must be 0 (off) or more, not %s", opts.StatusInterval)
-	}
 	if opts.Model == "" && opts.Snapshot == "" && opts.Graph == "" {
 		return usageErrorf("no model given: objgc apply MODEL, objgc apply PLANFILE, or --snapshot FILE --graph FILE --write FILE")
 	}
@@ -486,14 +535,14 @@ func checkApplyFlags(opts *applyOptions) error {
 // saved plan sp's hooks dirs and cache when there is one, else of the
 // flags'. A hooks dir that is not there is refused before anything is
 // touched; a saved plan runs with its own (destroy.Run checks them).
-func applyFinder(streams *IO, opts *applyOptions, sp *destroy.PlanFile) (*destroy.HookFinder, error) {
+func applyFinder(streams *IO, opts *applyOptions, sp *planfile.File) (*destroy.HookFinder, error) {
 	dirs, cache, cacheFrom := opts.HooksDirs, opts.CacheDir, opts.cacheDirFrom
 	if sp != nil {
 		dirs, cache, cacheFrom = sp.HooksDirs, sp.CacheDir, ""
 	} else if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return nil, err
 	}
-	if opts.NoHooks && sp == nil {
+	if opts.NoHooks && (sp == nil || sp.NoHooks) {
 		// No hooks dir, no package cache: nothing is looked up, so
 		// nothing runs.
 		return &destroy.HookFinder{}, nil
@@ -504,7 +553,7 @@ func applyFinder(streams *IO, opts *applyOptions, sp *destroy.PlanFile) (*destro
 // newRunOptions turns apply's flags and inputs into destroy.Run's
 // options: hooks run through runHook, progress on the progress and
 // status lines.
-func newRunOptions(streams *IO, opts *applyOptions, ai *applyInputs, sp *destroy.PlanFile, finder *destroy.HookFinder,
+func newRunOptions(streams *IO, opts *applyOptions, ai *applyInputs, sp *planfile.File, finder *destroy.HookFinder,
 	progress *progressLine, status *statusLine, runHook destroy.HookRunner) destroy.RunOptions {
 	var stdout io.Writer
 	if ai.target == "-" {
@@ -538,18 +587,24 @@ func newRunOptions(streams *IO, opts *applyOptions, ai *applyInputs, sp *destroy
 		Model: opts.Model, Snapshot: opts.Snapshot, Graph: opts.Graph,
 		Stdin: interruptible(streams.In, streams.Interrupt), Read: ai.read,
 		Plan: sp, PlanPath: ai.planFile,
-		File:           ai.file,
-		InPlace:        ai.inPlace,
-		LockTimeout:    opts.LockTimeout,
+		File:        ai.file,
+		InPlace:     ai.inPlace,
+		LockTimeout: opts.LockTimeout,
+		LockWaiting: func(lock, holder string, timeout time.Duration) {
+			if !opts.Quiet {
+				fmt.Fprintf(streams.Err, "objgc: waiting up to %s for the lock %s, held by %s (--lock-timeout; an interrupt stops waiting)\n",
+					timeout, term(lock), term(holder))
+			}
+		},
 		OnDanglingKeep: ai.onDangling == "keep",
 		RequireHooks:   opts.RequireHooks,
 		NoHooks:        opts.NoHooks,
 		Resumed: func(resume *journal.Resume) {
 			for _, note := range resume.Notes {
-				fmt.Fprintf(streams.Err, "objgc: %s\n", term(note))
+				fmt.Fprintf(streams.Err, "objgc: note: %s\n", term(note))
 			}
 			if resume.Resumed && !opts.Quiet {
-				fmt.Fprintf(streams.Err, "objgc: resuming the run started %s by pid %d: %d hooks done are not run again\n",
+				fmt.Fprintf(streams.Err, "objgc: note: resuming the run started %s by pid %d: %d hooks done are not run again\n",
 					resume.Started.Format(time.RFC3339), resume.PID, len(resume.Done))
 			}
 		},
@@ -564,12 +619,12 @@ func newRunOptions(streams *IO, opts *applyOptions, ai *applyInputs, sp *destroy
 // told: hooks dirs (from wherever they were set), or a saved plan that
 // lists hooks dirs or hooks (the plan is the whole instruction; plan
 // again without them).
-func checkNoHooks(opts *applyOptions, planFile string, sp *destroy.PlanFile) error {
+func checkNoHooks(opts *applyOptions, planFile string, sp *planfile.File) error {
 	if !opts.NoHooks {
 		return nil
 	}
 	if opts.RequireHooks {
-		return usageErrorf("--no-hooks runs no hook, and --require-hooks refuses a doomed object without a destroy hook: give one or the other")
+		return checkNoHooksDirs(true, true, nil, "")
 	}
 	if sp != nil {
 		if len(sp.HooksDirs) > 0 {
@@ -581,16 +636,27 @@ func checkNoHooks(opts *applyOptions, planFile string, sp *destroy.PlanFile) err
 		}
 		return nil
 	}
-	if len(opts.HooksDirs) > 0 {
+	return checkNoHooksDirs(true, opts.RequireHooks, opts.HooksDirs, opts.hooksDirsFrom)
+}
+
+// checkNoHooksDirs refuses --no-hooks (noHooks) with --require-hooks or
+// with hooks dirs (dirs, set by from): plan and apply alike.
+func checkNoHooksDirs(noHooks, requireHooks bool, dirs []string, from string) error {
+	switch {
+	case !noHooks:
+		return nil
+	case requireHooks:
+		return usageErrorf("--no-hooks runs no hook, and --require-hooks refuses a doomed object without a destroy hook: give one or the other")
+	case len(dirs) > 0:
 		return usageErrorf("--no-hooks runs no hook, and %s gives hooks dirs (%s): give one or the other",
-			opts.hooksDirsFrom, strings.Join(opts.HooksDirs, ", "))
+			from, strings.Join(dirs, ", "))
 	}
 	return nil
 }
 
 // planHook returns the path of the first hook a saved plan lists (destroy
 // or notify), "" when it lists none.
-func planHook(sp *destroy.PlanFile) string {
+func planHook(sp *planfile.File) string {
 	for _, g := range sp.Groups {
 		for _, o := range g.Objects {
 			if len(o.Hooks) > 0 {

@@ -36,9 +36,13 @@ type applyReport struct {
 	// AppliedAlready: the saved plan run was carried out already (its
 	// objects are gone or flagged destroyed, nothing else is to be
 	// done): nothing was done or written.
-	AppliedAlready bool                `json:"applied_already,omitempty"`
-	Objects        []applyReportObject `json:"objects"`
-	Notifications  []applyReportNotify `json:"notifications"`
+	AppliedAlready bool `json:"applied_already,omitempty"`
+	// planned are, when AppliedAlready, the objects the saved plan
+	// lists, destroyed by the run that applied it: the JUnit report of
+	// a retried job shows them as done.
+	planned       []applyReportObject
+	Objects       []applyReportObject `json:"objects"`
+	Notifications []applyReportNotify `json:"notifications"`
 	// DestroyedWithoutHook lists the objects destroyed with no destroy
 	// hook to run: nothing outside the model was cleaned up for them.
 	DestroyedWithoutHook []string `json:"destroyed_without_hook"`
@@ -49,7 +53,7 @@ type applyReport struct {
 }
 
 // applyReportObject is one object of apply's report: its outcome (state,
-// hook runs), not its place in the plan (destroy.PlanObject says why the
+// hook runs), not its place in the plan (planfile.Object says why the
 // two are apart).
 type applyReportObject struct {
 	ID        string          `json:"id"`
@@ -95,6 +99,13 @@ type applySummary struct {
 
 func newApplyReport(ai *applyInputs, p *order.Plan, r *destroy.ApplyResult) *applyReport {
 	rep := &applyReport{FormatVersion: applyReportFormatVersion, Target: ai.target, Unchanged: ai.unchanged, AppliedAlready: ai.applied, Objects: []applyReportObject{}, Notifications: []applyReportNotify{}, DestroyedWithoutHook: []string{}, Warnings: []order.Warning{}}
+	if ai.applied && ai.plan != nil {
+		for _, g := range ai.plan.Groups {
+			for _, o := range g.Objects {
+				rep.planned = append(rep.planned, applyReportObject{ID: o.ID, Type: o.Type, Group: g.Index, State: destroy.OutcomeDestroyed})
+			}
+		}
+	}
 	rep.Warnings = append(rep.Warnings, ai.warnings...)
 	rep.Summary.Warnings = len(rep.Warnings)
 	for _, g := range p.Groups {

@@ -119,7 +119,10 @@ type cachePackageJSON struct {
 	Size      int64      `json:"size"`
 	Installed time.Time  `json:"installed"`
 	LastUse   *time.Time `json:"last_use"`
-	InUse     bool       `json:"in_use"`
+	// PruneLastUse is the later of LastUse and Installed: the time prune's
+	// --unused-for and --max-size count from.
+	PruneLastUse time.Time `json:"prune_last_use"`
+	InUse        bool      `json:"in_use"`
 	// InstalledBy is "objgc" (cache add) or "engine" (murano-engine
 	// unpacked it: no digests are recorded, and its hooks do not run
 	// unless engine packages are trusted).
@@ -136,7 +139,8 @@ func packagesJSON(es []pkgcache.Entry) []cachePackageJSON {
 }
 
 func packageJSON(e pkgcache.Entry) cachePackageJSON {
-	p := cachePackageJSON{FullName: e.FullName, Version: e.Version, ID: e.ID, Dir: e.Dir, Size: e.Size, Installed: e.Installed, InUse: e.InUse, InstalledBy: e.InstalledBy}
+	p := cachePackageJSON{FullName: e.FullName, Version: e.Version, ID: e.ID, Dir: e.Dir, Size: e.Size, Installed: e.Installed,
+		PruneLastUse: e.UnusedSince(), InUse: e.InUse, InstalledBy: e.InstalledBy}
 	if !e.LastUse.IsZero() {
 		t := e.LastUse
 		p.LastUse = &t

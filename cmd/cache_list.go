@@ -3,7 +3,9 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -33,7 +35,7 @@ func newCacheListCmd(streams *IO) cacheSubcommand {
 		},
 		cmd: &cobra.Command{
 			Use:   "list",
-			Short: "List cached packages: FullName, version, id, size, last use, in use",
+			Short: "List cached packages: FullName, version, id, size, install time, last use (as prune counts it), in use",
 			Args:  noArgs,
 		}}
 }
@@ -44,7 +46,7 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 	}
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := pkgcache.OpenExisting(opts.Dir)
+	c, err := openExistingCache(opts.Dir, false)
 	if err != nil {
 		return err
 	}
@@ -71,25 +73,31 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 		return nil
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-	header := "FULLNAME\tVERSION\tID\tSIZE\tLAST USE\tIN USE\tBY"
+	// LAST USE is the time prune counts (the later of the last use and
+	// the install), beside INSTALLED, so that a package kept by
+	// --unused-for shows why.
+	header := "FULLNAME\tVERSION\tID\tSIZE\tINSTALLED\tLAST USE\tIN USE\tBY"
 	if opts.Verbose {
 		header += "\tDIR"
 	}
 	fmt.Fprintln(tw, header)
-	for _, e := range entries {
-		last := "never"
-		if !e.LastUse.IsZero() {
-			last = e.LastUse.Local().Format("2006-01-02 15:04")
+	when := func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
 		}
+		return t.Local().Format("2006-01-02 15:04")
+	}
+	for _, e := range entries {
+		installed, last := when(e.Installed), when(e.UnusedSince())
 		inUse := "no"
 		if e.InUse {
 			inUse = "yes"
 		}
 		if opts.Verbose {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(e.ID), formatCacheSize(e.Size), last, inUse, e.InstalledBy, term(e.Dir))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(e.ID), formatCacheSize(e.Size), installed, last, inUse, e.InstalledBy, term(e.Dir))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(shortID(e.ID)), formatCacheSize(e.Size), last, inUse, e.InstalledBy)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", term(e.FullName), term(e.Version), term(shortID(e.ID)), formatCacheSize(e.Size), installed, last, inUse, e.InstalledBy)
 	}
 	var total int64
 	for _, e := range entries {
@@ -123,7 +131,7 @@ func newCacheVerifyCmd(streams *IO) cacheSubcommand {
 func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := pkgcache.OpenExisting(opts.Dir)
+	c, err := openExistingCache(opts.Dir, false)
 	if err != nil {
 		return err
 	}
@@ -154,9 +162,39 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 		}
 	}
 	if len(res.Problems) > 0 {
-		return fmt.Errorf("cache verify: %d %s in %s; repair a damaged package with objgc cache add --force SRC (its archive or directory), or remove it with objgc cache prune", len(res.Problems), plural(len(res.Problems), "problem", "problems"), c.Root())
+		return fmt.Errorf("cache verify: %d %s in %s; %s", len(res.Problems), plural(len(res.Problems), "problem", "problems"), c.Root(), verifyFixes(res.Problems))
 	}
 	return nil
+}
+
+// verifyFixes says how to fix each damaged package of problems, by its
+// origin: one the engine unpacked has no source objgc knows, and the
+// engine downloads it again once it is gone (cache rm); one objgc added
+// is added again from its archive or directory (cache add --force), or
+// removed. Names that belong to no package are for the operator to move.
+func verifyFixes(problems []pkgcache.Problem) string {
+	var fixes []string
+	seen := map[string]bool{}
+	strays := false
+	for _, p := range problems {
+		switch {
+		case p.ID == "":
+			strays = true
+		case seen[p.ID]:
+		case p.InstalledBy == "engine":
+			seen[p.ID] = true
+			fixes = append(fixes, fmt.Sprintf("%s %s was unpacked by murano-engine: remove it with objgc cache rm %s, and the engine downloads it again when a deployment needs it",
+				term(p.FullName), term(p.Version), term(p.ID)))
+		default:
+			seen[p.ID] = true
+			fixes = append(fixes, fmt.Sprintf("%s %s was added with objgc cache add: add it again with objgc cache add --force SRC (its archive or directory), or remove it with objgc cache rm %s",
+				term(p.FullName), term(p.Version), term(p.ID)))
+		}
+	}
+	if strays {
+		fixes = append(fixes, "move or remove by hand the names that belong to no package")
+	}
+	return strings.Join(fixes, "; ")
 }
 
 type cachePathOptions struct {
@@ -187,7 +225,7 @@ func newCachePathCmd(streams *IO) cacheSubcommand {
 }
 
 func runCachePath(streams *IO, opts cachePathOptions) error {
-	c, err := pkgcache.OpenExisting(opts.Dir)
+	c, err := openExistingCache(opts.Dir, false)
 	if err != nil {
 		return err
 	}

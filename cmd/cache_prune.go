@@ -29,7 +29,7 @@ func (o *cachePruneOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.Keep, "keep", 1, "versions to keep per FullName with --outdated")
 	unusedForVar(f, &o.UnusedFor, "remove packages not used for `DURATION` (e.g. 720h, 30d; above zero: 0 is refused, --max-size 0 removes every package not in use)")
 	sizeVar(f, &o.MaxSize, "max-size", "", false, "remove least recently used packages until the cache holds at most `SIZE` (e.g. 500MB, 2GiB)")
-	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be removed, remove nothing")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would be kept and removed, and why; write nothing")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "print a summary even when nothing was removed")
 }
 
@@ -61,7 +61,8 @@ as for every cache command). A removed package leaves the engine's sight in
 one rename. Only one prune runs at a time: a second one says so and exits 4
 (a lock not taken). It prints nothing unless something was removed or
 skipped, for cron, or with --verbose; with --quiet nothing but errors: a
-package skipped in use is told by the exit status alone.`,
+package skipped in use, and another prune running, are told by the exit
+status alone (3, 4).`,
 			Example: `  objgc cache prune --outdated --keep 2
   objgc cache prune --unused-for 30d --max-size 2GiB --dry-run`,
 			Args: noArgs,
@@ -84,7 +85,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	}
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := pkgcache.OpenExisting(opts.Dir)
+	c, err := openExistingCache(opts.Dir, false)
 	if err != nil {
 		return err
 	}
@@ -99,6 +100,11 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	res, err := c.Prune(ctx, popts)
 	progress.Done()
 	if errors.Is(err, pkgcache.ErrPruneRunning) {
+		if opts.Quiet {
+			// As a package in use (pruneUnmet): an ordinary night on an
+			// engine host, told by the exit status alone.
+			return &exitError{code: ExitLocked}
+		}
 		return fmt.Errorf("cache prune: %w in %s; nothing was touched", err, c.Root())
 	}
 	if err != nil {
@@ -108,7 +114,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		return err
 	}
 	if opts.Format == "json" {
-		if err := writeJSON(streams.Out, pruneJSON(res)); err != nil {
+		if err := writeJSON(streams.Out, pruneJSON(c, res)); err != nil {
 			return err
 		}
 		return pruneUnmet(res, opts.Quiet)
@@ -116,7 +122,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	// Names under the root that are no package are news every night
 	// until someone looks: a link there may be an attack.
 	warnUnclassified(streams, res.Unclassified)
-	if len(res.Removed) == 0 && len(res.InUse) == 0 && res.Leftovers == 0 && !opts.Verbose {
+	if len(res.Removed) == 0 && len(res.InUse) == 0 && res.Leftovers == 0 && !opts.Verbose && !res.DryRun {
 		return nil // cron: quiet when nothing was done
 	}
 	verb, freed := "removed", "freed"
@@ -124,6 +130,11 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		verb, freed = "would remove", "would free"
 	}
 	if !opts.Quiet {
+		// A dry run shows the whole table, what stays and why too, even
+		// when it would remove nothing.
+		for _, r := range res.Kept {
+			fmt.Fprintf(streams.Out, "would keep %s %s %s (%s)\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), term(r.Reason))
+		}
 		for _, r := range res.Removed {
 			fmt.Fprintf(streams.Out, "%s %s %s %s (%s, %s)\n", verb, term(r.FullName), term(r.Version), term(shortID(r.ID)), formatCacheSize(r.Size), term(r.Reason))
 		}
@@ -132,7 +143,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		return pruneUnmet(res, true)
 	}
 	for _, r := range res.InUse {
-		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), term(r.Reason))
+		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)%s\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), term(r.Reason), holderText(usageHolder(c, r.ID)))
 	}
 	fmt.Fprintf(streams.Out, "%s %s in %d %s", freed, formatCacheSize(res.Freed), len(res.Removed), plural(len(res.Removed), "package", "packages"))
 	if len(res.InUse) > 0 {
@@ -140,6 +151,9 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	}
 	if res.Leftovers > 0 {
 		fmt.Fprintf(streams.Out, ", %d %s of interrupted runs cleaned", res.Leftovers, plural(res.Leftovers, "leftover", "leftovers"))
+	}
+	if res.DryRun {
+		fmt.Fprintf(streams.Out, ", keeping %d", len(res.Kept))
 	}
 	fmt.Fprintln(streams.Out)
 	return pruneUnmet(res, false)
@@ -170,29 +184,35 @@ func pruneUnmet(res pkgcache.PruneResult, quiet bool) error {
 	return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache prune: policy not met yet: %d selected %s in use; prune again when they are free", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
 }
 
-// cacheRemovalJSON is one package in prune's JSON.
+// cacheRemovalJSON is one package in prune's JSON; HeldBy only for one
+// skipped in use.
 type cacheRemovalJSON struct {
 	cachePackageJSON
-	Reason string `json:"reason"`
+	Reason string      `json:"reason"`
+	HeldBy *holderJSON `json:"held_by,omitempty"`
 }
 
-func pruneJSON(res pkgcache.PruneResult) any {
-	conv := func(rs []pkgcache.Removal) []cacheRemovalJSON {
+func pruneJSON(c *pkgcache.Cache, res pkgcache.PruneResult) any {
+	conv := func(rs []pkgcache.Removal, inUse bool) []cacheRemovalJSON {
 		out := make([]cacheRemovalJSON, len(rs))
 		for i, r := range rs {
-			out[i] = cacheRemovalJSON{packageJSON(r.Entry), r.Reason}
+			out[i] = cacheRemovalJSON{cachePackageJSON: packageJSON(r.Entry), Reason: r.Reason}
+			if inUse {
+				out[i].HeldBy = usageHolder(c, r.ID)
+			}
 		}
 		return out
 	}
 	return struct {
 		DryRun       bool                    `json:"dry_run"`
+		Kept         []cacheRemovalJSON      `json:"kept,omitempty"`
 		Removed      []cacheRemovalJSON      `json:"removed"`
 		InUse        []cacheRemovalJSON      `json:"in_use"`
 		PolicyMet    bool                    `json:"policy_met"`
 		Freed        int64                   `json:"freed"`
 		Leftovers    int                     `json:"tmp_leftovers"`
 		Unclassified []pkgcache.Unclassified `json:"unclassified"`
-	}{res.DryRun, conv(res.Removed), conv(res.InUse), res.PolicyMet, res.Freed, res.Leftovers, nonNil(res.Unclassified)}
+	}{res.DryRun, conv(res.Kept, false), conv(res.Removed, false), conv(res.InUse, true), res.PolicyMet, res.Freed, res.Leftovers, nonNil(res.Unclassified)}
 }
 
 // warnUnclassified says on stderr what under the cache root is neither a

@@ -42,7 +42,7 @@ moved are not touched. It runs under the prune lock: not beside a prune.`,
 func runCacheMigrate(ctx context.Context, streams *IO, opts cacheMigrateOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := pkgcache.OpenForMigrate(opts.Dir)
+	c, err := openExistingCache(opts.Dir, true)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func runCacheMigrate(ctx context.Context, streams *IO, opts cacheMigrateOptions)
 			}
 		}
 		for _, e := range res.InUse {
-			fmt.Fprintf(streams.Out, "skipped %s %s %s: in use\n", term(e.FullName), term(e.Version), term(shortID(e.ID)))
+			fmt.Fprintf(streams.Out, "skipped %s %s %s: in use%s\n", term(e.FullName), term(e.Version), term(shortID(e.ID)), holderText(usageHolder(c, e.ID)))
 		}
 		for _, p := range res.Left {
 			fmt.Fprintf(streams.Out, "%s: %s\n", term(p.Path), term(p.Problem))
@@ -137,7 +137,7 @@ names no cached package is an error (exit 1); the others are still removed.`,
 func runCacheRm(ctx context.Context, streams *IO, opts cacheRmOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := pkgcache.OpenExisting(opts.Dir)
+	c, err := openExistingCache(opts.Dir, false)
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func runCacheRm(ctx context.Context, streams *IO, opts cacheRmOptions) error {
 			}
 		}
 		for _, e := range all.InUse {
-			fmt.Fprintf(streams.Out, "skipped %s %s %s: in use\n", term(e.FullName), term(e.Version), term(shortID(e.ID)))
+			fmt.Fprintf(streams.Out, "skipped %s %s %s: in use%s\n", term(e.FullName), term(e.Version), term(shortID(e.ID)), holderText(usageHolder(c, e.ID)))
 		}
 		for _, f := range failed {
 			fmt.Fprintf(streams.Err, "objgc: cache rm: %s\n", term(f.Error))

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -108,7 +109,7 @@ type globalOptions struct {
 }
 
 func (o *globalOptions) addFlags(pf *pflag.FlagSet) {
-	pf.StringVar(&o.Config, "config", "", "configuration file (default ./objgc.yaml, else <user config dir>/objgc/config.yaml)")
+	pf.StringVar(&o.Config, "config", "", "your configuration file (default ./objgc.yaml, else <user config dir>/objgc/config.yaml), read above the system's, /etc/objgc/config.yaml")
 	pf.BoolVar(&o.NoColor, "no-color", false, "never colour the output (NO_COLOR in the environment does the same)")
 }
 
@@ -216,29 +217,94 @@ func checkVariables(c *cobra.Command) error {
 	return nil
 }
 
-// readSettings reads the configuration file (--config, OBJGC_CONFIG, else
-// defaultConfigFile) into v, after checking the file (readConfigFile)
-// and before checking its keys and values (checkConfigKeys). Without a
-// file, v holds none.
+// readSettings reads the configuration files into v: the user's
+// (--config, OBJGC_CONFIG, else defaultConfigFile) as v's configuration,
+// and below it the system's (systemConfigFile) as v's defaults, key by
+// key, as git reads /etc/gitconfig below ~/.gitconfig. Each file is
+// checked (readConfigFile) and so are its keys and values
+// (checkConfigKeys). The system file's cache (cache.dir or
+// cache.murano-config) is left out when the command line, a variable or
+// the user's file names one: both name the one package cache, and the
+// closer source says which; so is its cache.murano-config when no file
+// is there (a host without murano-engine). Without a file, v holds none
+// of its keys.
 func readSettings(c *cobra.Command, v *viper.Viper) error {
 	path := v.GetString("config")
 	if path == "" {
 		path = defaultConfigFile()
 	}
-	if path == "" {
+	if path != "" {
+		data, err := readConfigFile(path)
+		if err != nil {
+			return err
+		}
+		v.SetConfigType(configType(path))
+		if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+			return fmt.Errorf("reading configuration %s: %w", path, err)
+		}
+		v.SetConfigFile(path) // for ConfigFileUsed: messages name the file
+		if err := checkConfigKeys(path, v, c.Root()); err != nil {
+			return err
+		}
+	}
+	sys := systemConfigFile()
+	if sys == "" || (path != "" && sameFile(sys, path)) {
 		return nil
 	}
-	data, err := readConfigFile(path)
+	data, err := readConfigFile(sys)
 	if err != nil {
 		return err
 	}
-	v.SetConfigType(configType(path))
-	if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
-		return fmt.Errorf("reading configuration %s: %w", path, err)
+	sv := viper.New()
+	sv.SetConfigType(configType(sys))
+	if err := sv.ReadConfig(bytes.NewReader(data)); err != nil {
+		return fmt.Errorf("reading configuration %s: %w", sys, err)
 	}
-	v.SetConfigFile(path) // for ConfigFileUsed: messages name the file
-	return checkConfigKeys(path, v, c.Root())
+	if err := checkConfigKeys(sys, sv, c.Root()); err != nil {
+		return err
+	}
+	cacheNamed := false
+	for _, flag := range []string{"cache-dir", "murano-config"} {
+		key, env := settingOf(c, flag)
+		if f := c.Flags().Lookup(flag); f != nil && f.Changed || os.Getenv(env) != "" || v.InConfig(key) {
+			cacheNamed = true
+		}
+	}
+	mcKey := configKeys["murano-config"].key
+	for _, key := range sv.AllKeys() {
+		if cacheNamed && (key == configKeys["cache-dir"].key || key == mcKey) {
+			continue
+		}
+		// The package installs a system file naming /etc/murano/murano.conf
+		// on every host, also where no murano-engine runs: there the
+		// user's own cache is the one meant.
+		if _, err := os.Stat(fmt.Sprint(sv.Get(key))); key == mcKey && errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		v.SetDefault(key, sv.Get(key))
+	}
+	return nil
 }
+
+// systemConfigFile returns the system's configuration file,
+// OBJGC_SYSTEM_CONFIG or else systemConfigPath, if anything is there,
+// else "". As for the user's file (defaultConfigFile), a file found is
+// then checked, and one that cannot be used is an error.
+func systemConfigFile() string {
+	p := cmp.Or(os.Getenv(systemConfigEnv), systemConfigPath)
+	if p == "" {
+		return ""
+	}
+	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return p
+}
+
+// systemConfigEnv names another system configuration file than
+// systemConfigPath: for a system that keeps it elsewhere, and for tests,
+// which must not read the machine's.
+const systemConfigEnv = "OBJGC_SYSTEM_CONFIG"
 
 // setFlags gives each flag of c that the command line left unchanged the
 // value v resolved for it (its OBJGC_* variable, else its key in the
@@ -474,6 +540,11 @@ func checkSetting(where string, c *cobra.Command, f *pflag.Flag, val any) error 
 	switch f.Value.Type() {
 	case "duration":
 		if _, err := time.ParseDuration(s); err == nil {
+			if v, ok := f.Value.(checkedValue); ok {
+				if err := v.check(s); err != nil {
+					return fmt.Errorf("%s: %w", where, err)
+				}
+			}
 			return nil
 		}
 		if _, err := strconv.ParseFloat(s, 64); err == nil {

@@ -9,6 +9,10 @@ import (
 	"syscall"
 )
 
+// systemConfigPath is the system's configuration file, which every user
+// reads below their own (docs/config.md).
+const systemConfigPath = "/etc/objgc/config.yaml"
+
 // openConfigFile opens path for reading without blocking on a named pipe
 // or a device.
 func openConfigFile(path string) (*os.File, error) {
@@ -39,4 +43,12 @@ func checkConfigOwner(path string, uid, me int) error {
 		return fmt.Errorf("%s: not used: owned by uid %d, not by you (uid %d) or root; run chown 0 %s", path, uid, me, path)
 	}
 	return fmt.Errorf("%s: not used: owned by uid %d, not by you (uid %d) or root; copy it into a file of your own", path, uid, me)
+}
+
+// fileUID returns the owner of the file st describes.
+func fileUID(st fs.FileInfo) (int, bool) {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return int(sys.Uid), true
+	}
+	return 0, false
 }

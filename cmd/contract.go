@@ -38,8 +38,9 @@ func absPaths(ps []string) []string {
 
 // settingFrom names where the setting of flag came from, for messages:
 // "--FLAG" for the flag, the variable's name for the environment, "KEY in
-// FILE" for the configuration file, "" when the default is used. The
-// precedence is viper's: flag, then variable, then file.
+// FILE" for a configuration file (the user's, else the system's), ""
+// when the default is used. The precedence is viper's: flag, then
+// variable, then the user's file, then the system's (readSettings).
 func settingFrom(c *cobra.Command, v *viper.Viper, getenv func(string) string, flag string) string {
 	key, env := settingOf(c, flag)
 	switch {
@@ -49,6 +50,10 @@ func settingFrom(c *cobra.Command, v *viper.Viper, getenv func(string) string, f
 		return env
 	case v.InConfig(key):
 		return key + " in " + v.ConfigFileUsed()
+	case v.IsSet(key):
+		// The only defaults v holds are the system file's keys
+		// (readSettings).
+		return key + " in " + systemConfigFile()
 	}
 	return ""
 }

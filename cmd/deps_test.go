@@ -53,3 +53,23 @@ func TestInternalPackagesDoNotImportCmd(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryCarriesNoDocGenerator: the objgc binary links what it runs,
+// not the man page generator (cobra/doc, go-md2man, blackfriday), which
+// tools/gendocs runs at build time.
+func TestBinaryCarriesNoDocGenerator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", "..").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps ..: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range []string{"github.com/spf13/cobra/doc", "github.com/cpuguy83/go-md2man", "github.com/russross/blackfriday", "github.com/objgc/objgc/internal/gendocs"} {
+			if dep == f || strings.HasPrefix(dep, f+"/") {
+				t.Errorf("objgc depends on %s", dep)
+			}
+		}
+	}
+}

@@ -30,12 +30,13 @@ var testVariables = []string{"OBJGC_STRESS", "OBJGC_STRESS_SEED", "OBJGC_BENCH_D
 // every command's settings, the flag-only ones and the unscoped names of
 // c's own settings (newConfig refuses those), the variables objgc gives
 // the hooks it runs (a hook may run objgc), those of objgc's tests
-// (OBJGC_TEST_*, testVariables) and empty
+// (OBJGC_TEST_*, testVariables), OBJGC_SYSTEM_CONFIG (it names a file,
+// as OBJGC_CONFIG does) and empty
 // variables (unset, as for the settings). Names are
 // sorted; a name is shown as termsafe shows it.
 func warnUnknownVariables(w io.Writer, c *cobra.Command, environ []string) {
 	known := map[string]bool{}
-	for _, v := range slices.Concat(hook.Variables, testVariables) {
+	for _, v := range slices.Concat(hook.Variables, testVariables, []string{systemConfigEnv}) {
 		known[v] = true
 	}
 	var settings []string

@@ -3,7 +3,7 @@ package cmd
 import (
 	"io"
 
-	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/destroy/planfile"
 )
 
 // planFormat is one output format of a plan: objgc plan writes it from
@@ -16,7 +16,7 @@ type planFormat struct {
 	// them (a pass over every byte of the inputs the others skip).
 	hashesInputs bool
 	plan         func(w io.Writer, r *planRender) error
-	show         func(w io.Writer, sp *destroy.PlanFile, opts *showOptions, pal *palette) error
+	show         func(w io.Writer, sp *planfile.File, opts *showOptions, pal *palette) error
 }
 
 // planRender is what objgc plan's formats write from.
@@ -33,38 +33,34 @@ var planFormats = []planFormat{
 	{
 		name: "text",
 		plan: func(w io.Writer, r *planRender) error {
-			return writePlanText(w, r.pal, r.in, r.doc.p, r.opts.OnDangling, r.hooks)
+			return writePlanText(w, r.pal, inputNames(r.in), r.opts.OnDangling, r.doc.view())
 		},
-		show: func(w io.Writer, sp *destroy.PlanFile, _ *showOptions, pal *palette) error {
-			return writeSavedPlanText(w, pal, sp)
+		show: func(w io.Writer, sp *planfile.File, _ *showOptions, pal *palette) error {
+			return writePlanText(w, pal, savedPlanNames(sp), sp.OnDangling, sp.View())
 		},
 	},
 	{
 		name:         "json",
 		hashesInputs: true,
 		plan:         func(w io.Writer, r *planRender) error { return r.doc.write(w) },
-		show: func(w io.Writer, sp *destroy.PlanFile, _ *showOptions, _ *palette) error {
+		show: func(w io.Writer, sp *planfile.File, _ *showOptions, _ *palette) error {
 			return sp.WriteJSON(w)
 		},
 	},
 	{
 		name: "dot",
-		plan: func(w io.Writer, r *planRender) error { return writeDot(w, r.doc.p) },
-		show: func(w io.Writer, sp *destroy.PlanFile, _ *showOptions, _ *palette) error {
-			return writeSavedPlanDot(w, sp)
+		plan: func(w io.Writer, r *planRender) error { return writeDot(w, r.doc.view()) },
+		show: func(w io.Writer, sp *planfile.File, _ *showOptions, _ *palette) error {
+			return writeDot(w, sp.View())
 		},
 	},
 	{
 		name:         "markdown",
 		hashesInputs: true,
 		plan: func(w io.Writer, r *planRender) error {
-			var names []string
-			for _, d := range r.in.Docs() {
-				names = append(names, d.Name)
-			}
-			return writePlanMarkdown(w, r.doc.document(), names, r.opts.MarkdownMaxChars)
+			return writePlanMarkdown(w, r.doc.document(), inputNames(r.in), r.opts.MarkdownMaxChars)
 		},
-		show: func(w io.Writer, sp *destroy.PlanFile, opts *showOptions, _ *palette) error {
+		show: func(w io.Writer, sp *planfile.File, opts *showOptions, _ *palette) error {
 			return writePlanMarkdown(w, sp, savedPlanNames(sp), opts.MarkdownMaxChars)
 		},
 	},
@@ -93,4 +89,14 @@ func findPlanFormat(name string) (*planFormat, error) {
 // ending it.
 func planFormatHelp(what string) string {
 	return "output format: " + orList(planFormatNames()) + " (" + what + ")"
+}
+
+// inputNames are the names of a plan's inputs as given (a plan just
+// made names them so; a saved plan by absolute path, savedPlanNames).
+func inputNames(in *inputs) []string {
+	var names []string
+	for _, d := range in.Docs() {
+		names = append(names, d.Name)
+	}
+	return names
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 )
 
 // MermaidMaxObjects is the largest plan whose destruction order
@@ -58,7 +58,7 @@ type mdSection struct {
 // long table does not crowd out a short one), each cut table says how
 // many rows it shows, and the diagram is left out if it does not fit. The
 // heading, the counts and why apply would refuse are always there.
-func writePlanMarkdown(w io.Writer, doc *destroy.PlanFile, names []string, maxChars int) error {
+func writePlanMarkdown(w io.Writer, doc *planfile.File, names []string, maxChars int) error {
 	bw := bufio.NewWriter(w)
 	head := markdownHead(doc, names)
 	sections := markdownSections(doc)
@@ -210,7 +210,7 @@ func cutNote(sec mdSection, shown, n, maxChars int) string {
 
 // markdownHead is the summary's heading, the counts and why apply would
 // refuse: always shown, whatever the bound.
-func markdownHead(doc *destroy.PlanFile, names []string) string {
+func markdownHead(doc *planfile.File, names []string) string {
 	var b strings.Builder
 	s := doc.Summary
 	fmt.Fprintf(&b, "## objgc plan\n\n")
@@ -222,13 +222,8 @@ func markdownHead(doc *destroy.PlanFile, names []string) string {
 	fmt.Fprintln(&b, "| to destroy | groups | notifications | warnings | dropped | dangling references | without a destroy hook |")
 	fmt.Fprintln(&b, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	fmt.Fprintf(&b, "| %d | %d | %d | %d | %d | %d | %d |\n\n", s.Destroy, s.Groups, s.Notifications, s.Warnings, s.Dropped, s.DanglingReferences, s.WithoutDestroyHook)
-	dangling := doc.OnDangling == "error" && s.DanglingReferences > 0
-	if s.ApplyRefuses && !dangling {
-		fmt.Fprintf(&b, "**Apply would refuse:** a hook cannot run (see the `hook_cannot_run` warnings).\n\n")
-	}
-	if dangling {
-		fmt.Fprintf(&b, "**Apply would refuse:** %d dangling %s to doomed objects (use `--on-dangling=keep` to destroy them and keep them flagged destroyed).\n\n",
-			s.DanglingReferences, plural(s.DanglingReferences, "reference", "references"))
+	for _, r := range s.Refusals {
+		fmt.Fprintf(&b, "**Apply would refuse:** %s.\n\n", mdText(r.Message))
 	}
 	if s.Destroy == 0 {
 		fmt.Fprintln(&b, "Nothing to destroy.")
@@ -238,7 +233,7 @@ func markdownHead(doc *destroy.PlanFile, names []string) string {
 
 // markdownSections are the summary's tables: the destruction order, the
 // notifications, the warnings (those that are not empty).
-func markdownSections(doc *destroy.PlanFile) []mdSection {
+func markdownSections(doc *planfile.File) []mdSection {
 	var secs []mdSection
 	if doc.Summary.Destroy > 0 {
 		type at struct{ g, o int }
@@ -291,7 +286,7 @@ func markdownSections(doc *destroy.PlanFile) []mdSection {
 }
 
 // mdObjectRow is a doomed object's row of the destruction order.
-func mdObjectRow(group int, o destroy.PlanObject) string {
+func mdObjectRow(group int, o planfile.Object) string {
 	reasons := make([]string, len(o.Reasons))
 	for k, r := range o.Reasons {
 		reasons[k] = mdReason(r)
@@ -311,7 +306,7 @@ func mdObjectRow(group int, o destroy.PlanObject) string {
 }
 
 // markdownTail is the diagram, or why there is none.
-func markdownTail(doc *destroy.PlanFile) string {
+func markdownTail(doc *planfile.File) string {
 	var b strings.Builder
 	switch s := doc.Summary; {
 	case s.Destroy == 0:
@@ -327,7 +322,7 @@ func markdownTail(doc *destroy.PlanFile) string {
 // writeMermaid draws the groups as subgraphs, deepest first, and the
 // destruction dependencies as edges. Node names are generated (n0, n1,
 // ...); ids appear only in quoted labels, escaped by mermaidText.
-func writeMermaid(w io.Writer, doc *destroy.PlanFile) {
+func writeMermaid(w io.Writer, doc *planfile.File) {
 	fmt.Fprintln(w, "```mermaid")
 	fmt.Fprintln(w, "flowchart LR")
 	node := map[string]string{}

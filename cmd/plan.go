@@ -13,6 +13,7 @@ import (
 
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/internal/memtune"
 	"github.com/objgc/objgc/pkgcache"
 	"github.com/objgc/objgc/snapshot"
@@ -28,9 +29,13 @@ type planOptions struct {
 	// MarkdownMaxChars bounds the Markdown summary (--markdown-max-chars).
 	MarkdownMaxChars int
 	OnDangling       string
-	NoColor          bool
-	HooksDirs        []string
-	CacheDir         string
+	// NoHooks and RequireHooks are apply's: the plan records them, and
+	// apply of the saved plan runs with them.
+	NoHooks      bool
+	RequireHooks bool
+	NoColor      bool
+	HooksDirs    []string
+	CacheDir     string
 	// TrustEnginePackages lets the hooks of packages the engine unpacked
 	// run (--trust-engine-packages).
 	TrustEnginePackages bool
@@ -50,8 +55,10 @@ func (o *planOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&o.MarkdownMaxChars, "markdown-max-chars", MarkdownMaxChars, "bound the markdown format to `N` characters, 0 for no bound: long tables are cut, saying so (counts are always shown)")
 	f.StringVar(&o.Out, "out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
 	f.BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not, 1 when apply would refuse the plan")
-	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed)")
+	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed, which Murano 14's engine cannot load: executor.load fails in MuranoObject.set_property)")
 	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
+	f.BoolVar(&o.RequireHooks, "require-hooks", false, "apply of this plan refuses to run when a doomed object has no destroy hook (recorded in --out)")
+	f.BoolVar(&o.NoHooks, "no-hooks", false, "plan to run no hook: apply drops the doomed objects from the model without destroying anything (recorded in --out; without it, a plan with no hooks dir and no cached package for any doomed class is one apply refuses)")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	f.StringVar(&o.MuranoConfig, "murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
 	f.BoolVar(&o.TrustEnginePackages, "trust-engine-packages", false, "run the hooks shipped in packages murano-engine unpacked (they come from the catalog, which tenants upload to)")
@@ -76,8 +83,11 @@ last one, objgc does not guess.
 
 With --detailed-exitcode, plan exits 0 when there is nothing to destroy, 2
 when there is, and 1 when apply would refuse the plan (a dangling reference
-with --on-dangling=error, a hook that cannot run): the plan is still
-printed, and stderr says why apply would refuse.`,
+with --on-dangling=error, no hook source without --no-hooks, a doomed
+object without a destroy hook with --require-hooks, a hook that cannot run):
+the plan is still printed, and stderr says why apply would refuse. This is
+the rule apply itself refuses by; --no-hooks and --require-hooks are
+recorded in the plan saved with --out, and apply of it runs with them.`,
 		Example: `  objgc plan env.json --hooks-dir ./hooks
   objgc plan --snapshot before.json --graph after.json --format json
   objgc plan model.json --out plan.json --detailed-exitcode
@@ -156,9 +166,15 @@ func checkInputFlags(model, snapFile, graphFile string) error {
 // is one that belongs to another user (pkgcache.ErrNotOwner), and one whose
 // root users other than its owner may write (pkgcache.ErrUnsafeRoot): going on
 // without those packages would plan and run without their class
-// hierarchies and hooks. trust lets the hooks of packages the engine
+// hierarchies and hooks; so is one the user may not read
+// (cacheAccessError). trust lets the hooks of packages the engine
 // unpacked run (pkgcache.Session.TrustEnginePackages).
 func openPackages(streams *IO, dir, from string, trust bool) (*pkgcache.Session, error) {
+	// A cache one may not read is not an empty one: going on would plan
+	// and run without its hierarchies and hooks.
+	if err := cacheAccessError(dir); err != nil {
+		return nil, err
+	}
 	if !pkgcache.IsCache(dir) {
 		if _, err := os.Stat(dir); from != "" && errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(streams.Err, "objgc: warning: cache dir %s (from %s): no such directory, no package cache there; class hierarchies and package hooks are not used\n", term(absPath(dir)), term(from))
@@ -170,7 +186,7 @@ func openPackages(streams *IO, dir, from string, trust bool) (*pkgcache.Session,
 	case errors.Is(err, pkgcache.ErrOldLayout), errors.Is(err, pkgcache.ErrUnsafeRoot):
 		return nil, err
 	case err != nil:
-		fmt.Fprintf(streams.Err, "objgc: package cache %s not used: %s\n", term(dir), term(err.Error()))
+		fmt.Fprintf(streams.Err, "objgc: warning: package cache %s not used: %s\n", term(dir), term(err.Error()))
 		return nil, nil
 	}
 	if err := c.CheckOwner(); err != nil {
@@ -257,11 +273,14 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	// The package cache is opened once the plan is made, before its
 	// hooks are looked up: an input refused never touches it.
 	finder := &destroy.HookFinder{Dirs: opts.HooksDirs}
+	if opts.NoHooks {
+		finder.Dirs = nil // --no-hooks: nothing is looked up, as apply looks up nothing
+	}
 	prep, err := destroy.Prepare(ctx, in.Snapshot, in.Incoming, destroy.PrepareOptions{
 		Finder: finder,
 		Env:    os.Environ(),
 		Stage: func(name string) error {
-			if err := stage(); err != nil || name != "hooks" {
+			if err := stage(); err != nil || name != "hooks" || opts.NoHooks {
 				return err
 			}
 			session, err := openPackages(streams, opts.CacheDir, opts.cacheDirFrom, opts.TrustEnginePackages)
@@ -281,9 +300,13 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 		return err
 	}
 	p := prep.Plan
-	hooks := newPlanHooks(prep, finder, opts.CacheDir)
+	hooks := newPlanHooks(prep, finder, opts.CacheDir, destroy.RefusalSettings{
+		OnDanglingKeep: opts.OnDangling == "keep", NoHooks: opts.NoHooks, RequireHooks: opts.RequireHooks})
 	p.Warnings = append(p.Warnings, prep.HookWarnings...)
 	p.Warnings = append(p.Warnings, prep.PackageWarnings...)
+	if opts.OnDangling == "keep" {
+		p.Warnings = append(p.Warnings, destroy.KeepWarnings(p)...)
+	}
 	if err := stage(); err != nil { // render
 		return err
 	}
@@ -312,7 +335,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	if !opts.DetailedExitcode {
 		return nil
 	}
-	return detailedExit(p, opts.OnDangling, hooks)
+	return detailedExit(p, hooks.refusals)
 }
 
 // checkPlanFlags refuses plan's flags that cannot work together, before
@@ -337,16 +360,24 @@ func checkPlanFlags(opts planOptions) (*planFormat, error) {
 	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return nil, err
 	}
+	if err := checkNoHooksDirs(opts.NoHooks, opts.RequireHooks, opts.HooksDirs, opts.hooksDirsFrom); err != nil {
+		return nil, err
+	}
 	return format, nil
 }
 
 // detailedExit is the error that gives plan --detailed-exitcode's status:
-// 1 when apply would refuse plan p, 2 when it has work to do, nil (0)
-// otherwise. A plan that apply would refuse is no work to do: a pipeline
-// that applies on 2 would only meet apply's refusal (exit 1) there, so
-// plan says it here, with the same code and the reason.
-func detailedExit(p *order.Plan, onDangling string, hooks *planHooks) error {
-	if reasons := applyRefusals(p, onDangling, hooks); len(reasons) > 0 {
+// 1 when apply would refuse plan p (refusals, destroy.Prepared.Refusals),
+// 2 when it has work to do, nil (0) otherwise. A plan that apply would
+// refuse is no work to do: a pipeline that applies on 2 would only meet
+// apply's refusal (exit 1) there, so plan says it here, with the same
+// code and the reasons.
+func detailedExit(p *order.Plan, refusals []planfile.Refusal) error {
+	if len(refusals) > 0 {
+		reasons := make([]string, len(refusals))
+		for i, r := range refusals {
+			reasons[i] = term(r.Message)
+		}
 		return &exitError{code: ExitError, err: fmt.Errorf("apply would refuse this plan: %s", strings.Join(reasons, "; "))}
 	}
 	if len(p.Objects) > 0 {
@@ -364,20 +395,6 @@ func memInputs(docs []*snapshot.Document) []memtune.Input {
 		}
 	}
 	return in
-}
-
-// applyRefusals lists why apply would refuse plan p (what the summary's
-// apply_refuses says): hooks that cannot run, and dangling references
-// when onDangling is "error". Empty when apply would run.
-func applyRefusals(p *order.Plan, onDangling string, hooks *planHooks) []string {
-	var reasons []string
-	if n := hooks.refusals; n > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d %s cannot run (see the hook_cannot_run %s)", n, plural(n, "hook", "hooks"), plural(n, "warning", "warnings")))
-	}
-	if n := len(p.Diff.Dangling); n > 0 && onDangling == "error" {
-		reasons = append(reasons, fmt.Sprintf("%d dangling %s to doomed objects (use --on-dangling=keep to destroy them and keep them flagged destroyed)", n, plural(n, "reference", "references")))
-	}
-	return reasons
 }
 
 // checkPlanOut refuses, before any input is read, a --out that

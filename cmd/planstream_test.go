@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/internal/modelgen"
 	"github.com/objgc/objgc/internal/peakrss"
 )
 
 // TestStreamedPlanReadsBack checks the one JSON plan encoder
-// (destroy.WritePlanJSON) against encoding/json: the plan printed and the plan
+// (planfile.WriteJSON) against encoding/json: the plan printed and the plan
 // saved with --out are the same bytes; ParsePlanFile reads them back; the
 // plan read back, encoded whole by encoding/json (writeJSON) and by the
 // encoder again (show --format json), gives those bytes again. Models:
@@ -59,7 +59,7 @@ func TestStreamedPlanReadsBack(t *testing.T) {
 			if !bytes.Equal(saved, []byte(stdout)) {
 				t.Fatalf("--out and stdout differ:\n%s\n---\n%s", saved, stdout)
 			}
-			sp, err := destroy.ParsePlanFile(out, saved)
+			sp, err := planfile.Parse(out, saved)
 			if err != nil || sp == nil {
 				t.Fatalf("ParsePlanFile: %v, %v", sp, err)
 			}
@@ -77,7 +77,7 @@ func TestStreamedPlanReadsBack(t *testing.T) {
 			if !bytes.Equal(shown.Bytes(), saved) {
 				t.Fatalf("the saved plan written again by the one encoder differs:\n%s\n---\n%s", saved, shown.Bytes())
 			}
-			again, err := destroy.ParsePlanFile(out, whole.Bytes())
+			again, err := planfile.Parse(out, whole.Bytes())
 			if err != nil || !reflect.DeepEqual(again, sp) {
 				t.Fatalf("read back differently: %v", err)
 			}

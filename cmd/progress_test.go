@@ -192,10 +192,10 @@ func progressModel(t *testing.T, script string) (dir, model string) {
 func TestApplyStatusLine(t *testing.T) {
 	t.Setenv("OBJGC_CACHE_DIR", t.TempDir())
 	for _, tty := range []bool{false, true} {
-		dir, model := progressModel(t, "#!/bin/sh\nsleep 0.5\n")
+		dir, model := progressModel(t, "#!/bin/sh\nsleep 2.3\n")
 		var out, errb bytes.Buffer
 		streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: tty, progress: &progressTiming{}, Getenv: func(string) string { return "" }}
-		args := []string{"apply", "--hooks-dir", filepath.Join(dir, "hooks"), "--status-interval", "100ms", model}
+		args := []string{"apply", "--hooks-dir", filepath.Join(dir, "hooks"), "--status-interval", "1s", model}
 		if code := run(context.Background(), BuildInfo{}, args, streams); code != ExitOK {
 			t.Fatalf("exit %d: %s", code, errb.String())
 		}

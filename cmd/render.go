@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,16 +15,16 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/objgc/objgc/destroy"
-	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/internal/atomicfile"
 	"github.com/objgc/objgc/internal/termsafe"
 	"github.com/objgc/objgc/snapshot"
 )
 
 // PlanFormatVersion is the "format_version" of JSON plans
-// (destroy.PlanFormatVersion).
-const PlanFormatVersion = destroy.PlanFormatVersion
+// (planfile.FormatVersion).
+const PlanFormatVersion = planfile.FormatVersion
 
 // planHooks are the hooks a plan would run (destroy.Prepare), and what
 // the JSON and text plans say of them: where objgc looked, the packages
@@ -31,27 +32,33 @@ const PlanFormatVersion = destroy.PlanFormatVersion
 type planHooks struct {
 	*destroy.PlanHooks
 	sums     *destroy.HookSums
-	dirs     []string              // the hooks dirs searched, absolute
-	cacheDir string                // the package cache root, absolute
-	packages []destroy.PlanPackage // the cached packages read
+	dirs     []string           // the hooks dirs searched, absolute
+	cacheDir string             // the package cache root, absolute
+	packages []planfile.Package // the cached packages read
 	// planned holds, by index into Types, its destroy hooks as the JSON
 	// plan lists them (with sha256); nil until needed.
-	planned [][]destroy.PlanHook
-	// refusals counts the hooks apply refuses to run: they cannot be
-	// given their arguments or others could change them.
-	refusals int
+	planned [][]planfile.Hook
+	// refusals are why apply would refuse the plan
+	// (destroy.Prepared.Refusals with settings), never nil.
+	refusals []planfile.Refusal
+	settings destroy.RefusalSettings
 }
 
-// newPlanHooks is what the printed plan says of prep's hooks, found by f.
-func newPlanHooks(prep *destroy.Prepared, f *destroy.HookFinder, cacheDir string) *planHooks {
+// newPlanHooks is what the printed plan says of prep's hooks, found by f,
+// and of apply's refusals with settings s.
+func newPlanHooks(prep *destroy.Prepared, f *destroy.HookFinder, cacheDir string, s destroy.RefusalSettings) *planHooks {
 	h := &planHooks{
 		PlanHooks: prep.Hooks,
 		sums:      destroy.NewHookSums(),
 		dirs:      absPaths(f.Dirs),
 		cacheDir:  absPath(cacheDir),
-		packages:  []destroy.PlanPackage{},
-		planned:   make([][]destroy.PlanHook, len(prep.Hooks.Types)),
-		refusals:  prep.Refusals,
+		packages:  []planfile.Package{},
+		planned:   make([][]planfile.Hook, len(prep.Hooks.Types)),
+		refusals:  prep.Refusals(s),
+		settings:  s,
+	}
+	if h.refusals == nil {
+		h.refusals = []planfile.Refusal{}
 	}
 	if len(f.Dirs) > 0 || f.Packages != nil {
 		h.packages = destroy.SessionPackages(f.Packages)
@@ -59,7 +66,7 @@ func newPlanHooks(prep *destroy.Prepared, f *destroy.HookFinder, cacheDir string
 	return h
 }
 
-// planJSON is the JSON plan (destroy.PlanFile, docs/plan-format.md) of a
+// planJSON is the JSON plan (planfile.File, docs/plan-format.md) of a
 // plan: write streams it, element by element, so that its memory is that
 // of one object whatever the number of objects; document builds it whole.
 // Both give the same bytes as encoding/json on the whole PlanFile.
@@ -74,18 +81,22 @@ func newPlanJSON(in *inputs, p *order.Plan, onDangling string, hooks *planHooks)
 	return &planJSON{in: in, p: p, onDangling: onDangling, hooks: hooks}
 }
 
-func (pj *planJSON) inputs() []destroy.PlanInput {
-	input := func(role string, doc *snapshot.Document) destroy.PlanInput {
+// settings are the apply settings the plan records: --no-hooks and
+// --require-hooks.
+func (pj *planJSON) settings() destroy.RefusalSettings { return pj.hooks.settings }
+
+func (pj *planJSON) inputs() []planfile.Input {
+	input := func(role string, doc *snapshot.Document) planfile.Input {
 		path := doc.Name
 		if path != stdinName {
 			path = absPath(path)
 		}
-		return destroy.PlanInput{Role: role, Path: path, SHA256: doc.SHA256()}
+		return planfile.Input{Role: role, Path: path, SHA256: doc.SHA256()}
 	}
 	if pj.in.Model != nil {
-		return []destroy.PlanInput{input("model", pj.in.Model)}
+		return []planfile.Input{input("model", pj.in.Model)}
 	}
-	return []destroy.PlanInput{input("snapshot", pj.in.SnapshotFile), input("graph", pj.in.GraphFile)}
+	return []planfile.Input{input("snapshot", pj.in.SnapshotFile), input("graph", pj.in.GraphFile)}
 }
 
 func (pj *planJSON) hooksDirs() []string {
@@ -96,11 +107,11 @@ func (pj *planJSON) hooksDirs() []string {
 }
 
 // object returns Plan.Objects[i] as the plan lists it.
-func (pj *planJSON) object(i int) destroy.PlanObject {
+func (pj *planJSON) object(i int) planfile.Object {
 	o := pj.p.Object(i)
 	kind := pj.hooks.Kind(i)
 	k := pj.hooks.Types[kind]
-	po := destroy.PlanObject{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: destroy.NewPlanType(k.Type), Classes: k.Classes, Hooks: pj.planned(kind)}
+	po := planfile.Object{ID: o.ID, Type: o.Type, Path: o.Path, Reasons: o.Reasons, TypeRef: planfile.NewType(k.Type), Classes: k.Classes, Hooks: pj.planned(kind)}
 	if po.Classes == nil {
 		po.Classes = k.Own
 	}
@@ -117,11 +128,11 @@ func (pj *planJSON) object(i int) destroy.PlanObject {
 
 // planned returns the destroy hooks of type kind as the JSON plan lists
 // them (with their sha256), computed on first use.
-func (pj *planJSON) planned(kind int32) []destroy.PlanHook {
+func (pj *planJSON) planned(kind int32) []planfile.Hook {
 	h := pj.hooks
 	if h.planned[kind] == nil {
 		k := h.Types[kind]
-		h.planned[kind] = make([]destroy.PlanHook, 0, len(k.Destroy))
+		h.planned[kind] = make([]planfile.Hook, 0, len(k.Destroy))
 		for _, f := range k.Destroy {
 			h.planned[kind] = append(h.planned[kind], h.sums.Hook(f))
 		}
@@ -129,12 +140,12 @@ func (pj *planJSON) planned(kind int32) []destroy.PlanHook {
 	return h.planned[kind]
 }
 
-func (pj *planJSON) notification(i int) destroy.PlanNotification {
+func (pj *planJSON) notification(i int) planfile.Notification {
 	n := pj.p.Notifications[i]
-	pn := destroy.PlanNotification{Group: n.Group, Publisher: pj.p.ID(n.Publisher), Subscriber: n.Subscriber, Handler: n.Handler,
+	pn := planfile.Notification{Group: n.Group, Publisher: pj.p.ID(n.Publisher), Subscriber: n.Subscriber, Handler: n.Handler,
 		OldPlaces: pj.hooks.OldNotify[i]}
 	if t := pj.hooks.SubscriberTypes[i]; t != nil {
-		pt := destroy.NewPlanType(*t)
+		pt := planfile.NewType(*t)
 		pn.SubscriberTypeRef = &pt
 	}
 	if f := pj.hooks.Notify[i]; f != nil {
@@ -153,15 +164,15 @@ func (pj *planJSON) cycle(i int) []string {
 	return ids
 }
 
-func (pj *planJSON) dropped(i int) destroy.PlanDropped {
+func (pj *planJSON) dropped(i int) planfile.Dropped {
 	inc := pj.p.Diff.Incoming
 	j := pj.p.Diff.Dropped[i]
-	return destroy.PlanDropped{ID: inc.ID(j), Type: inc.TypeString(j), Path: inc.ObjectPath(j)}
+	return planfile.Dropped{ID: inc.ID(j), Type: inc.TypeString(j), Path: inc.ObjectPath(j)}
 }
 
-func (pj *planJSON) summary() destroy.PlanSummary {
+func (pj *planJSON) summary() planfile.Summary {
 	p := pj.p
-	return destroy.PlanSummary{
+	return planfile.Summary{
 		SnapshotObjects:    p.Diff.Snapshot.Len(),
 		IncomingObjects:    p.Diff.Incoming.Len(),
 		Destroy:            len(p.Objects),
@@ -171,25 +182,28 @@ func (pj *planJSON) summary() destroy.PlanSummary {
 		Dropped:            len(p.Diff.Dropped),
 		Warnings:           p.WarningCount(),
 		WithoutDestroyHook: pj.hooks.WithoutDestroyHook(),
-		ApplyRefuses:       pj.onDangling == "error" && len(p.Diff.Dangling) > 0 || pj.hooks.refusals > 0,
+		ApplyRefuses:       len(pj.hooks.refusals) > 0,
+		Refusals:           pj.hooks.refusals,
 	}
 }
 
 // document builds the whole PlanFile, for a reader that needs it at once;
 // write streams the same.
-func (pj *planJSON) document() *destroy.PlanFile {
+func (pj *planJSON) document() *planfile.File {
 	p := pj.p
-	d := &destroy.PlanFile{
+	d := &planfile.File{
 		FormatVersion: PlanFormatVersion,
 		Inputs:        pj.inputs(),
 		OnDangling:    pj.onDangling,
+		NoHooks:       pj.settings().NoHooks,
+		RequireHooks:  pj.settings().RequireHooks,
 		HooksDirs:     pj.hooksDirs(),
 		CacheDir:      pj.hooks.cacheDir,
 		Packages:      pj.hooks.packages,
-		Groups:        make([]destroy.PlanGroup, 0, len(p.Groups)),
-		Notifications: make([]destroy.PlanNotification, 0, len(p.Notifications)),
+		Groups:        make([]planfile.Group, 0, len(p.Groups)),
+		Notifications: make([]planfile.Notification, 0, len(p.Notifications)),
 		Cycles:        make([][]string, 0, len(p.Cycles)),
-		Dropped:       make([]destroy.PlanDropped, 0, len(p.Diff.Dropped)),
+		Dropped:       make([]planfile.Dropped, 0, len(p.Diff.Dropped)),
 		Warnings:      p.AllWarnings(),
 		Summary:       pj.summary(),
 	}
@@ -197,7 +211,7 @@ func (pj *planJSON) document() *destroy.PlanFile {
 		d.Warnings = []order.Warning{}
 	}
 	for _, g := range p.Groups {
-		pg := destroy.PlanGroup{Index: g.Index, Objects: make([]destroy.PlanObject, 0, len(g.Objects))}
+		pg := planfile.Group{Index: g.Index, Objects: make([]planfile.Object, 0, len(g.Objects))}
 		for _, i := range g.Objects {
 			pg.Objects = append(pg.Objects, pj.object(int(i)))
 		}
@@ -215,35 +229,54 @@ func (pj *planJSON) document() *destroy.PlanFile {
 	return d
 }
 
-// write streams the JSON plan to w (destroy.WritePlanJSON). The objects
-// are rendered in parallel (renderOrdered): what pj.object fills in
-// lazily is filled in first.
-func (pj *planJSON) write(w io.Writer) error {
+// write streams the JSON plan to w (planfile.WriteJSON), every path
+// absolute.
+func (pj *planJSON) write(w io.Writer) error { return pj.writeBase(w, "") }
+
+// writeBase streams the JSON plan to w (planfile.WriteJSON), the
+// paths under base (the saved plan's directory, "" for none) relative to
+// it. The objects are rendered in parallel (renderOrdered): what
+// pj.object fills in lazily is filled in first.
+func (pj *planJSON) writeBase(w io.Writer, base string) error {
+	e := pj.view()
+	e.Base = base
+	e.Head = planfile.File{FormatVersion: PlanFormatVersion, Inputs: pj.inputs(), OnDangling: pj.onDangling,
+		NoHooks: pj.settings().NoHooks, RequireHooks: pj.settings().RequireHooks,
+		HooksDirs: pj.hooksDirs(), CacheDir: pj.hooks.cacheDir, Packages: pj.hooks.packages, Summary: pj.summary()}
+	return planfile.WriteJSON(w, e)
+}
+
+// view is the plan as the view every format writes from
+// (planfile.View). Its Head holds the on_dangling mode and the
+// summary only: the rest (the inputs' sha256, a pass over every byte of
+// them) is for the JSON plan, which fills it in (writeBase). Its elements
+// may be asked for from several goroutines at once: what pj.object fills
+// in lazily is filled in first.
+func (pj *planJSON) view() *planfile.View {
 	p := pj.p
 	for kind := range pj.hooks.Types {
 		pj.planned(int32(kind))
 	}
 	docs := pj.in.Docs()
-	return destroy.WritePlanJSON(w, &destroy.PlanElems{
-		Head: destroy.PlanFile{FormatVersion: PlanFormatVersion, Inputs: pj.inputs(), OnDangling: pj.onDangling,
-			HooksDirs: pj.hooksDirs(), CacheDir: pj.hooks.cacheDir, Packages: pj.hooks.packages, Summary: pj.summary()},
-		Groups: destroy.Elems{N: len(p.Groups)},
-		Group: func(k int) (int, destroy.Elems) {
-			return p.Groups[k].Index, destroy.Elems{N: len(p.Groups[k].Objects)}
+	return &planfile.View{
+		Head:   planfile.File{OnDangling: pj.onDangling, Summary: pj.summary()},
+		Groups: planfile.Array{N: len(p.Groups)},
+		Group: func(k int) (int, planfile.Array) {
+			return p.Groups[k].Index, planfile.Array{N: len(p.Groups[k].Objects)}
 		},
-		Object:        func(k, j int) destroy.PlanObject { return pj.object(int(p.Groups[k].Objects[j])) },
-		Notifications: destroy.Elems{N: len(p.Notifications)},
+		Object:        func(k, j int) planfile.Object { return pj.object(int(p.Groups[k].Objects[j])) },
+		Notifications: planfile.Array{N: len(p.Notifications)},
 		Notification:  pj.notification,
-		Cycles:        destroy.Elems{N: len(p.Cycles)},
+		Cycles:        planfile.Array{N: len(p.Cycles)},
 		Cycle:         pj.cycle,
-		Dropped:       destroy.Elems{N: len(p.Diff.Dropped)},
+		Dropped:       planfile.Array{N: len(p.Diff.Dropped)},
 		DroppedAt:     pj.dropped,
-		Warnings:      destroy.Elems{N: p.WarningCount()},
+		Warnings:      planfile.Array{N: p.WarningCount()},
 		Warning:       p.Warning,
 		Parallel: func(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
 			return renderOrdered(w, docs, n, render)
 		},
-	})
+	}
 }
 
 // writeJSON writes v as indented JSON in which unprintable runes are \u
@@ -261,10 +294,16 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// writePlanFile saves the JSON plan atomically, streamed (planJSON.write):
-// a temporary file in the same folder, fsync, rename, fsync of the folder.
+// writePlanFile saves the JSON plan atomically, streamed
+// (planJSON.writeBase): a temporary file in the same folder, fsync,
+// rename, fsync of the folder. What lies under the plan file's folder is
+// named relative to it, so that the plan travels with its workspace.
 func writePlanFile(path string, pj *planJSON) error {
-	return writeFileAtomic(path, 0o644, pj.write)
+	base, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, 0o644, func(w io.Writer) error { return pj.writeBase(w, base) })
 }
 
 // writeFileAtomic writes path atomically (atomicfile.Write).
@@ -309,81 +348,85 @@ func newPalette(streams *IO, noColor bool) *palette {
 	}
 }
 
-func writePlanText(w io.Writer, pal *palette, in *inputs, p *order.Plan, onDangling string, hooks *planHooks) error {
+// writePlanText writes the text plan of e, the view of a plan just made
+// or of a saved one (planfile.View), its inputs named names: the one
+// text writer of plan and show. The objects are rendered in parallel
+// when e says how (PlanElems.Parallel).
+func writePlanText(w io.Writer, pal *palette, names []string, onDangling string, e *planfile.View) error {
 	bw := bufio.NewWriter(w)
-	names := make([]string, 0, 2)
-	for _, d := range in.Docs() {
-		names = append(names, term(d.Name))
+	shown := make([]string, len(names))
+	for i, n := range names {
+		shown[i] = term(n)
 	}
-	fmt.Fprintf(bw, "%s %s\n", pal.heading("Plan for"), strings.Join(names, " -> "))
-	if len(p.Objects) == 0 {
+	s := e.Head.Summary
+	fmt.Fprintf(bw, "%s %s\n", pal.heading("Plan for"), strings.Join(shown, " -> "))
+	if s.Destroy == 0 {
 		fmt.Fprintln(bw, "Nothing to destroy.")
 	} else {
-		fmt.Fprintf(bw, "Destroy %d %s in %d %s, deepest first:\n", len(p.Objects), plural(len(p.Objects), "object", "objects"),
-			len(p.Groups), plural(len(p.Groups), "group", "groups"))
+		fmt.Fprintf(bw, "Destroy %d %s in %d %s, deepest first:\n", s.Destroy, plural(s.Destroy, "object", "objects"),
+			s.Groups, plural(s.Groups, "group", "groups"))
 	}
 	// Each group's heading and then its objects, one item each, rendered
-	// in parallel in that order.
+	// in order.
+	type at struct{ group, index, objects int }
+	var groups []at
 	var groupStart []int // the item of each group's heading
 	n := 0
-	for _, g := range p.Groups {
+	for k := range e.Groups.N {
+		index, objects := e.Group(k)
+		groups = append(groups, at{k, index, objects.N})
 		groupStart = append(groupStart, n)
-		n += 1 + len(g.Objects)
+		n += 1 + objects.N
 	}
-	if err := renderOrdered(bw, in.Docs(), n, func(b *bytes.Buffer, k int) {
+	parallel := e.Parallel
+	if parallel == nil {
+		parallel = func(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
+			return renderOrdered(w, nil, n, render)
+		}
+	}
+	if err := parallel(bw, n, func(b *bytes.Buffer, k int) {
 		g := sort.Search(len(groupStart), func(g int) bool { return groupStart[g] > k }) - 1
 		if k == groupStart[g] {
-			fmt.Fprintf(b, "\n%s\n", pal.heading(fmt.Sprintf("group %d", p.Groups[g].Index)))
+			fmt.Fprintf(b, "\n%s\n", pal.heading(fmt.Sprintf("group %d", groups[g].index)))
 			return
 		}
-		writeObjectText(b, pal, p, hooks, int(p.Groups[g].Objects[k-groupStart[g]-1]))
+		o := e.Object(g, k-groupStart[g]-1)
+		pkg := ""
+		if o.Package != nil {
+			pkg = *o.Package
+		}
+		writeObjectHead(b, pal, o.Type, o.ID, o.Path, o.Reasons, o.Classes, pkg)
+		writeDestroyHooks(b, pal, len(o.Hooks), func(j int) (string, string) { return o.Hooks[j].Path, o.Hooks[j].Error })
 	}); err != nil {
 		return err
 	}
-	if len(p.Notifications) > 0 {
+	if e.Notifications.N > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
-		for i, n := range p.Notifications {
-			path, problem := "", ""
-			h := hooks.Notify[i]
-			if h != nil {
-				path, problem = h.Path, foundProblem(*h)
+		for i := range e.Notifications.N {
+			nt := e.Notification(i)
+			var path, problem string
+			if nt.Hook != nil {
+				path, problem = nt.Hook.Path, nt.Hook.Error
 			}
-			writeNotificationLines(bw, pal, i, n.Subscriber, n.Handler, p.ID(n.Publisher), n.Group, h != nil, path, problem, hooks.OldNotify[i])
+			writeNotificationLines(bw, pal, i, nt.Subscriber, nt.Handler, nt.Publisher, nt.Group, nt.Hook != nil, path, problem, nt.OldPlaces)
 		}
 	}
-	if len(p.Diff.Dropped) > 0 {
-		inc := p.Diff.Incoming
+	if e.Dropped.N > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Dropped without hooks (destroyed before, no longer referenced):"))
-		for _, i := range p.Diff.Dropped {
-			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(inc.TypeString(i))), pal.id(term(inc.ID(i))), pal.dim(term(inc.ObjectPath(i))))
+		for i := range e.Dropped.N {
+			d := e.DroppedAt(i)
+			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(d.Type)), pal.id(term(d.ID)), pal.dim(term(d.Path)))
 		}
 	}
-	if p.WarningCount() > 0 {
+	if e.Warnings.N > 0 {
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Warnings:"))
-		for k := range p.WarningCount() {
-			wn := p.Warning(k)
-			fmt.Fprintf(bw, "  %s %s\n", pal.warn(wn.Code+":"), term(wn.Message))
+		for k := range e.Warnings.N {
+			wn := e.Warning(k)
+			fmt.Fprintf(bw, "  %s %s\n", pal.warn(string(wn.Code)+":"), term(wn.Message))
 		}
 	}
-	writeTextSummary(bw, pal, newPlanJSON(in, p, onDangling, hooks).summary(), hooks.refusals, onDangling)
+	writeTextSummary(bw, pal, s, onDangling)
 	return bw.Flush()
-}
-
-// writeObjectText writes Plan.Objects[i] as the text plan lists it: type,
-// id and path, reasons, class hierarchy, destroy hooks.
-func writeObjectText(b *bytes.Buffer, pal *palette, p *order.Plan, hooks *planHooks, i int) {
-	o := p.Object(i)
-	k := hooks.Of(i)
-	writeObjectHead(b, pal, o.Type, o.ID, o.Path, o.Reasons, k.Classes, k.Package)
-	writeDestroyHooks(b, pal, len(k.Destroy), func(j int) (string, string) { return k.Destroy[j].Path, foundProblem(k.Destroy[j]) })
-}
-
-// foundProblem is why f cannot run, "" when it can.
-func foundProblem(f hook.Found) string {
-	if f.Err != nil {
-		return f.Err.Error()
-	}
-	return ""
 }
 
 func orDash(s string) string {
@@ -403,20 +446,26 @@ func plural(n int, one, many string) string {
 // writeDot prints the plan as a Graphviz graph: one cluster a group,
 // ownership edges solid (owned -> owner), destruction dependencies dashed
 // (publisher -> subscriber), edges ignored in a cycle in red.
-func writeDot(w io.Writer, p *order.Plan) error {
+// writeDot writes the Graphviz graph of e, the view of a plan just made
+// or of a saved one (planfile.View): the one dot writer of plan and
+// show.
+func writeDot(w io.Writer, e *planfile.View) error {
 	bw := bufio.NewWriter(w)
 	writeDotHead(bw)
-	for _, g := range p.Groups {
-		writeDotGroup(bw, g.Index, len(g.Objects), func(k int) (class, id string) {
-			o := p.Header(int(g.Objects[k]))
-			return o.Class, o.ID
+	for k := range e.Groups.N {
+		index, objects := e.Group(k)
+		writeDotGroup(bw, index, objects.N, func(j int) (class, id string) {
+			o := e.Object(k, j)
+			return o.TypeRef.Name, o.ID
 		})
 	}
 	// Edges in destruction order, as the groups list the objects, so that
 	// a saved plan, which keeps that order, draws the same graph.
-	for _, g := range p.Groups {
-		for _, i := range g.Objects {
-			writeDotEdges(bw, p.ID(int(i)), p.Reasons(int(i)))
+	for k := range e.Groups.N {
+		_, objects := e.Group(k)
+		for j := range objects.N {
+			o := e.Object(k, j)
+			writeDotEdges(bw, o.ID, o.Reasons)
 		}
 	}
 	fmt.Fprintln(bw, "}")

@@ -52,8 +52,11 @@ func Main(build BuildInfo, sigs <-chan os.Signal) int {
 		<-sigs
 		cancel()
 	}()
-	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv, Environ: os.Environ,
-		IsTTYOut: isTerminal(os.Stdout), IsTTYErr: isTerminal(os.Stderr), Interrupt: interrupt}
+	// Under systemd, errors and warnings carry their priority.
+	stderr, flush := journalStderr(os.Stderr, os.Getenv)
+	defer flush()
+	streams := &IO{In: os.Stdin, Out: os.Stdout, Err: stderr, Getenv: os.Getenv, Environ: os.Environ,
+		IsTTYOut: isTerminal(os.Stdout), IsTTYErr: isTerminal(os.Stderr), IsTTYIn: isTerminal(os.Stdin), Interrupt: interrupt}
 	return run(ctx, build, os.Args[1:], streams)
 }
 
@@ -69,6 +72,7 @@ type IO struct {
 	Environ  func() []string
 	IsTTYOut bool // stdout is a terminal: colour may be used
 	IsTTYErr bool // stderr is a terminal: progress lines may be shown
+	IsTTYIn  bool // stdin is a terminal: apply may ask before it destroys
 	// Interrupt is closed on the first SIGINT or SIGTERM; the context
 	// of the run is cancelled on the second. Nil: never.
 	Interrupt <-chan struct{}
@@ -130,7 +134,13 @@ func newRootCmd(build BuildInfo, streams *IO) *cobra.Command {
 		Long: `objgc compares the previous deployment's snapshot of a Murano object model
 with the incoming model, finds the objects removed offline, orders their
 destruction as Murano's engine does, runs hook scripts for each step and
-writes the model back.`,
+writes the model back.
+
+Each setting comes from the first of these that sets it: its flag; its
+OBJGC_* variable; your configuration file (--config or OBJGC_CONFIG, else
+./objgc.yaml, else $XDG_CONFIG_HOME/objgc/config.yaml); the system's,
+/etc/objgc/config.yaml (OBJGC_SYSTEM_CONFIG names another); the default.
+docs/config.md lists every setting.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       fillBuildInfo(build).Version,

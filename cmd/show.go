@@ -1,8 +1,9 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"github.com/objgc/objgc/destroy"
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
+	"github.com/objgc/objgc/internal/inputfile"
 )
 
 type showOptions struct {
@@ -23,11 +26,14 @@ type showOptions struct {
 	NoColor  bool
 	// MarkdownMaxChars bounds the Markdown summary (--markdown-max-chars).
 	MarkdownMaxChars int
+	// Check: also say what apply of the plan would do now (--check).
+	Check bool
 }
 
 func (o *showOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Format, "format", planFormats[0].name, planFormatHelp("as objgc plan prints them"))
 	f.IntVar(&o.MarkdownMaxChars, "markdown-max-chars", MarkdownMaxChars, "bound the markdown format to `N` characters, 0 for no bound: long tables are cut, saying so (counts are always shown)")
+	f.BoolVar(&o.Check, "check", false, "also check the plan as objgc apply would now (inputs, hooks, packages, refusals; nothing written): exit 0 when apply would run or the plan was applied already, 1 when apply would refuse it, 5 when it is stale")
 }
 
 func newShowCmd(streams *IO, global *globalOptions) *cobra.Command {
@@ -37,16 +43,24 @@ func newShowCmd(streams *IO, global *globalOptions) *cobra.Command {
 		Short: "Print a plan saved with objgc plan --out, without applying it",
 		Long: `show prints a plan saved with objgc plan --out in any of plan's formats, as
 plan printed it when it was made: the groups, notifications, hooks, warnings
-and summary come from the saved plan alone. It reads neither the model nor
-the hooks, runs nothing and needs none of them to still exist; when an input
-the plan names changed or is gone, a note on stderr says so (objgc apply
-would refuse the plan, exit 5). PLANFILE "-" reads standard input.
+and summary come from the saved plan alone. It reads nothing but the plan
+file (neither the model nor the hooks), runs nothing and needs none of them
+to still exist; the first SIGINT or SIGTERM ends it (exit 130). PLANFILE "-"
+reads standard input.
 
-The inputs are named by the absolute paths the plan recorded: a plan made
-from a relative path shows the same lines with the path made absolute.`,
+The inputs are named by absolute path: what the plan records under its own
+directory is made absolute against the directory the plan file is in now.
+
+--check also says, on stderr, what objgc apply of the plan would do now,
+found by apply's own check before its lock (nothing is locked, written or
+run): run (how many objects it would destroy), refuse (why; exit 1), the
+plan is stale (what changed; exit 5), or it was applied already (exit 0).
+It reads the inputs and looks up the hooks, so it takes as long as reading
+the inputs; the first SIGINT or SIGTERM ends it.`,
 		Example: `  objgc plan env.json --out plan.json && objgc show plan.json
   objgc show plan.json --format markdown >> "$GITHUB_STEP_SUMMARY"
-  objgc show plan.json --format dot | dot -Tsvg > plan.svg`,
+  objgc show plan.json --format dot | dot -Tsvg > plan.svg
+  objgc show plan.json --check`,
 		Args: exactArgs(1),
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 {
@@ -61,7 +75,7 @@ from a relative path shows the same lines with the path made absolute.`,
 			opts := *o
 			opts.NoColor = global.NoColor
 			opts.PlanFile = args[0]
-			return runShow(streams, opts)
+			return runShow(c.Context(), streams, opts)
 		},
 	}
 	o.addFlags(c.Flags())
@@ -78,7 +92,9 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-func runShow(streams *IO, opts showOptions) error {
+func runShow(ctx context.Context, streams *IO, opts showOptions) error {
+	ctx, cancel := streams.interrupted(ctx)
+	defer cancel()
 	format, err := findPlanFormat(opts.Format)
 	if err != nil {
 		return err
@@ -86,22 +102,81 @@ func runShow(streams *IO, opts showOptions) error {
 	if err := checkMarkdownMaxChars(opts.MarkdownMaxChars); err != nil {
 		return err
 	}
-	sp, err := loadShownPlan(streams, opts.PlanFile)
+	if opts.Check && opts.PlanFile == "-" {
+		return usageErrorf("--check: a plan read from standard input has no directory its paths are relative to; give PLANFILE")
+	}
+	// Reading and rendering look at no context: a signal ends show at
+	// once (untilDone), which holds no lock and writes no file.
+	var sp *planfile.File
+	if err := untilDone(ctx, func() (err error) {
+		if sp, err = loadShownPlan(streams, opts.PlanFile); err != nil {
+			return err
+		}
+		return format.show(streams.Out, sp, &opts, newPalette(streams, opts.NoColor))
+	}); err != nil {
+		return err
+	}
+	if !opts.Check {
+		return nil
+	}
+	return checkShownPlan(ctx, streams, opts.PlanFile, sp)
+}
+
+// checkShownPlan says on stderr what apply of the saved plan sp (read
+// from planFile) would do now, by apply's own check (destroy.Check), and
+// returns the exit status apply would have for a refusal (1) or a stale
+// plan (5). It ends at the first interrupt.
+func checkShownPlan(ctx context.Context, streams *IO, planFile string, sp *planfile.File) error {
+	model, snap, graph, err := planInputs(planFile, sp)
 	if err != nil {
 		return err
 	}
-	if opts.PlanFile != "-" {
-		if changed := destroy.InputChanges(sp); len(changed) > 0 {
-			fmt.Fprintf(streams.Err, "objgc: note: the inputs of plan %s changed since it was made (objgc apply would refuse it, exit 5): %s\n",
-				term(opts.PlanFile), term(strings.Join(changed, "; ")))
+	var v *destroy.Verdict
+	if err := untilDone(ctx, func() error {
+		finder := &destroy.HookFinder{}
+		if !sp.NoHooks {
+			f, err := newFinder(streams, sp.HooksDirs, sp.CacheDir, "", false)
+			if err != nil {
+				return err
+			}
+			finder = f
 		}
+		if finder.Packages != nil {
+			defer finder.Packages.Close()
+		}
+		verdict, err := destroy.Check(ctx, destroy.RunOptions{
+			ApplyOptions: destroy.ApplyOptions{Finder: finder, Env: os.Environ()},
+			Model:        model, Snapshot: snap, Graph: graph,
+			Plan: sp, PlanPath: planFile,
+			OnDanglingKeep: sp.OnDangling == "keep", NoHooks: sp.NoHooks, RequireHooks: sp.RequireHooks,
+		})
+		v = verdict
+		return err
+	}); err != nil {
+		if errors.Is(err, errPlanInterrupted) {
+			return err
+		}
+		return fmt.Errorf("check: %w", applyError(err))
 	}
-	return format.show(streams.Out, sp, &opts, newPalette(streams, opts.NoColor))
+	switch {
+	case v.Applied:
+		fmt.Fprintf(streams.Err, "objgc: check: plan %s was applied already: objgc apply of it would do nothing and exit 0\n", term(planFile))
+	case len(v.Refusals) > 0:
+		reasons := make([]string, len(v.Refusals))
+		for i, r := range v.Refusals {
+			reasons[i] = term(r.Message)
+		}
+		return &exitError{code: ExitError, err: fmt.Errorf("check: objgc apply of plan %s would refuse it: %s", term(planFile), strings.Join(reasons, "; "))}
+	default:
+		fmt.Fprintf(streams.Err, "objgc: check: objgc apply of plan %s would run: %d to destroy, %d dropped\n", term(planFile), v.Destroy, v.Dropped)
+	}
+	return nil
 }
 
 // loadShownPlan reads the plan saved in path ("-": standard input) and
-// refuses a file that is not one, saying what to do with a model.
-func loadShownPlan(streams *IO, path string) (*destroy.PlanFile, error) {
+// refuses a file that is not one, saying what to do with a model. A
+// named pipe, a socket or a device is refused without reading it.
+func loadShownPlan(streams *IO, path string) (*planfile.File, error) {
 	var data []byte
 	var err error
 	name := path
@@ -109,12 +184,16 @@ func loadShownPlan(streams *IO, path string) (*destroy.PlanFile, error) {
 		name = stdinName
 		data, err = io.ReadAll(streams.In)
 	} else {
-		data, err = os.ReadFile(path)
+		var f *os.File
+		if f, _, err = inputfile.Open(path); err == nil {
+			data, err = io.ReadAll(f)
+			f.Close()
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading plan: %w", err)
 	}
-	sp, err := destroy.ParsePlanFile(name, data)
+	sp, err := planfile.Parse(name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -126,79 +205,13 @@ func loadShownPlan(streams *IO, path string) (*destroy.PlanFile, error) {
 
 // savedPlanNames are the names of a saved plan's inputs as its text and
 // Markdown forms show them: the absolute paths it recorded.
-func savedPlanNames(sp *destroy.PlanFile) []string {
+func savedPlanNames(sp *planfile.File) []string {
 	names := make([]string, 0, len(sp.Inputs))
 	for _, in := range sp.Inputs {
 		names = append(names, in.Path)
 	}
 	return names
 }
-
-// writeSavedPlanText writes the saved plan sp as writePlanText wrote the
-// plan it was made from (the same lines, the inputs by absolute path).
-func writeSavedPlanText(w io.Writer, pal *palette, sp *destroy.PlanFile) error {
-	bw := bufio.NewWriter(w)
-	names := savedPlanNames(sp)
-	for i, n := range names {
-		names[i] = term(n)
-	}
-	s := sp.Summary
-	fmt.Fprintf(bw, "%s %s\n", pal.heading("Plan for"), strings.Join(names, " -> "))
-	if s.Destroy == 0 {
-		fmt.Fprintln(bw, "Nothing to destroy.")
-	} else {
-		fmt.Fprintf(bw, "Destroy %d %s in %d %s, deepest first:\n", s.Destroy, plural(s.Destroy, "object", "objects"),
-			s.Groups, plural(s.Groups, "group", "groups"))
-	}
-	var b bytes.Buffer
-	for _, g := range sp.Groups {
-		fmt.Fprintf(bw, "\n%s\n", pal.heading(fmt.Sprintf("group %d", g.Index)))
-		for _, o := range g.Objects {
-			b.Reset()
-			pkg := ""
-			if o.Package != nil {
-				pkg = *o.Package
-			}
-			writeObjectHead(&b, pal, o.Type, o.ID, o.Path, o.Reasons, o.Classes, pkg)
-			writeDestroyHooks(&b, pal, len(o.Hooks), func(k int) (string, string) { return o.Hooks[k].Path, o.Hooks[k].Error })
-			bw.Write(b.Bytes())
-		}
-	}
-	if len(sp.Notifications) > 0 {
-		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
-		for i, n := range sp.Notifications {
-			var path, problem string
-			if n.Hook != nil {
-				path, problem = n.Hook.Path, n.Hook.Error
-			}
-			writeNotificationLines(bw, pal, i, n.Subscriber, n.Handler, n.Publisher, n.Group, n.Hook != nil, path, problem, n.OldPlaces)
-		}
-	}
-	if len(sp.Dropped) > 0 {
-		fmt.Fprintf(bw, "\n%s\n", pal.heading("Dropped without hooks (destroyed before, no longer referenced):"))
-		for _, d := range sp.Dropped {
-			fmt.Fprintf(bw, "  %s %s  %s\n", term(orDash(d.Type)), pal.id(term(d.ID)), pal.dim(term(d.Path)))
-		}
-	}
-	if len(sp.Warnings) > 0 {
-		fmt.Fprintf(bw, "\n%s\n", pal.heading("Warnings:"))
-		for _, wn := range sp.Warnings {
-			fmt.Fprintf(bw, "  %s %s\n", pal.warn(string(wn.Code)+":"), term(wn.Message))
-		}
-	}
-	refusals := 0
-	for _, wn := range sp.Warnings {
-		if wn.Code == order.WarnHookCannotRun && strings.HasSuffix(wn.Message, refusesSuffix) {
-			refusals++
-		}
-	}
-	writeTextSummary(bw, pal, s, refusals, sp.OnDangling)
-	return bw.Flush()
-}
-
-// refusesSuffix ends the message of every hook_cannot_run warning that
-// makes apply refuse to run: a saved plan counts its refusals by it.
-const refusesSuffix = destroy.RefusesSuffix
 
 // writeObjectHead writes the first lines of a doomed object as the text
 // plan lists it: type, id and path, reasons, class hierarchy (when it is
@@ -250,9 +263,8 @@ func writeNotificationLines(w io.Writer, pal *palette, i int, subscriber, handle
 }
 
 // writeTextSummary writes the text plan's closing lines: the counts, and
-// why apply would refuse (refusals: hooks that cannot run; the dangling
-// references when onDangling is "error").
-func writeTextSummary(w io.Writer, pal *palette, s destroy.PlanSummary, refusals int, onDangling string) {
+// every reason apply would refuse (s.Refusals), one a line.
+func writeTextSummary(w io.Writer, pal *palette, s planfile.Summary, onDangling string) {
 	fmt.Fprintf(w, "\n%d to destroy in %d %s, %d %s, %d %s, %d dropped",
 		s.Destroy, s.Groups, plural(s.Groups, "group", "groups"),
 		s.Notifications, plural(s.Notifications, "notification", "notifications"),
@@ -261,17 +273,12 @@ func writeTextSummary(w io.Writer, pal *palette, s destroy.PlanSummary, refusals
 		fmt.Fprintf(w, ", %d without a destroy hook", n)
 	}
 	fmt.Fprintln(w, ".")
-	if n := refusals; n > 0 {
-		fmt.Fprintf(w, "%s %d %s cannot run (see the hook_cannot_run %s); apply refuses to run.\n",
-			pal.bad("Apply would refuse:"), n, plural(n, "hook", "hooks"), plural(n, "warning", "warnings"))
+	for _, r := range s.Refusals {
+		fmt.Fprintf(w, "%s %s; apply refuses to run.\n", pal.bad("Apply would refuse:"), term(r.Message))
 	}
-	if n := s.DanglingReferences; n > 0 {
-		if onDangling == "error" {
-			fmt.Fprintf(w, "%s %d dangling %s to doomed objects; apply refuses to run (use --on-dangling=keep to destroy them and keep them flagged destroyed).\n",
-				pal.bad("Apply would refuse:"), n, plural(n, "reference", "references"))
-		} else {
-			fmt.Fprintf(w, "%d dangling %s: the referenced objects are destroyed and kept in the output flagged destroyed.\n", n, plural(n, "reference", "references"))
-		}
+	if n := s.DanglingReferences; n > 0 && onDangling == "keep" {
+		fmt.Fprintf(w, "%d dangling %s: the referenced objects are destroyed and kept in the output flagged destroyed, which Murano 14's engine cannot load (warning engine_cannot_load).\n",
+			n, plural(n, "reference", "references"))
 	}
 }
 
@@ -281,23 +288,4 @@ func problemText(why string) string {
 		return ""
 	}
 	return " (" + term(why) + ")"
-}
-
-// writeSavedPlanDot writes the saved plan sp as writeDot wrote the plan it
-// was made from.
-func writeSavedPlanDot(w io.Writer, sp *destroy.PlanFile) error {
-	bw := bufio.NewWriter(w)
-	writeDotHead(bw)
-	for _, g := range sp.Groups {
-		writeDotGroup(bw, g.Index, len(g.Objects), func(k int) (class, id string) {
-			return g.Objects[k].TypeRef.Name, g.Objects[k].ID
-		})
-	}
-	for _, g := range sp.Groups {
-		for _, o := range g.Objects {
-			writeDotEdges(bw, o.ID, o.Reasons)
-		}
-	}
-	fmt.Fprintln(bw, "}")
-	return bw.Flush()
 }

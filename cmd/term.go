@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"errors"
-	"io"
 	"os"
 	"strings"
 
@@ -20,7 +19,7 @@ func term(s string) string { return termsafe.String(s) }
 
 // isTerminal reports whether w is a terminal (colour and progress lines are
 // for terminals only: in a file or a pipe they would be noise).
-func isTerminal(w io.Writer) bool {
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }

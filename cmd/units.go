@@ -123,14 +123,19 @@ func parseSize(s string) (int64, error) {
 	return n, nil
 }
 
-// durationValue is the pflag.Value of a cache command's duration
-// (--unused-for, the download timeouts): a Go duration ("720h", "90s")
-// or a number of days before one ("30d", "1d12h"), read by parseDays,
-// then checked by inRange. It keeps the text
-// it was set from, which is what help shows as the default.
+// durationValue is the pflag.Value of every duration setting (apply's
+// timeouts, grace and status interval, the download timeouts,
+// --unused-for): a Go duration ("720h", "90s") or a number of days
+// before one ("30d", "1d12h"), read by parseDays, then checked by
+// inRange (durationRule.check for all but --unused-for), whatever gave
+// the value: flag, variable or configuration file. It keeps the text it
+// was set from, which is what help shows as the default.
 type durationValue struct {
 	p    *time.Duration
 	text string
+	// typ is Type's answer: "duration" for apply's flags (help shows
+	// the default bare), "string" for the cache commands' (quoted).
+	typ string
 	// inRange refuses what parseDays could not read (err) or what is
 	// out of the flag's range; its errors name the flag.
 	inRange func(s string, d time.Duration, err error) error
@@ -165,19 +170,64 @@ func (v *durationValue) parse(s string) (time.Duration, error) {
 
 func (v *durationValue) String() string { return v.text }
 
-// Type is "string": help shows the default quoted, as the text it is.
-func (v *durationValue) Type() string { return "string" }
+// Type is "string" for the cache commands' durations (help shows the
+// default quoted, as the text it is), "duration" for apply's.
+func (v *durationValue) Type() string {
+	if v.typ == "" {
+		return "string"
+	}
+	return v.typ
+}
+
+// durationRule is what a duration setting takes: never a negative
+// value, zero only when it means something (zero), and nothing above
+// zero below floor.
+type durationRule struct {
+	// zero is what 0 means ("off", "fail at once"); "": 0 is refused.
+	zero string
+	// floor is the least value above zero: what makes sense for the
+	// setting (a status line at most once a second).
+	floor time.Duration
+	// example is a value to suggest, as "30s".
+	example string
+}
+
+// check refuses what parseDays could not read (err), and d out of the
+// rule's range, naming flag name and the text s given.
+func (r durationRule) check(name, s string, d time.Duration, err error) error {
+	least := fmt.Sprintf("a duration of at least %s such as %s", r.floor, r.example)
+	if r.zero != "" {
+		least = fmt.Sprintf("0 (%s) or %s", r.zero, least)
+	}
+	switch {
+	case err != nil:
+		if _, ferr := strconv.ParseFloat(s, 64); ferr == nil {
+			return valueErrorf("--%s: %s has no unit; write %ss, %sm or %sh", name, s, s, s, s)
+		}
+		return valueErrorf("--%s: %q is not a duration such as %s", name, s, r.example)
+	case d < 0:
+		return valueErrorf("--%s: %q is negative; give %s", name, s, least)
+	case d == 0 && r.zero == "":
+		return valueErrorf("--%s: %q: give %s", name, s, least)
+	case d > 0 && d < r.floor:
+		return valueErrorf("--%s: %q is less than %s, the least it takes; give %s", name, s, r.floor, least)
+	}
+	return nil
+}
+
+// durationVar defines a duration flag bound to p, set to def, whose
+// values rule checks; typ is its Type.
+func durationVar(f *pflag.FlagSet, p *time.Duration, name string, def time.Duration, rule durationRule, typ, usage string) {
+	*p = def
+	f.Var(&durationValue{p: p, text: def.String(), typ: typ, inRange: func(s string, d time.Duration, err error) error {
+		return rule.check(name, s, d, err)
+	}}, name, usage)
+}
 
 // timeoutVar defines a download timeout flag bound to p, set to def: a
-// duration above zero.
+// duration above zero, at least a millisecond.
 func timeoutVar(f *pflag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
-	*p = def
-	f.Var(&durationValue{p: p, text: def.String(), inRange: func(s string, d time.Duration, err error) error {
-		if err != nil || d <= 0 {
-			return valueErrorf("--%s: %q is not a duration such as 30s or 2m", name, s)
-		}
-		return nil
-	}}, name, usage)
+	durationVar(f, p, name, def, durationRule{floor: time.Millisecond, example: "30s or 2m"}, "", usage)
 }
 
 // unusedForVar defines cache prune's --unused-for, bound to p, which

@@ -20,7 +20,12 @@ import (
 
 // ApplyOptions configure applyPlan.
 type ApplyOptions struct {
-	Finder      *HookFinder
+	Finder *HookFinder
+	// Hooks, when not nil, are the hooks the preparation of the plan
+	// found (Prepared.Hooks), which Run checked: applyPlan runs exactly
+	// those, without looking anything up again. Nil: Finder looks them
+	// up.
+	Hooks       *PlanHooks
 	Parallelism int           // objects of one group at a time; < 1 means 1
 	HookTimeout time.Duration // per hook; 0 means hook.DefaultTimeout
 	Grace       time.Duration // SIGTERM to SIGKILL; 0 means hook.DefaultGrace
@@ -436,9 +441,9 @@ func (a *applier) notify(i int) error {
 		return nil
 	}
 	sub, subType := &subTree.Objects[subIdx], subTree.Type(subIdx)
-	f, ok := a.opts.Finder.HandlerHook(a.ctx, subType, n.Handler)
+	f, ok, old := a.handlerHook(i, subType, n.Handler)
 	if !ok {
-		if old := a.opts.Finder.OldHandlerPlaces(a.ctx, subType, n.Handler); len(old) > 0 {
+		if len(old) > 0 {
 			a.res.Notifications[i].Err = fmt.Errorf("no hook for handler %s of %s: %s is where notify hooks were kept before, and does not run; move it to %s",
 				n.Handler, n.Subscriber, old[0], filepath.Join(filepath.Dir(old[0]), hook.NotifyDir, n.Handler))
 		}
@@ -544,7 +549,7 @@ func (a *applier) destroy(i int) error {
 	}
 	if a.opts.Journal.State(o.ID) == journal.StateDestroyed {
 		r.Outcome = OutcomeDestroyed // an earlier run on these inputs did it
-		r.Hooks, r.Err = a.resumedHooks(&o, objType)
+		r.Hooks, r.Err = a.resumedHooks(&o, a.destroyHooks(i, objType))
 		return nil
 	}
 	if err := a.advance(o.ID, journal.StateDestroying); err != nil {
@@ -552,7 +557,7 @@ func (a *applier) destroy(i int) error {
 	}
 	doc := hook.Document{Event: hook.EventDestroy, Object: rawObject(snap, o.Snapshot), OwnerID: ownerID(&o)}
 	var failure error
-	for _, f := range a.opts.Finder.DestroyHooks(a.ctx, objType) {
+	for _, f := range a.destroyHooks(i, objType) {
 		key := journal.HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}
 		run := HookRun{Hook: f.Path, Class: f.Class, Event: hook.EventDestroy}
 		if done, ok := a.opts.Resume.Done[key]; ok && done.OK {
@@ -691,10 +696,10 @@ func ownerID(o *order.Planned) *string {
 // inputs ran (Resume.Done), in the order they run, each marked resumed, so
 // that the report shows them; and, when one of them failed (that run
 // counted o destroyed under --force), the failure.
-func (a *applier) resumedHooks(o *order.Planned, t snapshot.Type) ([]HookRun, error) {
+func (a *applier) resumedHooks(o *order.Planned, hooks []hook.Found) ([]HookRun, error) {
 	var runs []HookRun
 	var failure error
-	for _, f := range a.opts.Finder.DestroyHooks(a.ctx, t) {
+	for _, f := range hooks {
 		done, ok := a.opts.Resume.Done[journal.HookKey{Hook: f.Path, Event: hook.EventDestroy, ID: o.ID}]
 		if !ok {
 			continue
@@ -709,4 +714,31 @@ func (a *applier) resumedHooks(o *order.Planned, t snapshot.Type) ([]HookRun, er
 		runs = append(runs, run)
 	}
 	return runs, failure
+}
+
+// destroyHooks returns the destroy hooks of object i, of type t: those
+// the preparation found (ApplyOptions.Hooks), else Finder's.
+func (a *applier) destroyHooks(i int, t snapshot.Type) []hook.Found {
+	if h := a.opts.Hooks; h != nil {
+		return h.Of(i).Destroy
+	}
+	return a.opts.Finder.DestroyHooks(a.ctx, t)
+}
+
+// handlerHook returns the hook of notification i (handler of a
+// subscriber of type t) and, when it has none, the files at the old
+// place of notify hooks: those the preparation found
+// (ApplyOptions.Hooks), else Finder's.
+func (a *applier) handlerHook(i int, t snapshot.Type, handler string) (hook.Found, bool, []string) {
+	if h := a.opts.Hooks; h != nil {
+		if f := h.Notify[i]; f != nil {
+			return *f, true, nil
+		}
+		return hook.Found{}, false, h.OldNotify[i]
+	}
+	f, ok := a.opts.Finder.HandlerHook(a.ctx, t, handler)
+	if ok {
+		return f, true, nil
+	}
+	return f, false, a.opts.Finder.OldHandlerPlaces(a.ctx, t, handler)
 }

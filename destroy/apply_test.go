@@ -114,3 +114,60 @@ func TestApplyFailureInsideACycleGroup(t *testing.T) {
 		}
 	})
 }
+
+// TestApplyRunsPreparedHooks: given the hooks the preparation found
+// (ApplyOptions.Hooks), applyPlan runs those and looks nothing up again:
+// a hook added to the hooks dir since is not run, and a finder that
+// would find nothing changes nothing.
+func TestApplyRunsPreparedHooks(t *testing.T) {
+	p := plantest.Plan(t, cycleSnapshot, `{"?": {"id": "env", "type": "E"}}`)
+	dir := t.TempDir()
+	hooks := filepath.Join(dir, "hooks")
+	trace := filepath.Join(dir, "trace")
+	write := func(class, script string) {
+		if err := os.MkdirAll(filepath.Join(hooks, class), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(hooks, class, "destroy"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("T", "#!/bin/sh\necho \"planned $OBJGC_OBJECT_ID\" >> \"$TRACE\"\n")
+	prep, err := Prepare(context.Background(), p.Diff.Snapshot, p.Diff.Incoming, PrepareOptions{Finder: &HookFinder{Dirs: []string{hooks}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second hook dir's hook for T, there once the plan was prepared:
+	// a fresh lookup would run it.
+	later := filepath.Join(dir, "later")
+	if err := os.MkdirAll(filepath.Join(later, "T"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(later, "T", "destroy"), []byte("#!/bin/sh\necho \"later $OBJGC_OBJECT_ID\" >> \"$TRACE\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j, res, err := journal.Open(journal.PathFor(filepath.Join(dir, "model.json")), testInputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	r, err := applyPlan(context.Background(), p, ApplyOptions{
+		Finder:  &HookFinder{Dirs: []string{later, hooks}},
+		Hooks:   prep.Hooks,
+		Env:     append(os.Environ(), "TRACE="+trace),
+		Journal: j,
+		Resume:  res,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := os.ReadFile(trace)
+	if got := string(out); got != "planned a\nplanned b\n" && got != "planned b\nplanned a\n" {
+		t.Errorf("hooks run:\n%s\nwant the prepared hook for a and b, and no other", got)
+	}
+	for i, o := range r.Objects {
+		if o.Outcome != OutcomeDestroyed {
+			t.Errorf("%s: %v", p.ID(i), o.Outcome)
+		}
+	}
+}

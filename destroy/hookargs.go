@@ -154,8 +154,49 @@ func (e *HookWritersError) Error() string {
 	for i, err := range shown {
 		msgs[i] = err.Error()
 	}
-	return fmt.Sprintf("%d %s not run: %s%s; no hook was run (a hook, its hooks dir and every directory between them must be yours or root's, and writable by neither group nor others)",
-		len(e.Problems), map[bool]string{true: "hook is", false: "hooks are"}[len(e.Problems) == 1], strings.Join(msgs, "; "), more)
+	hooks := map[string]bool{}
+	var chmod, chown []string
+	me := 0
+	for _, err := range e.Problems {
+		we, ok := err.(*hook.WritersError)
+		if !ok {
+			continue
+		}
+		hooks[we.Hook] = true
+		me = we.Me
+		if we.Owner {
+			chown = append(chown, shellQuote(we.Path))
+		} else {
+			chmod = append(chmod, shellQuote(we.Path))
+		}
+	}
+	fix := ""
+	if len(e.Problems) > 1 {
+		var cmds []string
+		if len(chmod) > 0 {
+			cmds = append(cmds, "chmod go-w "+strings.Join(chmod, " "))
+		}
+		if len(chown) > 0 {
+			c := fmt.Sprintf("chown %d %s", me, strings.Join(chown, " "))
+			if me != 0 {
+				c = fmt.Sprintf("(as root) chown %d %s", me, strings.Join(chown, " "))
+			}
+			cmds = append(cmds, c)
+		}
+		fix = fmt.Sprintf("; %d paths in all, fixed at once by: %s", len(e.Problems), strings.Join(cmds, " && "))
+	}
+	n := max(len(hooks), 1)
+	return fmt.Sprintf("%d %s not run: %s%s%s; no hook was run (a hook, its hooks dir and every directory between them must be yours or root's, and writable by neither group nor others)",
+		n, map[bool]string{true: "hook is", false: "hooks are"}[n == 1], strings.Join(msgs, "; "), more, fix)
+}
+
+// shellQuote returns p as one word of a POSIX shell command: as it is
+// when it holds only characters no shell reads, else in single quotes.
+func shellQuote(p string) string {
+	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // Abbrev returns s when it is at most 64 bytes, else its first 64 bytes

@@ -75,6 +75,8 @@ func LockPath(target string) string { return target + ".lock" }
 //
 // timeout 0 fails at once when the lock is held; a positive timeout tries
 // again every lockfile.PollInterval until it ends; a negative one waits until ctx ends.
+// Before it waits, waiting (when not nil) is called with the holder, as
+// LockedError names it: a wait says whose lock it waits for.
 // Every wait (for the lock, and for a new holder to record itself) ends
 // with ctx. When the lock is not taken the error is a *LockedError
 // (errors.Is ErrLocked) naming the holder, or wraps ctx's error when ctx
@@ -86,7 +88,7 @@ func LockPath(target string) string { return target + ".lock" }
 // file at the same path would be a second, independent lock. unlock
 // empties the file and releases the lock; it may be called more than once.
 // A process that dies releases its lock (flock semantics).
-func lockTarget(ctx context.Context, target string, timeout time.Duration) (unlock func(), err error) {
+func lockTarget(ctx context.Context, target string, timeout time.Duration, waiting func(holder string)) (unlock func(), err error) {
 	path := LockPath(target)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
@@ -107,7 +109,13 @@ func lockTarget(ctx context.Context, target string, timeout time.Duration) (unlo
 		wctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	release, lerr := lockTargetFile(wctx, f, path, timeout != 0)
+	release, lerr := lockTargetFile(wctx, f, path, false)
+	if errors.Is(lerr, lockfile.ErrLocked) && timeout != 0 {
+		if waiting != nil {
+			waiting(readHolder(ctx, f, path))
+		}
+		release, lerr = lockTargetFile(wctx, f, path, true)
+	}
 	if lerr != nil {
 		if !errors.Is(lerr, lockfile.ErrLocked) {
 			return nil, fmt.Errorf("locking %s: %w", path, lerr)

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 // lockHoldHelper takes the lock of target, says "locked" on stdout and
 // holds it until stdin is closed.
 func lockHoldHelper(target string) int {
-	unlock, err := lockTarget(context.Background(), target, 0)
+	unlock, err := lockTarget(context.Background(), target, 0, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -63,7 +63,7 @@ func lockHeld(t *testing.T) (target string, h *testbin.Self) {
 
 func TestLockTargetFailsAtOnceWhenHeld(t *testing.T) {
 	target, h := lockHeld(t)
-	unlock, err := lockTarget(context.Background(), target, 0)
+	unlock, err := lockTarget(context.Background(), target, 0, nil)
 	if err == nil {
 		unlock()
 		t.Fatal("second lockTarget took the lock")
@@ -97,7 +97,7 @@ func TestLockTargetWaitsForHolderToExit(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		unlock, err := lockTarget(context.Background(), target, 10*time.Second)
+		unlock, err := lockTarget(context.Background(), target, 10*time.Second, nil)
 		done <- result{unlock, err}
 	}()
 	select {
@@ -133,7 +133,7 @@ func TestLockTargetReleasedWhenHolderIsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Cmd.Wait()
-	unlock, err := lockTarget(context.Background(), target, 10*time.Second)
+	unlock, err := lockTarget(context.Background(), target, 10*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestLockTargetReleasedWhenHolderIsKilled(t *testing.T) {
 		t.Errorf("lock file gone: %v", err)
 	}
 	// And it can be taken again at once.
-	unlock, err = lockTarget(context.Background(), target, 0)
+	unlock, err = lockTarget(context.Background(), target, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestLockTargetReleasedWhenHolderIsKilled(t *testing.T) {
 
 func TestLockTargetTimeoutExpires(t *testing.T) {
 	target, h := lockHeld(t)
-	_, err := lockTarget(context.Background(), target, 200*time.Millisecond)
+	_, err := lockTarget(context.Background(), target, 200*time.Millisecond, nil)
 	var le *LockedError
 	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
 		t.Fatalf("got %v, want a *LockedError", err)
@@ -168,7 +168,7 @@ func TestLockTargetContextEnds(t *testing.T) {
 	target, _ := lockHeld(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	_, err := lockTarget(ctx, target, -1)
+	_, err := lockTarget(ctx, target, -1, nil)
 	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrLocked) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
@@ -178,11 +178,11 @@ func TestLockTargetContextEnds(t *testing.T) {
 // in the same process conflicts too.
 func TestLockTargetInProcess(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "m.json")
-	unlock, err := lockTarget(context.Background(), target, 0)
+	unlock, err := lockTarget(context.Background(), target, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = lockTarget(context.Background(), target, 0)
+	_, err = lockTarget(context.Background(), target, 0, nil)
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d ", os.Getpid())) {
 		t.Fatalf("second lock: %v", err)
 	}
@@ -191,7 +191,7 @@ func TestLockTargetInProcess(t *testing.T) {
 	if err != nil || len(b) != 0 {
 		t.Errorf("after unlock the lock file holds %q (%v), want it empty", b, err)
 	}
-	unlock, err = lockTarget(context.Background(), target, 0)
+	unlock, err = lockTarget(context.Background(), target, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestLockTargetSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, timeout := range []time.Duration{0, time.Second} {
-		unlock, err := lockTarget(context.Background(), target, timeout)
+		unlock, err := lockTarget(context.Background(), target, timeout, nil)
 		if err == nil {
 			unlock()
 			t.Fatal("lockTarget took a lock through a symbolic link")
@@ -265,7 +265,7 @@ func TestLockTargetSymlink(t *testing.T) {
 	if err := os.Symlink(gone, target2+".lock"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lockTarget(context.Background(), target2, 0); !errors.Is(err, lockfile.ErrNotRegular) {
+	if _, err := lockTarget(context.Background(), target2, 0, nil); !errors.Is(err, lockfile.ErrNotRegular) {
 		t.Errorf("dangling link: %v, want lockfile.ErrNotRegular", err)
 	}
 	if _, err := os.Lstat(gone); !errors.Is(err, os.ErrNotExist) {
@@ -293,7 +293,7 @@ func TestLockTargetNotRegular(t *testing.T) {
 			var err error
 			within(t, 10*time.Second, "lockTarget on a "+tc.name, func() {
 				var unlock func()
-				unlock, err = lockTarget(context.Background(), target, timeout)
+				unlock, err = lockTarget(context.Background(), target, timeout, nil)
 				if err == nil {
 					unlock()
 				}
@@ -315,7 +315,7 @@ func TestLockTargetWaitEndsWithContext(t *testing.T) {
 	type result struct{ err error }
 	done := make(chan result, 1)
 	go func() {
-		_, err := lockTarget(ctx, target, time.Hour)
+		_, err := lockTarget(ctx, target, time.Hour, nil)
 		done <- result{err}
 	}()
 	select {
@@ -330,7 +330,7 @@ func TestLockTargetWaitEndsWithContext(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled naming the lock file", r.err)
 	}
 	// A context already ended: no wait, no lock file touched.
-	_, err := lockTarget(ctx, target, 0)
+	_, err := lockTarget(ctx, target, 0, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("ended context: %v", err)
 	}
@@ -356,7 +356,7 @@ func TestLockTargetIsFlock(t *testing.T) {
 	if ok, err := fl.TryLock(); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	if _, err := lockTarget(context.Background(), target, 0); !errors.Is(err, ErrLocked) {
+	if _, err := lockTarget(context.Background(), target, 0, nil); !errors.Is(err, ErrLocked) {
 		t.Fatalf("under another flock: %v, want ErrLocked", err)
 	}
 	fl.Unlock()
@@ -368,7 +368,7 @@ func TestLockTargetIsFlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unlockRecord()
-	unlock, err := lockTarget(context.Background(), target, 0)
+	unlock, err := lockTarget(context.Background(), target, 0, nil)
 	if err != nil {
 		t.Fatalf("under a record lock: %v, want the flock taken", err)
 	}

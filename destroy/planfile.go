@@ -2,184 +2,20 @@ package destroy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/internal/inputfile"
-	"github.com/objgc/objgc/internal/jsonedit"
 	"github.com/objgc/objgc/pkgcache"
 	"github.com/objgc/objgc/snapshot"
 )
-
-// PlanFormatVersion is the "format_version" of JSON plans; see
-// docs/plan-format.md. Version 2 added what apply checks a saved plan
-// against (hooks dirs, the package cache and its packages, each hook's
-// sha256, the types hooks are looked up by) and made paths absolute.
-const PlanFormatVersion = "2"
-
-// PlanFile is the JSON plan objgc plan prints and saves with --out
-// (docs/plan-format.md): what apply PLANFILE runs and checks before it
-// runs (PlanChanges, Run).
-type PlanFile struct {
-	FormatVersion string             `json:"format_version"`
-	Inputs        []PlanInput        `json:"inputs"`
-	OnDangling    string             `json:"on_dangling"`
-	HooksDirs     []string           `json:"hooks_dirs"`
-	CacheDir      string             `json:"cache_dir"`
-	Packages      []PlanPackage      `json:"packages"`
-	Groups        []PlanGroup        `json:"groups"`
-	Notifications []PlanNotification `json:"notifications"`
-	Cycles        [][]string         `json:"cycles"`
-	Dropped       []PlanDropped      `json:"dropped"`
-	Warnings      []order.Warning    `json:"warnings"`
-	Summary       PlanSummary        `json:"summary"`
-}
-
-// PlanInput is part of a PlanFile (docs/plan-format.md).
-type PlanInput struct {
-	Role   string `json:"role"` // model, snapshot or graph
-	Path   string `json:"path"` // absolute; <stdin> for standard input
-	SHA256 string `json:"sha256"`
-}
-
-// PlanPackage is one cached package a plan read.
-type PlanPackage struct {
-	FullName string `json:"full_name"`
-	Version  string `json:"version"`
-	ID       string `json:"id"`
-}
-
-// PlanType is a type as hooks are looked up by it: the type string's
-// parts, completed by the header's legacy classVersion and package.
-type PlanType struct {
-	Name    string `json:"name"`
-	Version string `json:"version,omitempty"`
-	Package string `json:"package,omitempty"`
-}
-
-// NewPlanType returns t as a plan records it.
-func NewPlanType(t snapshot.Type) PlanType { return PlanType{t.Name, t.Version, t.Package} }
-
-// Type returns the type hooks are looked up by.
-func (t PlanType) Type() snapshot.Type {
-	return snapshot.Type{Name: t.Name, Version: t.Version, Package: t.Package}
-}
-
-// PlanGroup is part of a PlanFile (docs/plan-format.md).
-type PlanGroup struct {
-	Index   int          `json:"index"`
-	Objects []PlanObject `json:"objects"`
-}
-
-// PlanObject is one doomed object as a JSON plan lists it (a PlanFile,
-// docs/plan-format.md): what plan prints, --out saves and apply reads
-// back. A doomed object has three forms, each for its own reader:
-// order.Doomed, 8 bytes, is what a plan keeps of each (a million doomed
-// objects must cost little beside their model); order.Planned is that
-// object found again in the snapshot, for apply and the text plan;
-// PlanObject adds what the saved plan records (type reference, classes,
-// package, hooks with their sha256). apply's report lists an object's
-// outcome (state, hook runs), not its place: it shares only id and type
-// with PlanObject, and has a type of its own in cmd.
-type PlanObject struct {
-	ID      string         `json:"id"`
-	Type    string         `json:"type"`
-	Path    string         `json:"path"`
-	Owner   *string        `json:"owner"`
-	Reasons []order.Reason `json:"reasons"`
-	TypeRef PlanType       `json:"type_ref"`
-	Classes []string       `json:"classes"`
-	Package *string        `json:"package"`
-	Hooks   []PlanHook     `json:"hooks"`
-}
-
-// PlanHook is part of a PlanFile (docs/plan-format.md).
-type PlanHook struct {
-	Event  string `json:"event"`
-	Class  string `json:"class"`
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
-
-// PlanNotification is part of a PlanFile (docs/plan-format.md).
-type PlanNotification struct {
-	Group             int       `json:"group"`
-	Publisher         string    `json:"publisher"`
-	Subscriber        string    `json:"subscriber"`
-	SubscriberTypeRef *PlanType `json:"subscriber_type_ref"`
-	Handler           string    `json:"handler"`
-	Hook              *PlanHook `json:"hook"`
-	// OldPlaces: files at the place notify hooks had before
-	// <C>/notify/<handler>, which do not run; only when Hook is null.
-	OldPlaces []string `json:"old_places,omitempty"`
-}
-
-// PlanDropped is part of a PlanFile (docs/plan-format.md).
-type PlanDropped struct {
-	ID   string `json:"id"`
-	Type string `json:"type"`
-	Path string `json:"path"`
-}
-
-// PlanSummary is part of a PlanFile (docs/plan-format.md).
-type PlanSummary struct {
-	SnapshotObjects    int  `json:"snapshot_objects"`
-	IncomingObjects    int  `json:"incoming_objects"`
-	Destroy            int  `json:"destroy"`
-	Groups             int  `json:"groups"`
-	Notifications      int  `json:"notifications"`
-	DanglingReferences int  `json:"dangling_references"`
-	Dropped            int  `json:"dropped"`
-	Warnings           int  `json:"warnings"`
-	WithoutDestroyHook int  `json:"without_destroy_hook"`
-	ApplyRefuses       bool `json:"apply_refuses"`
-}
-
-// modelKey reports whether k is a key that the root of a Murano model has
-// (an envelope's or an engine task's, or a bare tree's header) and the
-// root of a saved plan never has (docs/plan-format.md).
-func modelKey(k string) bool { return k == "?" || snapshot.EnvelopeKey(k) }
-
-// ParsePlanFile tells from the bytes of the file path whether it holds a
-// saved plan: a "format_version" and an "inputs" array at its root. It
-// returns the plan, or nil when data is not one (a model). A plan of
-// another format version, or one that does not decode, is an error naming
-// path.
-func ParsePlanFile(path string, data []byte) (*PlanFile, error) {
-	if modelKey(snapshot.FirstKey(data)) {
-		// A model: the lookups below would read the whole file to
-		// find no "format_version", a pass over a large model.
-		return nil, nil
-	}
-	if !gjson.GetBytes(data, "format_version").Exists() || !gjson.GetBytes(data, "inputs").IsArray() {
-		return nil, nil
-	}
-	if v := gjson.GetBytes(data, "format_version").String(); v != PlanFormatVersion {
-		return nil, fmt.Errorf("%s: plan format_version %q; this objgc reads %q: plan again", path, v, PlanFormatVersion)
-	}
-	var sp PlanFile
-	if err := json.Unmarshal(data, &sp); err != nil {
-		return nil, fmt.Errorf("%s: not a valid objgc plan: %w", path, err)
-	}
-	// objgc writes each key once; encoding/json kept the last of a key
-	// written twice, the lookups above the first: which one the plan
-	// means is a guess.
-	if at, k, dup := jsonedit.DuplicateKey(data); dup {
-		return nil, fmt.Errorf("%s: %s: duplicate key %s: not a plan objgc wrote (it writes each key once); plan again", path, at, strconv.Quote(k))
-	}
-	return &sp, nil
-}
 
 // PlanChanges returns how what apply finds now differs from what the saved
 // plan sp recorded, in lower case, one difference each: inputs changed or
@@ -188,20 +24,15 @@ func ParsePlanFile(path string, data []byte) (*PlanFile, error) {
 // plan's hooks dirs and package cache (sp.HooksDirs, sp.CacheDir); it
 // remembers what it found, so a run with it runs exactly the hooks
 // compared. None: nil.
-func PlanChanges(ctx context.Context, sp *PlanFile, finder *HookFinder) []string {
+func PlanChanges(ctx context.Context, sp *planfile.File, finder *HookFinder) []string {
 	return append(inputChanges(sp), hookChanges(ctx, sp, finder)...)
 }
-
-// InputChanges returns how the inputs of the saved plan sp differ from
-// the files now (gone, unreadable, another sha256), one difference each;
-// none: nil. objgc show notes them.
-func InputChanges(sp *PlanFile) []string { return inputChanges(sp) }
 
 // inputChanges compares the sha256 of each input of a saved plan with
 // the file now, before the lock: a plan that is stale already is refused
 // without touching anything. (The inputs are compared again once the lock
 // is held, for a change made while apply waited for it.)
-func inputChanges(sp *PlanFile) []string {
+func inputChanges(sp *planfile.File) []string {
 	var diffs []string
 	for _, in := range sp.Inputs {
 		sum, err := inputfile.SHA256(in.Path)
@@ -228,8 +59,8 @@ func NewHookSums() *HookSums { return &HookSums{m: map[string]string{}} }
 
 // Hook returns f as a plan lists it, with the sha256 of its content
 // ("" when it cannot be read; Error then says why if the lookup had not).
-func (s *HookSums) Hook(f hook.Found) PlanHook {
-	h := PlanHook{Event: f.Event, Class: f.Class, Path: f.Path}
+func (s *HookSums) Hook(f hook.Found) planfile.Hook {
+	h := planfile.Hook{Event: f.Event, Class: f.Class, Path: f.Path}
 	if f.Err != nil {
 		h.Error = f.Err.Error()
 	}
@@ -250,13 +81,13 @@ func (s *HookSums) Hook(f hook.Found) PlanHook {
 }
 
 // SessionPackages lists the packages a session read.
-func SessionPackages(s *pkgcache.Session) []PlanPackage {
-	out := []PlanPackage{}
+func SessionPackages(s *pkgcache.Session) []planfile.Package {
+	out := []planfile.Package{}
 	if s == nil {
 		return out
 	}
 	for _, p := range s.Packages() {
-		out = append(out, PlanPackage{FullName: p.FullName, Version: p.Version, ID: p.ID})
+		out = append(out, planfile.Package{FullName: p.FullName, Version: p.Version, ID: p.ID})
 	}
 	return out
 }
@@ -266,7 +97,7 @@ func SessionPackages(s *pkgcache.Session) []PlanPackage {
 // differences: hooks dirs gone, hooks added, removed or changed, packages
 // replaced, added or gone. The finder remembers what it found: a run with
 // it runs exactly the hooks compared here.
-func hookChanges(ctx context.Context, sp *PlanFile, finder *HookFinder) []string {
+func hookChanges(ctx context.Context, sp *planfile.File, finder *HookFinder) []string {
 	var diffs []string
 	for _, d := range sp.HooksDirs {
 		st, err := os.Stat(d)
@@ -286,7 +117,7 @@ func hookChanges(ctx context.Context, sp *PlanFile, finder *HookFinder) []string
 	var hookDiffs []string
 	for _, g := range sp.Groups {
 		for _, o := range g.Objects {
-			var now []PlanHook
+			var now []planfile.Hook
 			for _, f := range finder.DestroyHooks(ctx, o.TypeRef.Type()) {
 				now = append(now, sums.Hook(f))
 			}
@@ -294,13 +125,13 @@ func hookChanges(ctx context.Context, sp *PlanFile, finder *HookFinder) []string
 		}
 	}
 	for _, n := range sp.Notifications {
-		var planned, now []PlanHook
+		var planned, now []planfile.Hook
 		if n.Hook != nil {
-			planned = []PlanHook{*n.Hook}
+			planned = []planfile.Hook{*n.Hook}
 		}
 		if n.SubscriberTypeRef != nil {
 			if found, ok := finder.HandlerHook(ctx, n.SubscriberTypeRef.Type(), n.Handler); ok {
-				now = []PlanHook{sums.Hook(found)}
+				now = []planfile.Hook{sums.Hook(found)}
 			}
 		}
 		hookDiffs = append(hookDiffs, compareHooks(planned, now)...)
@@ -318,9 +149,9 @@ func hookChanges(ctx context.Context, sp *PlanFile, finder *HookFinder) []string
 // compareHooks returns how the hooks found now for one object or
 // notification differ from the planned ones: added, removed, changed
 // content (sha256), able or unable to run, or run in another order.
-func compareHooks(planned, now []PlanHook) []string {
+func compareHooks(planned, now []planfile.Hook) []string {
 	var diffs []string
-	was := make(map[string]PlanHook, len(planned))
+	was := make(map[string]planfile.Hook, len(planned))
 	for _, h := range planned {
 		was[h.Path] = h
 	}
@@ -358,9 +189,9 @@ func compareHooks(planned, now []PlanHook) []string {
 // comparePackages returns how the cached packages read now differ from
 // those a plan read: replaced (same FullName and version, another id),
 // gone, or read now and not then.
-func comparePackages(planned, now []PlanPackage) []string {
+func comparePackages(planned, now []planfile.Package) []string {
 	type nv struct{ name, version string }
-	ids := func(ps []PlanPackage) (map[nv][]string, []nv) {
+	ids := func(ps []planfile.Package) (map[nv][]string, []nv) {
 		m := map[nv][]string{}
 		var order []nv
 		for _, p := range ps {
@@ -438,11 +269,11 @@ func dedupe(s []string) []string {
 // of it. None: nil. With the types checked here, the hooks sp lists for
 // its objects and notifications (compared with the files by
 // PlanChanges) are the hooks the run finds.
-func PlanMismatch(sp *PlanFile, p *order.Plan) []string {
+func PlanMismatch(sp *planfile.File, p *order.Plan) []string {
 	var diffs []string
 	type listed struct {
 		group int
-		typ   PlanType
+		typ   planfile.Type
 	}
 	was := map[string]listed{}
 	var wasOrder []string
@@ -465,7 +296,7 @@ func PlanMismatch(sp *PlanFile, p *order.Plan) []string {
 			now[o.ID] = true
 			nowOrder = append(nowOrder, o.ID)
 			l, ok := was[o.ID]
-			t := NewPlanType(snap.Type(o.Snapshot))
+			t := planfile.NewType(snap.Type(o.Snapshot))
 			switch {
 			case !ok:
 				diffs = append(diffs, fmt.Sprintf("object %s (%s) is doomed and the plan does not list it", o.ID, orNone(o.Type)))
@@ -511,7 +342,7 @@ func PlanMismatch(sp *PlanFile, p *order.Plan) []string {
 }
 
 // notificationMismatch is PlanMismatch's comparison of the notifications.
-func notificationMismatch(sp *PlanFile, p *order.Plan) []string {
+func notificationMismatch(sp *planfile.File, p *order.Plan) []string {
 	type key struct {
 		group                          int
 		publisher, subscriber, handler string
@@ -521,7 +352,7 @@ func notificationMismatch(sp *PlanFile, p *order.Plan) []string {
 	}
 	var diffs []string
 	var wasKeys []key
-	wasType := map[key]*PlanType{}
+	wasType := map[key]*planfile.Type{}
 	for _, n := range sp.Notifications {
 		k := key{n.Group, n.Publisher, n.Subscriber, n.Handler}
 		wasKeys = append(wasKeys, k)
@@ -531,9 +362,9 @@ func notificationMismatch(sp *PlanFile, p *order.Plan) []string {
 	for _, n := range p.Notifications {
 		k := key{n.Group, p.ID(n.Publisher), n.Subscriber, n.Handler}
 		nowKeys = append(nowKeys, k)
-		var now *PlanType
+		var now *planfile.Type
 		if t, ok := subscriberType(p, n); ok {
-			pt := NewPlanType(t)
+			pt := planfile.NewType(t)
 			now = &pt
 		}
 		was, listed := wasType[k]
@@ -555,7 +386,7 @@ func notificationMismatch(sp *PlanFile, p *order.Plan) []string {
 	return diffs
 }
 
-func typeText(t PlanType) string {
+func typeText(t planfile.Type) string {
 	s := t.Name
 	if t.Version != "" {
 		s += "/" + t.Version
@@ -566,7 +397,7 @@ func typeText(t PlanType) string {
 	return orNone(s)
 }
 
-func typePtrText(t *PlanType) string {
+func typePtrText(t *planfile.Type) string {
 	if t == nil {
 		return "none (no subscriber)"
 	}
@@ -581,7 +412,7 @@ func typePtrText(t *PlanType) string {
 // of the inputs now has nothing to do (nothing doomed, nothing dropped).
 // The inputs' sha256 cannot tell: the apply that carried the plan out
 // rewrote the model.
-func Applied(sp *PlanFile, in *Inputs, p *order.Plan) (left []string, applied bool) {
+func Applied(sp *planfile.File, in *Inputs, p *order.Plan) (left []string, applied bool) {
 	alive := func(t *snapshot.Tree, id string) (present, isAlive bool) {
 		if t == nil {
 			return false, false

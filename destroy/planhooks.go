@@ -43,6 +43,9 @@ type TypeHooks struct {
 	Classes []string      // the class hierarchy; nil when not looked up
 	Package string        // FullName/version of the defining package, "" if not cached
 	Destroy []hook.Found  // its destroy hooks, in the order they run
+	// PackageHooks: a cached package whose hooks run defines the class
+	// or an ancestor (a hook source without a hooks dir).
+	PackageHooks bool
 }
 
 // Kind returns the index into Types of the type of Plan.Objects[i].
@@ -136,7 +139,7 @@ func findHooks(ctx context.Context, p *order.Plan, f *HookFinder) *PlanHooks {
 			return h
 		}
 		c := f.Hierarchy(ctx, k.Type)
-		k.Classes, k.Package = c.Names, c.Package
+		k.Classes, k.Package, k.PackageHooks = c.Names, c.Package, len(c.PackageDirs) > 0
 		k.Destroy = f.DestroyHooks(ctx, k.Type)
 	}
 	for i, n := range p.Notifications {
@@ -218,14 +221,20 @@ func (h *PlanHooks) distinct(fn func(f hook.Found)) {
 	}
 }
 
-// writerProblems returns every hook found that someone other than the
-// user or root could change (hook.CheckWriters), each hook once, in the
-// order distinct gives them.
+// writerProblems returns every file and directory through which
+// someone other than the user or root could change a hook found
+// (hook.WritersProblems), each once (for the first hook it is on the
+// way to), hooks in the order distinct gives them: all of them at once,
+// so that one fix covers them.
 func (h *PlanHooks) writerProblems() []error {
 	var problems []error
+	seen := map[string]bool{}
 	h.distinct(func(f hook.Found) {
-		if err := hook.CheckWriters(f); err != nil {
-			problems = append(problems, err)
+		for _, we := range hook.WritersProblems(f) {
+			if !seen[we.Path] {
+				seen[we.Path] = true
+				problems = append(problems, we)
+			}
 		}
 	})
 	return problems
@@ -252,63 +261,61 @@ func (h *PlanHooks) argsProblems(p *order.Plan, env []string) []HookArgsProblem 
 	return problems
 }
 
-// refusal returns why apply refuses to run p's hooks, nil when it runs
-// them: a *HookWritersError when someone other than the user or root
-// could change one, else a *HookArgsError when one cannot be given its
-// arguments (of environment env).
-func (h *PlanHooks) refusal(p *order.Plan, env []string) error {
-	if problems := h.writerProblems(); problems != nil {
-		return &HookWritersError{Problems: problems}
-	}
-	if problems := h.argsProblems(p, env); problems != nil {
-		return &HookArgsError{Problems: problems}
-	}
-	return nil
-}
-
 // RefusesSuffix ends the message of every warning of a hook apply
 // refuses to run (warnings).
 const RefusesSuffix = ": apply refuses to run"
 
 // warnings returns plan's warnings (order.WarnHookCannotRun) about the
-// hooks of p: every hook found that cannot run (apply would fail its
-// object or notification), then every one apply refuses to run (refusal:
-// others could change it, or it cannot be given its arguments of
-// environment env); refusals counts the latter.
-func (h *PlanHooks) warnings(p *order.Plan, env []string) (warnings []order.Warning, refusals int) {
+// hooks of p, each of them a hook apply refuses to run: every hook found
+// that cannot run (hook.Found.Err), every one others could change
+// (hook.CheckWriters), every one that cannot be given its arguments of
+// environment env (HookArgs); problems lists them for Refusals.
+func (h *PlanHooks) warnings(p *order.Plan, env []string) (warnings []order.Warning, problems hookProblems) {
+	seen := map[string]bool{}
 	for i := range p.Objects {
 		for _, f := range h.Of(i).Destroy {
 			if f.Err != nil {
 				id := p.ID(i)
 				warnings = append(warnings, order.Warning{Code: order.WarnHookCannotRun, ID: id, Path: p.Path(i),
-					Message: fmt.Sprintf("destroy hook %s of %s cannot run (%s): apply would fail the object", f.Path, id, hookErrText(f))})
+					Message: fmt.Sprintf("destroy hook %s of %s cannot run (%s)%s", f.Path, id, hookErrText(f), RefusesSuffix)})
+				if !seen[f.Path] {
+					seen[f.Path] = true
+					problems.cannotRun = append(problems.cannotRun, f)
+				}
 			}
 		}
 	}
 	for i, n := range p.Notifications {
 		if f := h.Notify[i]; f != nil && f.Err != nil {
 			warnings = append(warnings, order.Warning{Code: order.WarnHookCannotRun, ID: n.Subscriber,
-				Message: fmt.Sprintf("notify hook %s (%s of %s) cannot run (%s): the notification would fail", f.Path, n.Handler, n.Subscriber, hookErrText(*f))})
+				Message: fmt.Sprintf("notify hook %s (%s of %s) cannot run (%s)%s", f.Path, n.Handler, n.Subscriber, hookErrText(*f), RefusesSuffix)})
+			if !seen[f.Path] {
+				seen[f.Path] = true
+				problems.cannotRun = append(problems.cannotRun, *f)
+			}
 		}
 	}
-	for _, err := range h.writerProblems() {
+	problems.writers = h.writerProblems()
+	for _, err := range problems.writers {
 		warnings = append(warnings, order.Warning{Code: order.WarnHookCannotRun, Message: err.Error() + RefusesSuffix})
-		refusals++
 	}
-	for _, pr := range h.argsProblems(p, env) {
+	problems.args = h.argsProblems(p, env)
+	for _, pr := range problems.args {
 		w := order.Warning{Code: order.WarnHookCannotRun, ID: pr.ID, Path: pr.Path, Message: pr.Message() + RefusesSuffix}
 		if pr.Handler != "" {
 			w.ID = pr.Subscriber
 		}
 		warnings = append(warnings, w)
-		refusals++
 	}
-	return warnings, refusals
+	return warnings, problems
 }
 
 // hookErrText is why a hook found cannot run, without its path.
 func hookErrText(f hook.Found) string {
-	if errors.Is(f.Err, hook.ErrNotExecutable) {
+	switch {
+	case errors.Is(f.Err, hook.ErrNoexecMount):
+		return "its file system is mounted noexec; keep hooks on a file system mounted with exec"
+	case errors.Is(f.Err, hook.ErrNotExecutable):
 		return "not executable; chmod +x it"
 	}
 	return strings.TrimPrefix(f.Err.Error(), f.Path+": ")

@@ -11,16 +11,19 @@ import (
 // Prepared is the one preparation objgc plan and objgc apply share: the
 // plan of two models (the comparison and the order), the hooks it would
 // run and the warnings about them and about the package cache. plan
-// prints it; apply refuses it (refusePlan) or runs it, so that what plan
+// prints it; apply refuses it (Refusals) or runs it, so that what plan
 // shows is what apply does.
 type Prepared struct {
 	Plan  *order.Plan
 	Hooks *PlanHooks
-	// HookWarnings are the hooks that cannot run or that apply refuses
-	// to run (PlanHooks.warnings); Refusals counts the latter. Both are
-	// empty when the finder had nowhere to look.
+	// HookWarnings are the hooks that apply refuses to run
+	// (PlanHooks.warnings), empty when the finder had nowhere to look.
 	HookWarnings []order.Warning
-	Refusals     int
+	// problems are those hooks, for Refusals.
+	problems hookProblems
+	// hooksDirs: the finder had hooks dirs to look in (a hook source,
+	// Refusals).
+	hooksDirs bool
 	// PackageWarnings are the packages the doomed objects' types name
 	// that the package cache does not hold (PackageWarnings).
 	PackageWarnings []order.Warning
@@ -71,7 +74,8 @@ func Prepare(ctx context.Context, snap, in *snapshot.Tree, opts PrepareOptions) 
 		return nil, ctx.Err()
 	}
 	if f := opts.Finder; f != nil && (len(f.Dirs) > 0 || f.Packages != nil) {
-		prep.HookWarnings, prep.Refusals = prep.Hooks.warnings(p, opts.Env)
+		prep.HookWarnings, prep.problems = prep.Hooks.warnings(p, opts.Env)
+		prep.hooksDirs = len(f.Dirs) > 0
 	}
 	prep.PackageWarnings = PackageWarnings(ctx, p, opts.Finder)
 	if ctx.Err() != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/journal"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/destroy/writeback"
 	"github.com/objgc/objgc/diff"
 	"github.com/objgc/objgc/internal/atomicfile"
@@ -119,7 +120,7 @@ type RunOptions struct {
 	// the inputs again if they changed meanwhile, and each hook's sha256
 	// as it runs. Model, or Snapshot and Graph, are then the plan's
 	// inputs.
-	Plan     *PlanFile
+	Plan     *planfile.File
 	PlanPath string
 
 	// File is the file beside which the lock (<File>.lock) and the
@@ -135,6 +136,10 @@ type RunOptions struct {
 
 	// LockTimeout is how long to wait for the lock; 0 fails at once.
 	LockTimeout time.Duration
+	// LockWaiting, when not nil, is called once when the lock is held by
+	// another process and Run is about to wait for it: with the lock
+	// file, its holder (as LockedError names it) and how long Run waits.
+	LockWaiting func(lock, holder string, timeout time.Duration)
 	// OnDanglingKeep destroys objects still referenced and keeps them
 	// flagged destroyed; unset, such a model is refused (*DanglingError).
 	OnDanglingKeep bool
@@ -149,6 +154,14 @@ type RunOptions struct {
 	// model and leave its resources in the cloud. The caller gives a
 	// Finder that finds no hook with it.
 	NoHooks bool
+
+	// Approve, when not nil, is asked before the lock, once the inputs
+	// were read and prepared and nothing refuses them, whether to go on
+	// with a plan that has something to do (something doomed or
+	// dropped); an error from it ends the run with that error, nothing
+	// done. Inputs on standard input are prepared only after the lock:
+	// Approve is not asked about them.
+	Approve func(*Prepared) error
 
 	// Resumed, when not nil, is called once the journal is open, with
 	// what it held from an earlier run.
@@ -252,7 +265,6 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	// are read and planned again only if they changed while apply waited
 	// for it. An input on standard input can be read only once: after the
 	// lock.
-	needSource := !opts.NoHooks && (opts.Finder == nil || len(opts.Finder.Dirs) == 0)
 	if in, prep, applied, err = prepareBeforeLock(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -260,8 +272,13 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		return appliedReport(in, prep.Plan), nil
 	}
 	if prep != nil {
-		if err := refusePlan(ctx, prep, opts, needSource); err != nil {
+		if err := refusePlan(prep, opts); err != nil {
 			return nil, err
+		}
+		if p := prep.Plan; opts.Approve != nil && (len(p.Objects) > 0 || len(p.Diff.Dropped) > 0) {
+			if err := opts.Approve(prep); err != nil {
+				return nil, err
+			}
 		}
 	}
 	unlock, err := lockRun(ctx, opts)
@@ -279,8 +296,11 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	p := prep.Plan
 	rep := &Report{Inputs: in, Plan: p, Warnings: []order.Warning{}}
 	rep.Warnings = append(rep.Warnings, prep.PackageWarnings...)
+	if opts.OnDanglingKeep {
+		rep.Warnings = append(rep.Warnings, KeepWarnings(p)...)
+	}
 	// Again on what runs: the inputs may have changed during the wait.
-	if err := refusePlan(ctx, prep, opts, needSource); err != nil {
+	if err := refusePlan(prep, opts); err != nil {
 		return nil, err
 	}
 
@@ -303,6 +323,46 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// Verdict is what apply of a plan would do now, as Check finds it.
+type Verdict struct {
+	// Applied: the saved plan was applied already; apply would say so
+	// and exit 0, doing nothing.
+	Applied bool
+	// Refusals: why apply would refuse to run (Prepared.Refusals);
+	// empty when it would run.
+	Refusals []planfile.Refusal
+	// Read: the inputs were read (not when one is standard input,
+	// which apply reads only after the lock); Destroy and Dropped then
+	// count what apply would destroy and drop.
+	Read             bool
+	Destroy, Dropped int
+}
+
+// Check is apply's own check before the lock (Run, step 0), without
+// taking the lock or touching anything: it reads and prepares the inputs
+// (a saved plan's compared with it: a *StaleError when it no longer
+// holds) and returns whether the saved plan was applied already, or why
+// apply would refuse it. Errors are Run's before its lock: reading
+// errors of the inputs, ErrStalePlan. Inputs on standard input are not
+// read (Verdict.Plan nil).
+func Check(ctx context.Context, opts RunOptions) (*Verdict, error) {
+	in, prep, applied, err := prepareBeforeLock(ctx, opts)
+	if in != nil {
+		defer in.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := &Verdict{Applied: applied}
+	if prep != nil {
+		v.Read, v.Destroy, v.Dropped = true, len(prep.Plan.Objects), len(prep.Plan.Diff.Dropped)
+		if !applied {
+			v.Refusals = prep.Refusals(opts.RefusalSettings())
+		}
+	}
+	return v, nil
 }
 
 // prepareBeforeLock reads and prepares the inputs before the lock is
@@ -388,7 +448,11 @@ func lockRun(ctx context.Context, opts RunOptions) (unlock func(), err error) {
 			}
 		}()
 	}
-	unlock, err = lockTarget(lockCtx, opts.File, opts.LockTimeout)
+	var waiting func(string)
+	if opts.LockWaiting != nil {
+		waiting = func(holder string) { opts.LockWaiting(LockPath(opts.File), holder, opts.LockTimeout) }
+	}
+	unlock, err = lockTarget(lockCtx, opts.File, opts.LockTimeout, waiting)
 	cancelLock()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -446,6 +510,9 @@ func execute(ctx context.Context, opts RunOptions, in *Inputs, p *order.Plan, ho
 
 	ao := opts.ApplyOptions
 	ao.Journal, ao.Resume, ao.DoomedFile = jnl, resume, doomedFile
+	// The hooks checked (refusePlan) are the hooks run: the
+	// preparation's, not a second lookup.
+	ao.Hooks = hooks
 	ao.HookSHA256 = planHookSums(opts.Plan)
 	if opts.Plan == nil {
 		ao.HookSHA256 = foundHookSums(hooks)
@@ -500,81 +567,18 @@ func commit(opts RunOptions, jnl *journal.Journal, in *Inputs, p *order.Plan, re
 	return jnl.Remove()
 }
 
-// refusePlan refuses a plan apply does not run: dangling references
-// (unless OnDanglingKeep), no hook source when needSource, doomed objects
-// without a destroy hook under RequireHooks, hooks that cannot run
-// (PlanHooks.refusal).
-func refusePlan(ctx context.Context, prep *Prepared, opts RunOptions, needSource bool) error {
-	p := prep.Plan
-	if len(p.Diff.Dangling) > 0 && !opts.OnDanglingKeep {
-		return &DanglingError{Refs: p.Diff.Dangling}
+// refusePlan refuses a plan apply does not run: the first of
+// Prepared.Refusals, with the run's settings.
+func refusePlan(prep *Prepared, opts RunOptions) error {
+	if r := prep.Refusals(opts.RefusalSettings()); len(r) > 0 {
+		return r[0].Err
 	}
-	if needSource {
-		if err := hookSource(ctx, p, opts); err != nil {
-			return err
-		}
-	}
-	if opts.RequireHooks {
-		if err := requireHooks(p, prep.Hooks); err != nil {
-			return err
-		}
-	}
-	return prep.Hooks.refusal(p, opts.Env)
+	return nil
 }
 
-// doomedTypes returns the types of p's doomed objects, each once, in the
-// order of their first object: hooks are found by type, so a million
-// objects of a few types cost a few lookups.
-func doomedTypes(p *order.Plan) []snapshot.Type {
-	snap := p.Diff.Snapshot
-	var types []snapshot.Type
-	seen := map[snapshot.Type]bool{}
-	for i := range p.Objects {
-		t := snap.Type(p.Objects[i].Snapshot)
-		if !seen[t] {
-			seen[t] = true
-			types = append(types, t)
-		}
-	}
-	return types
-}
-
-// hookSource returns a *NoHookSourceError when p has doomed objects and
-// opts.Finder, which has no hooks dir, finds no cached package whose
-// hooks run defining the class of any of them (or an ancestor of it);
-// nil otherwise.
-func hookSource(ctx context.Context, p *order.Plan, opts RunOptions) error {
-	if len(p.Objects) == 0 {
-		return nil
-	}
-	if opts.Finder != nil && opts.Finder.Packages != nil {
-		for _, t := range doomedTypes(p) {
-			// A package whose hooks do not run (the engine unpacked it,
-			// and engine packages are not trusted) is no source.
-			if c := opts.Finder.Hierarchy(ctx, t); len(c.PackageDirs) > 0 {
-				return nil
-			}
-		}
-	}
-	return &NoHookSourceError{Doomed: len(p.Objects), Plan: opts.PlanPath}
-}
-
-// requireHooks returns a *MissingHooksError naming the doomed objects of
-// p that have no destroy hook, nil when every one has.
-func requireHooks(p *order.Plan, hooks *PlanHooks) error {
-	var missing []*order.Planned
-	for _, g := range p.Groups {
-		for _, i := range g.Objects {
-			if len(hooks.Of(int(i)).Destroy) == 0 {
-				o := p.Object(int(i))
-				missing = append(missing, &o)
-			}
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	return &MissingHooksError{Objects: missing}
+// RefusalSettings are the settings of opts that Prepared.Refusals reads.
+func (opts *RunOptions) RefusalSettings() RefusalSettings {
+	return RefusalSettings{OnDanglingKeep: opts.OnDanglingKeep, NoHooks: opts.NoHooks, RequireHooks: opts.RequireHooks, Plan: opts.PlanPath}
 }
 
 // writeDoomedFile writes every doomed id, one a line, for OBJGC_DOOMED (a
@@ -733,7 +737,7 @@ func readSavedPlan(ctx context.Context, opts RunOptions, hookDiffs []string) (in
 }
 
 // planObjects counts the objects a saved plan lists.
-func planObjects(sp *PlanFile) int {
+func planObjects(sp *planfile.File) int {
 	n := 0
 	for _, g := range sp.Groups {
 		n += len(g.Objects)
@@ -748,7 +752,7 @@ func appliedReport(in *Inputs, p *order.Plan) *Report {
 
 // planHookSums returns the sha256 of every hook the saved plan sp lists,
 // by path: what each must still be when it runs.
-func planHookSums(sp *PlanFile) map[string]string {
+func planHookSums(sp *planfile.File) map[string]string {
 	if sp == nil {
 		return nil
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/journal"
+	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -267,20 +269,20 @@ func TestRunRefuses(t *testing.T) {
 	}{
 		{"stale plan", func(t *testing.T, opts *RunOptions) {
 			opts.PlanPath = "plan.json"
-			opts.Plan = &PlanFile{Inputs: []PlanInput{{Role: "model", Path: opts.Model, SHA256: strings.Repeat("0", 64)}}, HooksDirs: opts.Finder.Dirs}
+			opts.Plan = &planfile.File{Inputs: []planfile.Input{{Role: "model", Path: opts.Model, SHA256: strings.Repeat("0", 64)}}, HooksDirs: opts.Finder.Dirs}
 		}, func(err error) bool {
 			var se *StaleError
 			return errors.Is(err, ErrStalePlan) && errors.As(err, &se) && strings.Contains(err.Error(), "plan plan.json is stale: ")
 		}},
 		{"locked", func(t *testing.T, opts *RunOptions) {
-			unlock, err := lockTarget(context.Background(), opts.File, 0)
+			unlock, err := lockTarget(context.Background(), opts.File, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(unlock)
 		}, func(err error) bool { return errors.Is(err, ErrLocked) }},
 		{"interrupted lock wait", func(t *testing.T, opts *RunOptions) {
-			unlock, err := lockTarget(context.Background(), opts.File, 0)
+			unlock, err := lockTarget(context.Background(), opts.File, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -342,11 +344,22 @@ func TestRunDangling(t *testing.T) {
 	}
 	opts := runOptions(model, hooks, f)
 	opts.OnDanglingKeep = true
-	if _, err := Run(context.Background(), opts); err != nil {
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(f.ran) != 5 {
 		t.Errorf("with keep, hooks ran for %v", f.ran)
+	}
+	// The report warns that Murano's engine cannot load what was written.
+	var warned []string
+	for _, w := range rep.Warnings {
+		if w.Code == order.WarnEngineCannotLoad {
+			warned = append(warned, w.ID)
+		}
+	}
+	if !slices.Equal(warned, []string{"vm"}) {
+		t.Errorf("engine_cannot_load warnings for %v, want [vm]: %+v", warned, rep.Warnings)
 	}
 }
 

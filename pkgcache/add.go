@@ -248,11 +248,6 @@ func (c *Cache) install(ctx context.Context, src string, zr *zip.Reader, m *mani
 	return res, nil
 }
 
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
-}
-
 // unpackAndRename runs with the download lock held.
 func (c *Cache) unpackAndRename(ctx context.Context, src string, zr *zip.Reader, m *manifest, id, dest string) (err error) {
 	if err := c.mkdirAll(c.tmpDir()); err != nil {

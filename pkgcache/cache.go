@@ -587,6 +587,15 @@ func (c *Cache) inUse(id string) bool {
 	return lockfile.HeldIn(c.fsys, id+usageSuffix)
 }
 
+// UsageLockHolder returns the process id of who holds package id's usage
+// lock, for a message saying who uses it: above 0 for a classic POSIX
+// lock (murano-engine's, fcntl.lockf), -1 for a lock that names no
+// process (objgc's own open-file-description locks on Linux), 0 for none
+// or unknown. The holder may be gone by the time it is named.
+func (c *Cache) UsageLockHolder(id string) int {
+	return lockfile.HolderPID(c.usageLockPath(id))
+}
+
 // lockAt takes a lock of mode on the lock file at path (created, mode
 // 0644, and given to the root's owner, when missing), waiting until ctx
 // ends.

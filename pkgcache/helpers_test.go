@@ -125,3 +125,9 @@ func dirNames(t testing.TB, dir string) []string {
 }
 
 func newSHA() hash.Hash { return sha256.New() }
+
+// isDir reports whether p is a directory (links followed).
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}

@@ -48,6 +48,11 @@ type Entry struct {
 	partial bool
 }
 
+// UnusedSince is when the package was last used or, if later,
+// installed: the time Prune's unused-for and size policies count from,
+// and what cache list shows as its last use.
+func (e Entry) UnusedSince() time.Time { return e.lastUseOrInstalled() }
+
 // lastUseOrInstalled is the time the LRU and unused-for policies compare.
 func (e Entry) lastUseOrInstalled() time.Time {
 	if e.LastUse.After(e.Installed) {
@@ -619,6 +624,12 @@ type Problem struct {
 	ID       string `json:"id,omitempty"`
 	Path     string `json:"path"` // the file or directory at fault
 	Problem  string `json:"problem"`
+	// InstalledBy is the package's origin, as Entry.InstalledBy; empty
+	// for a name that belongs to no package. It decides the fix: a
+	// package objgc added is added again from its source (Add with
+	// Force), one the engine unpacked is removed, for the engine to
+	// download again.
+	InstalledBy string `json:"installed_by,omitempty"`
 }
 
 // VerifyResult is what Verify checked and found.
@@ -687,7 +698,7 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 				}
 			}
 			for _, p := range probs {
-				p.FullName, p.Version, p.ID = k.fullName, k.version, k.id
+				p.FullName, p.Version, p.ID, p.InstalledBy = k.fullName, k.version, k.id, e.InstalledBy
 				res.Problems = append(res.Problems, p)
 			}
 		}

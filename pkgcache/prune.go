@@ -57,6 +57,10 @@ type PruneResult struct {
 	DryRun  bool      `json:"dry_run"`
 	Removed []Removal `json:"removed"` // removed, or would be with DryRun
 	InUse   []Removal `json:"in_use"`  // selected but skipped: their usage lock is held
+	// Kept, with DryRun only, is every package no policy selects, its
+	// Reason saying why each policy keeps it ("one of the 2 newest
+	// versions; last used 3 days ago").
+	Kept []Removal `json:"kept,omitempty"`
 	// PolicyMet is false when InUse is not empty: a package the policies
 	// selected is still there (with MaxSize, the cache may still be over
 	// the limit). Run the prune again once those packages are free.
@@ -92,7 +96,9 @@ func (c *Cache) lockPrune(doing string) (unlock func(), err error) {
 
 // Prune removes packages selected by opts. Only one prune runs at a time:
 // it takes locks/prune.lock exclusively without waiting and returns
-// ErrPruneRunning, having touched nothing, when another holds it. It
+// ErrPruneRunning, having touched nothing, when another holds it. With
+// DryRun it writes nothing at all (no lock, not .objgc/), whoever runs
+// it, and reports what it would remove and, in Kept, what it keeps. It
 // returns ErrNoPolicy when opts selects nothing. A selected package whose
 // usage lock cannot be taken exclusively without waiting is in use: it is
 // skipped and reported in InUse, and PolicyMet is false. When ctx ends,
@@ -108,14 +114,19 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	if err := opts.CheckPolicy(); err != nil {
 		return res, err
 	}
-	if c.ownerErr != nil {
+	if c.ownerErr != nil && !opts.DryRun {
 		return res, c.ownerErr
 	}
-	unlock, err := c.lockPrune("pruning")
-	if err != nil {
-		return res, err
+	// A dry run writes nothing, not even the prune lock (or .objgc/ for
+	// it): it only reads, and what it reports is a listing of the
+	// moment, as any listing is.
+	if !opts.DryRun {
+		unlock, err := c.lockPrune("pruning")
+		if err != nil {
+			return res, err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	c, closeHandles := c.withHandles(!opts.DryRun)
 	defer closeHandles()
 
@@ -136,6 +147,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	plan := planPrune(entries, pol, now)
 	if opts.DryRun {
 		res.Removed, res.InUse, res.Freed = plan.split()
+		res.Kept = plan.kept
 		res.PolicyMet = len(res.InUse) == 0 && !plan.over
 		return res, ctx.Err()
 	}
@@ -184,6 +196,9 @@ func (o PruneOptions) policy() prunePolicy {
 // was in use when listed; the execution learns it again from the lock.
 type prunePlan struct {
 	selected []Removal
+	// kept is every other package, in listing order, with why each
+	// policy keeps it.
+	kept []Removal
 	// over: with LimitSize, the cache stays over MaxSize even once every
 	// package selected is gone (unaccounted bytes keep it there).
 	over bool
@@ -221,8 +236,10 @@ func (pl prunePlan) split() (removed, inUse []Removal, freed int64) {
 func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 	entries := append([]Entry(nil), packages...)
 	sort.SliceStable(entries, func(a, b int) bool { return entryLess(entries[a], entries[b]) })
-	reason := map[string]string{} // id -> why it goes
-	var order []int               // indexes into entries, in selection order
+	reason := map[string]string{}    // id -> why it goes
+	var order []int                  // indexes into entries, in selection order
+	keepWhy := map[string][]string{} // id -> why each policy keeps it
+	keepIt := func(i int, why string) { keepWhy[entries[i].ID] = append(keepWhy[entries[i].ID], why) }
 	mark := func(i int, why string) {
 		if _, ok := reason[entries[i].ID]; !ok {
 			reason[entries[i].ID] = why
@@ -260,6 +277,10 @@ func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 					mark(i, fmt.Sprintf("older version (keeping %d)", keep))
 				case newest[e.Version] != i:
 					mark(i, "outdated id")
+				case keep == 1:
+					keepIt(i, "the newest version")
+				default:
+					keepIt(i, fmt.Sprintf("one of the %d newest versions", keep))
 				}
 			}
 			start = end
@@ -269,6 +290,10 @@ func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 		for i, e := range entries {
 			if age := now.Sub(e.lastUseOrInstalled()); age > p.UnusedFor {
 				mark(i, "unused for "+ageText(age))
+			} else if e.LastUse.After(e.Installed) {
+				keepIt(i, "last used "+ageText(age)+" ago")
+			} else {
+				keepIt(i, "installed "+ageText(age)+" ago")
 			}
 		}
 	}
@@ -322,9 +347,20 @@ func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 		over = total > p.MaxSize
 	}
 
+	if p.LimitSize {
+		for i := range entries {
+			keepIt(i, "cache within --max-size")
+		}
+	}
+
 	plan := prunePlan{selected: make([]Removal, 0, len(order)), over: over}
 	for _, i := range order {
 		plan.selected = append(plan.selected, Removal{Entry: entries[i], Reason: reason[entries[i].ID]})
+	}
+	for _, e := range entries {
+		if _, gone := reason[e.ID]; !gone {
+			plan.kept = append(plan.kept, Removal{Entry: e, Reason: strings.Join(keepWhy[e.ID], "; ")})
+		}
 	}
 	return plan
 }

@@ -98,7 +98,7 @@ func parse(doc *Document) (*parsed, error) {
 		// array (or null, read as none) is a model it cannot load, and the
 		// write-back could not drop the rows of destroyed objects from it.
 		if c := doc.Data[a.start]; c != '[' && c != 'n' {
-			return nil, &ModelError{File: doc.Name, Path: p.envPath + ".Attributes", Msg: "Attributes must be an array of [objectId, key, value] rows or null; found " + jsonKind(c)}
+			return nil, &ModelError{File: doc.Name, Path: p.envPath + ".Attributes", Msg: "Attributes must be an array of [objectId, typeName, key, value] rows or null; found " + jsonKind(c)}
 		}
 		p.env.Attributes = &Span{int(a.start), int(a.end)}
 	}

@@ -15,6 +15,11 @@ import (
 // without any execute permission bit.
 var ErrNotExecutable = errors.New("not executable")
 
+// ErrNoexecMount is wrapped, with ErrNotExecutable, by the [Found.Err] of
+// a hook on a file system mounted noexec: execve(2) refuses it whatever
+// its mode.
+var ErrNoexecMount = errors.New("its file system is mounted noexec")
+
 // A Source is one place to look for hooks: the destroy hook of class C is
 // the file <Dir>/<C>/destroy, the hook of its handler H is
 // <Dir>/<C>/notify/<H> (DESIGN 4). Notify hooks have a folder of their
@@ -82,10 +87,12 @@ type Found struct {
 	// when the hook comes from a package.
 	Source Source
 	// Err is nil when the hook can run. Otherwise the file exists but
-	// cannot run: ErrNotExecutable for a regular file without execute
-	// permission, or the error from stat(2) (permission denied on the
-	// way, say). Such a hook is still returned, so that running it fails
-	// clearly instead of being silently skipped.
+	// cannot run: ErrNotExecutable for a regular file the kernel would
+	// not execute for this process (faccessat(2): no execute permission
+	// for it, or a file system mounted noexec, ErrNoexecMount), or the
+	// error from stat(2) (permission denied on the way, say). Such a
+	// hook is still returned, so that apply refuses the plan instead of
+	// skipping it silently.
 	Err error
 }
 
@@ -218,10 +225,10 @@ func stat(src Source, class, handler string) (Found, bool) {
 		f.Err = err
 	case !fi.Mode().IsRegular():
 		return f, false
-	case fi.Mode().Perm()&0o111 == 0:
-		f.Err = fmt.Errorf("%s: %w (mode %v)", path, ErrNotExecutable, fi.Mode().Perm())
 	default:
-		f.Err = outsidePackage(src, path)
+		if f.Err = checkExec(path, fi); f.Err == nil {
+			f.Err = outsidePackage(src, path)
+		}
 	}
 	return f, true
 }

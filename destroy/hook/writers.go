@@ -55,6 +55,22 @@ func (e *WritersError) Error() string {
 // configuration file is held to the same rule. On systems without Unix
 // owners it returns nil.
 func CheckWriters(f Found) error {
+	if problems := WritersProblems(f); len(problems) > 0 {
+		return problems[0]
+	}
+	return nil
+}
+
+// WritersProblems is CheckWriters that goes on past the first file or
+// directory at fault: every one on the way to hook f, in the order
+// CheckWriters checks them, so that one fix covers them all.
+func WritersProblems(f Found) []*WritersError {
+	var problems []*WritersError
+	add := func(err error) {
+		if we, ok := err.(*WritersError); ok {
+			problems = append(problems, we)
+		}
+	}
 	top := f.Source.Dir
 	if f.Source.PackageDir != "" {
 		top = f.Source.PackageDir
@@ -70,23 +86,19 @@ func CheckWriters(f Found) error {
 		}
 	}
 	for _, p := range chain {
-		if err := checkWriter(hookPath, p); err != nil {
-			return err
-		}
+		add(checkWriter(hookPath, p))
 		if isLink(p) {
 			real, err := filepath.EvalSymlinks(p)
 			if err != nil {
 				continue // Run reports a hook it cannot reach
 			}
 			for d := filepath.Dir(real); ; d = filepath.Dir(d) {
-				if err := checkWriter(hookPath, d); err != nil {
-					return err
-				}
+				add(checkWriter(hookPath, d))
 				if d == filepath.Dir(d) {
 					break
 				}
 			}
 		}
 	}
-	return nil
+	return problems
 }

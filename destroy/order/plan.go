@@ -60,6 +60,10 @@ const (
 	// from the catalog, which tenants upload to, unless the operator
 	// trusts them (pkgcache.Session.TrustEnginePackages).
 	WarnHooksIgnored WarnCode = "hooks_ignored"
+	// WarnEngineCannotLoad: with --on-dangling=keep, a doomed object that
+	// a live one still references is written flagged destroyed, a form
+	// Murano 14's engine cannot load (destroy.KeepWarnings).
+	WarnEngineCannotLoad WarnCode = "engine_cannot_load"
 )
 
 // Reason is one reason for an object's place.

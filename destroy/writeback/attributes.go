@@ -9,7 +9,7 @@ import (
 )
 
 // attributes returns the writer of the Attributes value: attributes
-// without the rows [objectId, key, value] of destroyed objects.
+// without the rows [objectId, typeName, key, value] of destroyed objects.
 func (wb *writeBack) attributes(raw json.RawMessage, destroyedFlags []bool) (func(jsonedit.Writer) error, error) {
 	data := bytes.TrimSpace(raw)
 	if len(data) == 0 || string(data) == "null" {
@@ -19,7 +19,7 @@ func (wb *writeBack) attributes(raw json.RawMessage, destroyedFlags []bool) (fun
 		return nil, errors.New("write-back: Attributes is not valid JSON")
 	}
 	if data[0] != '[' {
-		return nil, errors.New("write-back: Attributes: expected an array of [objectId, key, value] rows")
+		return nil, errors.New("write-back: Attributes: expected an array of [objectId, typeName, key, value] rows")
 	}
 	gone := map[string]bool{}
 	for k := range wb.p.Objects {

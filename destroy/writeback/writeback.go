@@ -63,7 +63,7 @@ const retainedKey = "objgcRetained"
 //     destroyed, put back at its snapshot place (same owner, same property
 //     path below it) or, when that place is gone, in the retainedKey array
 //     of its nearest owner still present (else of the root).
-//   - Attributes is attributes (Murano's rows [objectId, key, value]) less
+//   - Attributes is attributes (Murano's rows [objectId, typeName, key, value]) less
 //     the rows of destroyed objects; missing or null: [].
 //
 // out.Destroyed must have one entry per p.Objects. A patch must be a JSON

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/destroy/planfile"
 	"github.com/objgc/objgc/internal/hooktest"
 	"github.com/objgc/objgc/internal/testbin"
 )
@@ -251,14 +251,14 @@ func (e *env) traceRuns() []string {
 }
 
 // planDoc is the part of objgc plan --format json the tests read.
-type planDoc = destroy.PlanFile
+type planDoc = planfile.File
 
 // plan runs objgc plan --format json with args.
 func (e *env) plan(args ...string) *planDoc {
 	e.t.Helper()
 	r := e.objgc(append([]string{"plan", "--format", "json", "--hooks-dir", e.hooks}, args...)...)
 	mustExit(e.t, r, 0)
-	p, err := destroy.ParsePlanFile("plan output", []byte(r.stdout))
+	p, err := planfile.Parse("plan output", []byte(r.stdout))
 	if err != nil || p == nil {
 		e.t.Fatalf("plan output: %v\n%s", err, r.stdout)
 	}

@@ -88,13 +88,18 @@ func TestPlanMemoryBound(t *testing.T) {
 // fails then rather than pass on the parent's figure.
 func planPeakRSS(t *testing.T, path string) int64 {
 	t.Helper()
-	peak, _ := planPeakRSSExit(t, path, 0)
+	peak, exact, _ := planPeakRSSExit(t, path, 0)
+	if !exact {
+		t.Fatalf("objgc plan %s: peak %d KiB, not above its parent's: the kernel's count is its parent's, not the plan's", path, peak>>10)
+	}
 	return peak
 }
 
 // planPeakRSSExit is planPeakRSS for a plan that exits with status want,
-// whose standard error it returns too.
-func planPeakRSSExit(t *testing.T, path string, want int) (int64, string) {
+// whose standard error it returns too. exact is false when the kernel's
+// count does not exceed the parent's: the plan's peak is then at most
+// the figure returned, not that figure.
+func planPeakRSSExit(t *testing.T, path string, want int) (peak int64, exact bool, stderrText string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], objgcBin, "plan", "--format", "json", path)
 	cmd.Env = append(os.Environ(), "OBJGC_CACHE_DIR="+t.TempDir(), peakParentEnv+"=1")
@@ -108,10 +113,7 @@ func planPeakRSSExit(t *testing.T, path string, want int) (int64, string) {
 	if _, err := fmt.Sscanf(stdout.String(), "%d %d", &child, &parent); err != nil {
 		t.Fatalf("objgc plan %s: peak %q: %v\n%s", path, stdout.String(), err, stderr.String())
 	}
-	if child <= parent {
-		t.Fatalf("objgc plan %s: peak %d KiB, not above its parent's %d KiB: the kernel's count is its parent's, not the plan's", path, child, parent)
-	}
-	return child << 10, stderr.String()
+	return max(child, parent) << 10, child > parent, stderr.String()
 }
 
 // peakParentEnv set to 1 makes this test binary peakParent instead of
@@ -184,7 +186,9 @@ func TestRefusedModelMemoryBound(t *testing.T) {
 		}
 		size := int64(b.Len())
 		bound := size + size/2 + 64<<20
-		peak, stderr := planPeakRSSExit(t, path, 1)
+		// An upper bound is all this needs: a plan that peaks below its
+		// small parent is within the bound too.
+		peak, _, stderr := planPeakRSSExit(t, path, 1)
 		if want := fmt.Sprintf("$.Objects.x.%s: duplicate key %q", m.key, m.key); !bytes.Contains([]byte(stderr), []byte(want)) {
 			t.Fatalf("%s: objgc plan said %q, want the duplicate key %s", m.name, stderr, want)
 		}

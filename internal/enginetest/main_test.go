@@ -70,6 +70,7 @@ const waitLimit = 2 * time.Minute
 type engine struct {
 	t     *testing.T
 	lines testbin.Lines
+	pid   int // the engine process's
 }
 
 // startEngine starts the engine on cache ("-": the engine's default
@@ -101,7 +102,7 @@ func startEngine(t *testing.T, cache string, env ...string) *engine {
 			t.Logf("engine's stderr:\n%s", tail(stderr.String(), 30))
 		}
 	})
-	return &engine{t: t, lines: testbin.Lines{T: t, In: stdin, Out: bufio.NewScanner(stdout), Limit: waitLimit, Name: "engine"}}
+	return &engine{t: t, lines: testbin.Lines{T: t, In: stdin, Out: bufio.NewScanner(stdout), Limit: waitLimit, Name: "engine"}, pid: cmd.Process.Pid}
 }
 
 func tail(s string, n int) string {

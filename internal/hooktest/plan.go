@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/objgc/objgc/destroy"
+	"github.com/objgc/objgc/destroy/planfile"
 )
 
 // Doomed returns the doomed ids of plan p (objgc plan --format json,
-// read by destroy.ParsePlanFile, the reader apply uses).
-func Doomed(p *destroy.PlanFile) map[string]bool {
+// read by planfile.Parse, the reader apply uses).
+func Doomed(p *planfile.File) map[string]bool {
 	out := map[string]bool{}
 	for _, g := range p.Groups {
 		for _, o := range g.Objects {
@@ -23,7 +23,7 @@ func Doomed(p *destroy.PlanFile) map[string]bool {
 // notifications group by group, then the destroy groups; within a block
 // any order. Notifications without a hook, and the objects in skip, are
 // left out.
-func ExpectedBlocks(p *destroy.PlanFile, skip map[string]bool) [][]string {
+func ExpectedBlocks(p *planfile.File, skip map[string]bool) [][]string {
 	var blocks [][]string
 	for i, n := range p.Notifications {
 		if n.Hook == nil {

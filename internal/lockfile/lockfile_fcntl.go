@@ -200,3 +200,9 @@ func heldOpen(f *os.File) bool {
 	}
 	return ferr != nil || lk.Type != unix.F_UNLCK
 }
+
+// HolderPID returns the process id of the holder of a lock on the lock
+// file at path (F_GETLK), 0 for none or when the file cannot be asked; a
+// lock of this process's own is not reported (F_GETLK never does). For
+// messages only.
+func HolderPID(path string) int { return max(holderPID(path, unix.F_GETLK), 0) }

@@ -61,3 +61,11 @@ func heldOpen(f *os.File) bool {
 }
 
 func heldAt(dirfd int, name string) bool { return conflictsAt(dirfd, name, unix.F_OFD_GETLK) }
+
+// HolderPID returns the process id of the holder of a lock on the lock
+// file at path (F_OFD_GETLK): above 0 for a classic POSIX lock, such as
+// murano-engine's; -1 for an open-file-description lock, such as
+// another objgc's, which names no process; 0 for none or when the file
+// cannot be asked. It is for messages: the holder may have gone by the
+// time it is read.
+func HolderPID(path string) int { return holderPID(path, unix.F_OFD_GETLK) }

@@ -176,3 +176,32 @@ func sameAtDir(dir *os.File, name string, fi os.FileInfo) (bool, error) {
 	}
 	return uint64(st.Dev) == uint64(want.Dev) && uint64(st.Ino) == uint64(want.Ino), nil
 }
+
+// holderPID asks with getlk (F_GETLK or F_OFD_GETLK) who holds a lock
+// that a write lock over the whole file at path would conflict with, and
+// returns its process id: above 0 for a classic POSIX lock (fcntl(2) says
+// which process holds it: Python's fcntl.lockf, murano-engine's), -1 for
+// an open-file-description lock (which belongs to no process, objgc's
+// own on Linux), 0 when nobody holds one or the file cannot be asked (a
+// holder in another pid namespace is 0 too). The open is as conflicts'.
+func holderPID(path string, getlk int) int {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	lk := wholeFile(unix.F_WRLCK)
+	for {
+		err = unix.FcntlFlock(uintptr(fd), getlk, &lk)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil || lk.Type == unix.F_UNLCK {
+		return 0
+	}
+	if lk.Pid < 0 {
+		return -1
+	}
+	return int(lk.Pid)
+}

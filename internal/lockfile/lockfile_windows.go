@@ -94,3 +94,6 @@ func sameAtDir(dir *os.File, name string, fi os.FileInfo) (bool, error) {
 	}
 	return os.SameFile(fi, pi), nil
 }
+
+// HolderPID: Windows' locks do not name their holder.
+func HolderPID(path string) int { return 0 }

@@ -1,4 +1,4 @@
-package destroy
+package planfile
 
 import (
 	"bytes"
@@ -31,20 +31,20 @@ func encodingJSON(t *testing.T, v any, prefix string) []byte {
 func TestAppendPlanObject(t *testing.T) {
 	str := func(s string) *string { return &s }
 	odd := []string{"", "plain", `quote " and \ backslash`, "<html> & more", "tab\tnew\nline\r\x00\x1f\x7f", "é ü 日本", "\u2028\u2029", "bad \xff utf-8", "\U0001F600"}
-	var objs []PlanObject
-	objs = append(objs, PlanObject{}) // nil slices and pointers
-	objs = append(objs, PlanObject{Reasons: []order.Reason{}, Classes: []string{}, Hooks: []PlanHook{}})
+	var objs []Object
+	objs = append(objs, Object{}) // nil slices and pointers
+	objs = append(objs, Object{Reasons: []order.Reason{}, Classes: []string{}, Hooks: []Hook{}})
 	for _, s := range odd {
-		objs = append(objs, PlanObject{
+		objs = append(objs, Object{
 			ID: s, Type: s, Path: s, Owner: str(s), Package: str(s),
 			Reasons: []order.Reason{{Code: order.ReasonOwnedBy, ID: s}, {Code: order.ReasonTopLevel}, {Code: order.ReasonSubscriber, ID: "x", Handler: s}, {Code: "c", Handler: "h"}},
-			TypeRef: PlanType{Name: s, Version: s, Package: s},
+			TypeRef: Type{Name: s, Version: s, Package: s},
 			Classes: []string{s, "a", s},
-			Hooks: []PlanHook{{Event: "destroy", Class: s, Path: s, SHA256: s}, {Event: s, Class: "c", Path: "p", Error: s},
+			Hooks: []Hook{{Event: "destroy", Class: s, Path: s, SHA256: s}, {Event: s, Class: "c", Path: "p", Error: s},
 				{Event: "e", Class: "c", Path: "p", SHA256: "abc", Error: s}, {}},
 		})
-		objs = append(objs, PlanObject{ID: s, TypeRef: PlanType{Name: "n", Package: s}, Classes: []string{s}})
-		objs = append(objs, PlanObject{ID: s, TypeRef: PlanType{Version: s}})
+		objs = append(objs, Object{ID: s, TypeRef: Type{Name: "n", Package: s}, Classes: []string{s}})
+		objs = append(objs, Object{ID: s, TypeRef: Type{Version: s}})
 	}
 	for _, prefix := range []string{"", "        "} {
 		for i, po := range objs {
@@ -60,20 +60,20 @@ func TestAppendPlanObject(t *testing.T) {
 // notifications with encoding/json as TestAppendPlanObject does.
 func TestAppendPlanNotification(t *testing.T) {
 	odd := []string{"", "plain", `quote " and \ backslash`, "<html> & more", "tab\tnew\nline\r\x00\x1f\x7f", "é ü 日本", "\u2028\u2029", "bad \xff utf-8", "\U0001F600"}
-	ns := []PlanNotification{{}, {OldPlaces: []string{}}}
+	ns := []Notification{{}, {OldPlaces: []string{}}}
 	for g, s := range odd {
-		ns = append(ns, PlanNotification{
+		ns = append(ns, Notification{
 			Group: g * 1000, Publisher: s, Subscriber: s, Handler: s,
-			SubscriberTypeRef: &PlanType{Name: s, Version: s, Package: s},
-			Hook:              &PlanHook{Event: s, Class: s, Path: s, SHA256: s, Error: s},
+			SubscriberTypeRef: &Type{Name: s, Version: s, Package: s},
+			Hook:              &Hook{Event: s, Class: s, Path: s, SHA256: s, Error: s},
 		})
-		ns = append(ns, PlanNotification{
+		ns = append(ns, Notification{
 			Group: -g, Publisher: "p", Subscriber: s,
-			SubscriberTypeRef: &PlanType{Name: s},
-			Hook:              &PlanHook{Event: "notify", Class: "c", Path: s},
+			SubscriberTypeRef: &Type{Name: s},
+			Hook:              &Hook{Event: "notify", Class: "c", Path: s},
 			OldPlaces:         []string{s, "x"},
 		})
-		ns = append(ns, PlanNotification{Handler: s, OldPlaces: []string{s}, Hook: &PlanHook{Error: s}})
+		ns = append(ns, Notification{Handler: s, OldPlaces: []string{s}, Hook: &Hook{Error: s}})
 	}
 	for _, prefix := range []string{"", "    "} {
 		for i, pn := range ns {

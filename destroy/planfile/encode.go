@@ -1,10 +1,11 @@
-package destroy
+package planfile
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
+	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -13,76 +14,92 @@ import (
 	"github.com/objgc/objgc/internal/termsafe"
 )
 
-// WriteJSON writes the saved plan sp as JSON (WritePlanJSON): objgc show
+// WriteJSON writes the saved plan sp as JSON (WriteJSON): objgc show
 // --format json.
-func (sp *PlanFile) WriteJSON(w io.Writer) error {
-	of := func(n int, isNil bool) Elems { return Elems{N: n, Null: isNil} }
-	return WritePlanJSON(w, &PlanElems{
+func (sp *File) WriteJSON(w io.Writer) error { return WriteJSON(w, sp.View()) }
+
+// Array is the saved plan sp as a View: the read-only view of a plan
+// that every format writes from, a saved plan's as a fresh one's.
+func (sp *File) View() *View {
+	of := func(n int, isNil bool) Array { return Array{N: n, Null: isNil} }
+	return &View{
 		Head:   *sp,
 		Groups: of(len(sp.Groups), sp.Groups == nil),
-		Group: func(k int) (int, Elems) {
+		Group: func(k int) (int, Array) {
 			g := &sp.Groups[k]
 			return g.Index, of(len(g.Objects), g.Objects == nil)
 		},
-		Object:        func(k, j int) PlanObject { return sp.Groups[k].Objects[j] },
+		Object:        func(k, j int) Object { return sp.Groups[k].Objects[j] },
 		Notifications: of(len(sp.Notifications), sp.Notifications == nil),
-		Notification:  func(i int) PlanNotification { return sp.Notifications[i] },
+		Notification:  func(i int) Notification { return sp.Notifications[i] },
 		Cycles:        of(len(sp.Cycles), sp.Cycles == nil),
 		Cycle:         func(i int) []string { return sp.Cycles[i] },
 		Dropped:       of(len(sp.Dropped), sp.Dropped == nil),
-		DroppedAt:     func(i int) PlanDropped { return sp.Dropped[i] },
+		DroppedAt:     func(i int) Dropped { return sp.Dropped[i] },
 		Warnings:      of(len(sp.Warnings), sp.Warnings == nil),
 		Warning:       func(i int) order.Warning { return sp.Warnings[i] },
-	})
+	}
 }
 
-// Elems is the length of one of a plan's arrays; Null: it is absent
+// Array is the length of one of a plan's arrays; Null: it is absent
 // (nil), written null as encoding/json writes a nil slice.
-type Elems struct {
+type Array struct {
 	N    int
 	Null bool
 }
 
-// PlanElems is what WritePlanJSON reads of a plan, element by element:
-// a plan being made (objgc plan) or a saved one (PlanFile.WriteJSON).
-type PlanElems struct {
+// View is a read-only view of a plan, element by element: a plan
+// being made (objgc plan) or a saved one (File.Array). Every output
+// format writes from it, WriteJSON and objgc's text, dot and Markdown
+// writers alike, so that plan and show write each format once.
+type View struct {
 	// Head holds the fields before the groups and the summary; its
 	// arrays are not read.
-	Head          PlanFile
-	Groups        Elems
-	Group         func(k int) (index int, objects Elems)
-	Object        func(k, j int) PlanObject // object j of group k
-	Notifications Elems
-	Notification  func(i int) PlanNotification
-	Cycles        Elems
+	Head          File
+	Groups        Array
+	Group         func(k int) (index int, objects Array)
+	Object        func(k, j int) Object // object j of group k
+	Notifications Array
+	Notification  func(i int) Notification
+	Cycles        Array
 	Cycle         func(i int) []string
-	Dropped       Elems
-	DroppedAt     func(i int) PlanDropped
-	Warnings      Elems
+	Dropped       Array
+	DroppedAt     func(i int) Dropped
+	Warnings      Array
 	Warning       func(i int) order.Warning
+	// Base, when set, is the absolute directory of the plan file
+	// written: every path under it is written relative to it
+	// (paths.go).
+	Base string
 	// Parallel, when set, writes to w what render writes for each of n
 	// elements, in order, rendering them on several goroutines (the
 	// objects and notifications of a large plan); nil: one by one.
 	Parallel func(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error
 }
 
-// WritePlanJSON is the one encoder of the JSON plan (docs/plan-format.md):
-// the bytes encoding/json writes of the whole PlanFile (indented
+// WriteJSON is the one encoder of the JSON plan (docs/plan-format.md):
+// the bytes encoding/json writes of the whole File (indented
 // by two spaces, HTML characters not escaped), unprintable runes as \u
 // escapes, streamed one element of the groups, objects, notifications,
 // cycles, dropped and warnings arrays at a time through a buffer of 64
 // KiB, the objects and notifications rendered in parallel by the hand
 // encoder (appendPlanObject). Its memory is that of the largest element,
 // not of the plan.
-func WritePlanJSON(w io.Writer, e *PlanElems) error {
+func WriteJSON(w io.Writer, e *View) error {
 	s := newJSONStream(w)
 	s.parallel = e.Parallel
+	var m *pathMapper
+	if e.Base != "" {
+		m = &pathMapper{base: filepath.Clean(e.Base)}
+	}
 	s.raw("{\n")
 	s.field("format_version", e.Head.FormatVersion)
-	s.field("inputs", e.Head.Inputs)
+	s.field("inputs", m.inputs(e.Head.Inputs))
 	s.field("on_dangling", e.Head.OnDangling)
-	s.field("hooks_dirs", e.Head.HooksDirs)
-	s.field("cache_dir", e.Head.CacheDir)
+	s.field("no_hooks", e.Head.NoHooks)
+	s.field("require_hooks", e.Head.RequireHooks)
+	s.field("hooks_dirs", m.paths(e.Head.HooksDirs))
+	s.field("cache_dir", m.path(e.Head.CacheDir))
 	s.field("packages", e.Head.Packages)
 	s.key("groups")
 	s.array("  ", e.Groups, func(prefix string, k int) {
@@ -90,6 +107,7 @@ func WritePlanJSON(w io.Writer, e *PlanElems) error {
 		s.raw("{\n" + prefix + "  \"index\": " + strconv.Itoa(index) + ",\n" + prefix + "  \"objects\": ")
 		s.parallelArray(prefix+"  ", objects, func(b []byte, prefix string, j int) []byte {
 			po := e.Object(k, j)
+			po.Hooks = m.hookList(po.Hooks)
 			return appendPlanObject(b, prefix, &po)
 		})
 		s.raw("\n" + prefix + "}")
@@ -98,6 +116,7 @@ func WritePlanJSON(w io.Writer, e *PlanElems) error {
 	s.key("notifications")
 	s.parallelArray("  ", e.Notifications, func(b []byte, prefix string, i int) []byte {
 		pn := e.Notification(i)
+		pn.Hook, pn.OldPlaces = m.hook(pn.Hook), m.paths(pn.OldPlaces)
 		return appendPlanNotification(b, prefix, &pn)
 	})
 	s.raw(",\n")
@@ -126,7 +145,7 @@ type jsonStream struct {
 	buf bytes.Buffer
 	enc *json.Encoder
 	err error
-	// parallel renders parallelArray's elements (PlanElems.Parallel).
+	// parallel renders parallelArray's elements (View.Parallel).
 	parallel func(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error
 }
 
@@ -171,7 +190,7 @@ func (s *jsonStream) value(prefix string, v any) {
 // elem writes element i, its first line already indented, at the prefix
 // it is given. Empty, it is [], and null when a.Null, as encoding/json
 // writes them.
-func (s *jsonStream) array(prefix string, a Elems, elem func(prefix string, i int)) {
+func (s *jsonStream) array(prefix string, a Array, elem func(prefix string, i int)) {
 	n := a.N
 	switch {
 	case a.Null:
@@ -202,7 +221,7 @@ func (s *jsonStream) array(prefix string, a Elems, elem func(prefix string, i in
 // several goroutines (renderOrdered) and passed through termsafe.JSON as
 // value passes its values. elem must be safe to call from several
 // goroutines at once.
-func (s *jsonStream) parallelArray(prefix string, a Elems, elem func(b []byte, prefix string, i int) []byte) {
+func (s *jsonStream) parallelArray(prefix string, a Array, elem func(b []byte, prefix string, i int) []byte) {
 	n := a.N
 	switch {
 	case a.Null:
@@ -246,7 +265,7 @@ func (s *jsonStream) flush() error {
 }
 
 // oneByOne writes to w what render writes for each element 0 to n-1, in
-// order, through a buffer written out every 64 KiB: PlanElems.Parallel
+// order, through a buffer written out every 64 KiB: View.Parallel
 // on one goroutine.
 func oneByOne(w io.Writer, n int, render func(b *bytes.Buffer, i int)) error {
 	var b bytes.Buffer
@@ -281,9 +300,9 @@ func deeper(prefix string) string {
 // the same bytes, written directly. A plan of a hundred thousand objects
 // spent most of its writing time in encoding/json, reflecting on the struct
 // and indenting the encoded bytes a second time. Field order, omitempty and
-// null follow PlanObject's tags; TestAppendPlanObject compares the
+// null follow Object's tags; TestAppendPlanObject compares the
 // two on every kind of value.
-func appendPlanObject(b []byte, prefix string, po *PlanObject) []byte {
+func appendPlanObject(b []byte, prefix string, po *Object) []byte {
 	in := deeper(prefix)
 	b = append(b, "{\n"...)
 	b = appendField(b, in, "id", po.ID, true)
@@ -331,7 +350,7 @@ func appendPlanObject(b []byte, prefix string, po *PlanObject) []byte {
 // the bytes encoding/json writes for it (TestAppendPlanNotification). A
 // plan of ten thousand notifications spent a tenth of a second encoding
 // them on one core.
-func appendPlanNotification(b []byte, prefix string, pn *PlanNotification) []byte {
+func appendPlanNotification(b []byte, prefix string, pn *Notification) []byte {
 	in := deeper(prefix)
 	b = append(b, "{\n"...)
 	b = append(b, in...)
@@ -371,7 +390,7 @@ func appendPlanNotification(b []byte, prefix string, pn *PlanNotification) []byt
 
 // appendPlanHook appends h, an object whose sha256 and error are omitted
 // when empty, its braces at prefix.
-func appendPlanHook(b []byte, prefix string, h *PlanHook) []byte {
+func appendPlanHook(b []byte, prefix string, h *Hook) []byte {
 	in := deeper(prefix)
 	b = append(b, "{\n"...)
 	b = appendField(b, in, "event", h.Event, true)
@@ -389,7 +408,7 @@ func appendPlanHook(b []byte, prefix string, h *PlanHook) []byte {
 
 // appendPlanType appends t, an object whose version and package are
 // omitted when empty, indented at prefix.
-func appendPlanType(b []byte, prefix string, t PlanType) []byte {
+func appendPlanType(b []byte, prefix string, t Type) []byte {
 	in := deeper(prefix)
 	b = append(b, "{\n"...)
 	b = appendField(b, in, "name", t.Name, t.Version != "" || t.Package != "")

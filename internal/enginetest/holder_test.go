@@ -1,0 +1,41 @@
+package enginetest
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestInUseNamesTheEngine: a package a deployment of the engine holds is
+// skipped by prune and rm, which name the engine's process as the holder
+// of its usage lock (its pid, from the lock, and its name, from
+// /proc/PID/comm), in text and JSON.
+func TestInUseNamesTheEngine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	e := startEngine(t, cache)
+	zip1 := zipPackage(t, dir, "things-1.zip", thingsPackage("1.0.0"))
+	zip2 := zipPackage(t, dir, "things-2.zip", thingsPackage("2.0.0"))
+	e.load("d1", "com.example.things", "1.0.0", id1, zip1)
+	e.load("d2", "com.example.things", "2.0.0", id2, zip2)
+	e.end("d2")
+
+	held := fmt.Sprintf(", held by pid %d (python3)", e.pid)
+	code, out, errOut := objgc(t, nil, "cache", "prune", "--cache-dir", cache, "--outdated", "--keep", "1")
+	want := regexp.MustCompile(`(?m)^skipped com\.example\.things 1\.0\.0 ` + id1[:12] + `: in use \(older version \(keeping 1\)\)` + regexp.QuoteMeta(held) + `$`)
+	if code != 3 || !want.MatchString(out) {
+		t.Fatalf("prune while the engine uses 1.0.0: exit %d\n%s%s\nwant a line matching %s", code, out, errOut, want)
+	}
+	code, out, errOut = objgc(t, nil, "cache", "prune", "--cache-dir", cache, "--outdated", "--keep", "1", "--format", "json")
+	if code != 3 || !strings.Contains(out, fmt.Sprintf("\"held_by\": {\n        \"pid\": %d,\n        \"command\": \"python3\"\n      }", e.pid)) {
+		t.Fatalf("prune --format json: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = objgc(t, nil, "cache", "rm", "--cache-dir", cache, id1)
+	if code != 3 || !strings.Contains(out, ": in use"+held+"\n") {
+		t.Fatalf("rm of the package in use: exit %d\n%s%s", code, out, errOut)
+	}
+	e.end("d1")
+}
