@@ -448,3 +448,29 @@ func TestAddLinkAndRejectedLeavesNothing(t *testing.T) {
 		}
 	}
 }
+
+// An earlier layout's package whose .objgc-digests.json describes another
+// place (an id leading out of the cache): Migrate believes no such
+// record, leaves the package where it is, reports it, and writes nothing
+// outside the root.
+func TestMigrateRecordOfAnotherPlace(t *testing.T) {
+	ctx := context.Background()
+	c := openCache(t)
+	e := addZip(t, c, zipPackage(t, testPkg("com.example.databases.MySql"), nil)).Entry
+	dirs := earlierLayout(t, c, []Entry{e}, false)
+	out, precious := outsideDir(t)
+	evil := "../../../../../../../../../../../.." + filepath.Join(out, "x")
+	writeFile(t, dirs[e.ID], oldDigestsFile, []byte(`{"full_name": "`+e.FullName+`", "version": "`+e.Version+`", "id": "`+evil+`", "files": {}}`))
+	c2, err := OpenForMigrate(c.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c2.Migrate(ctx)
+	if err != nil || len(res.Moved) != 0 || len(res.Left) != 1 || res.Left[0].Path != filepath.Join(dirs[e.ID], oldDigestsFile) {
+		t.Errorf("Migrate: %+v, %v; want the package left and its record reported", res, err)
+	}
+	if !isDir(dirs[e.ID]) {
+		t.Errorf("%s was moved", dirs[e.ID])
+	}
+	assertIntact(t, out, precious)
+}

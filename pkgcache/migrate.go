@@ -134,9 +134,16 @@ func (c *Cache) Migrate(ctx context.Context) (MigrateResult, error) {
 // and reports in res.Left what is neither that nor a package still there
 // (one in use), then removes the directories left empty.
 func (c *Cache) sweepOld(res *MigrateResult, pkgs string) {
+	// Packages still there (in use, or whose record was not believed)
+	// were reported already.
 	inUse := map[string]bool{}
 	for _, e := range res.InUse {
 		inUse[e.Dir] = true
+	}
+	for _, l := range res.Left {
+		if l.ID != "" {
+			inUse[filepath.Dir(l.Path)] = true
+		}
 	}
 	fns, err := c.readDir(pkgs)
 	if err != nil {
