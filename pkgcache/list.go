@@ -39,6 +39,11 @@ type Entry struct {
 	// options make of it). Zero if neither is known.
 	LastUse time.Time `json:"last_use"`
 	InUse   bool      `json:"in_use"` // some process (objgc or the engine) holds its usage lock
+	// InUseReason says why a package is in use when it is not that its
+	// usage lock is held: a process has its deleted usage lock file open
+	// (an orphaned lock), or its lock file is missing where that cannot
+	// be checked (docs/cache.md, "Orphaned locks").
+	InUseReason string `json:"in_use_reason,omitempty"`
 	// InstalledBy is installedByObjgc for a package objgc added (it has a
 	// digests record), installedByEngine for one murano-engine unpacked.
 	InstalledBy string `json:"installed_by"`
@@ -235,6 +240,11 @@ func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, err
 	// Workers take one FullName at a time: its versions, their ids, and
 	// each package's record, marker and lock. All of it is system calls
 	// on small files and directories, so the workers outnumber the CPUs.
+	// A package held through a deleted usage lock file is in use too.
+	var orphans orphanScan
+	if withInUse {
+		orphans = c.scanOrphans()
+	}
 	workers := min(4*runtime.GOMAXPROCS(0), max(len(names), 1))
 	found := make([][]Entry, workers)
 	var wg sync.WaitGroup
@@ -252,6 +262,9 @@ func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, err
 						continue
 					}
 					if e, err := c.entryInfo(k.fullName, k.version, k.id, withInUse); err == nil {
+						if why := orphans.busy(k.id); withInUse && !e.InUse && why != "" {
+							e.InUse, e.InUseReason = true, why
+						}
 						found[w] = append(found[w], e)
 					}
 				}

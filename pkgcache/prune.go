@@ -71,6 +71,13 @@ type PruneResult struct {
 	// (not with DryRun): .trash.* directories beside packages, staging
 	// directories and downloads in tmp/.
 	Leftovers int `json:"tmp_leftovers"`
+	// OrphanedLocks says how packages held through a deleted usage lock
+	// file were found: "checked in /proc: ..." or "not checked (why):
+	// packages whose usage lock file is missing are kept" (docs/cache.md,
+	// "Orphaned locks").
+	OrphanedLocks string `json:"orphaned_locks"`
+	// OrphansChecked is true when the process table could be read.
+	OrphansChecked bool `json:"-"`
 }
 
 // lockPrune takes locks/prune.lock exclusively without waiting: one prune
@@ -135,23 +142,31 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	now := c.now()
 	plan := planPrune(entries, opts.policy(), now)
 	if opts.DryRun {
+		s := c.scanOrphans()
+		res.OrphanedLocks, res.OrphansChecked = s.note(), s.complete
 		res.Removed, res.InUse, res.Freed = plan.split()
 		res.Kept = plan.kept
 		res.PolicyMet = len(res.InUse) == 0
 		return res, ctx.Err()
 	}
 
-	outs, err := c.claimAndDelete(ctx, plan.selected, opts.Progress)
+	ids := make([]string, len(plan.selected))
+	for i, r := range plan.selected {
+		ids[i] = r.ID
+	}
+	g := c.newUseGuard(ids)
+	res.OrphanedLocks, res.OrphansChecked = g.scan.note(), g.scan.complete
+	outs, err := c.claimAndDelete(ctx, g, plan.selected, opts.Progress)
 	for k, o := range outs {
 		e := o.entry
 		r := Removal{Entry: e, Reason: plan.selected[k].Reason}
 		switch {
 		case o.removed:
-			r.InUse = false
+			r.InUse, r.InUseReason = false, ""
 			res.Removed = append(res.Removed, r)
 			res.Freed += e.Size
 		case o.inUse:
-			r.InUse = true
+			r.InUse, r.InUseReason = true, o.busy
 			res.InUse = append(res.InUse, r)
 		}
 	}
@@ -348,10 +363,11 @@ func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 
 // claimOutcome is what became of one selected package.
 type claimOutcome struct {
-	entry   Entry // the package, its record read if list had not
-	removed bool  // claimed, and deleted by the time claimAndDelete returns
-	inUse   bool  // its usage lock is held: it stays
-	err     error // claiming it failed
+	entry   Entry  // the package, its record read if list had not
+	removed bool   // claimed, and deleted by the time claimAndDelete returns
+	inUse   bool   // its usage lock is held: it stays
+	busy    string // why it is in use when not for its lock (claim.busy)
+	err     error  // claiming it failed
 }
 
 // deleteWorkers is how many packages are claimed and deleted at a time;
@@ -372,7 +388,7 @@ const deleteWorkers = 8
 // empty stay: the engine creates them with os.makedirs before it unpacks
 // an id into them, and an rmdir between its mkdir of <version>/ and that
 // of <id>/ would fail its unpack; no lock of the engine's covers them.
-func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress func(done, total int)) ([]claimOutcome, error) {
+func (c *Cache) claimAndDelete(ctx context.Context, g *useGuard, selected []Removal, progress func(done, total int)) ([]claimOutcome, error) {
 	outs := make([]claimOutcome, len(selected))
 	type claimed struct {
 		k int
@@ -392,10 +408,10 @@ func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress
 						e = full
 					}
 				}
-				trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID, e.InstalledBy)
-				results <- claimed{k, claimOutcome{entry: e, removed: ok, inUse: err == nil && !ok && isDir(e.Dir), err: err}}
-				if ok {
-					os.RemoveAll(trash)
+				cl, err := c.claimEntry(g, e.FullName, e.Version, e.ID, e.InstalledBy)
+				results <- claimed{k, claimOutcome{entry: e, removed: cl.ok, inUse: err == nil && !cl.ok && (cl.busy != "" || isDir(e.Dir)), busy: cl.busy, err: err}}
+				if cl.ok {
+					os.RemoveAll(cl.trash)
 				}
 			}
 		}()
@@ -460,7 +476,7 @@ func (c *Cache) removeTrash() int {
 // record and renaming the package into place. A record is removed only
 // holding its id's usage lock exclusively (taken without waiting): an
 // add writes the record and renames the package holding it shared. The
-// id's lock files go too, as after any removal (claimEntry). listed are
+// id's lock files stay, as after any removal (claimEntry). listed are
 // the packages the prune listed: only the records of other ids are looked
 // at (a package added since is found by its directory, and kept).
 func (c *Cache) removeOrphanRecords(listed []Entry) int {
@@ -484,8 +500,6 @@ func (c *Cache) removeOrphanRecords(listed []Entry) int {
 				n++
 			}
 			os.Remove(c.lastUsePath(id))
-			os.Remove(c.downloadLockPath(id))
-			os.Remove(c.usageLockPath(id))
 		}
 		unlock()
 	}
@@ -539,8 +553,10 @@ func (c *Cache) cleanTmp(now time.Time) int {
 // RemoveResult is what Remove did.
 type RemoveResult struct {
 	Removed []Entry `json:"removed"`
-	InUse   []Entry `json:"in_use"` // matched, but their usage lock is held: they stay
+	InUse   []Entry `json:"in_use"` // matched, but in use: they stay (Entry.InUseReason says why when not for the lock)
 	Freed   int64   `json:"freed"`  // bytes of Removed
+	// OrphanedLocks is as in PruneResult.
+	OrphanedLocks string `json:"orphaned_locks"`
 }
 
 // Remove removes the packages ref names: a package id (whole, or its
@@ -570,20 +586,26 @@ func (c *Cache) Remove(ctx context.Context, ref string) (RemoveResult, error) {
 	if len(matched) == 0 {
 		return res, fmt.Errorf("%s: %w", ref, ErrNotFound)
 	}
+	ids := make([]string, len(matched))
+	for i, e := range matched {
+		ids[i] = e.ID
+	}
+	g := c.newUseGuard(ids)
+	res.OrphanedLocks = g.scan.note()
 	for _, e := range matched {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID, e.InstalledBy)
+		cl, err := c.claimEntry(g, e.FullName, e.Version, e.ID, e.InstalledBy)
 		switch {
 		case err != nil:
 			return res, fmt.Errorf("removing %s: %w", e.Dir, err)
-		case ok:
-			os.RemoveAll(trash)
+		case cl.ok:
+			os.RemoveAll(cl.trash)
 			res.Removed = append(res.Removed, e)
 			res.Freed += e.Size
-		case isDir(e.Dir):
-			e.InUse = true
+		case cl.busy != "" || isDir(e.Dir):
+			e.InUse, e.InUseReason = true, cl.busy
 			res.InUse = append(res.InUse, e)
 		}
 	}

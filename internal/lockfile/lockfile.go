@@ -234,7 +234,7 @@ const maxReopen = 100
 // wraps ErrLocked and ctx's error.
 func Lock(ctx context.Context, path string, mode Mode) (unlock func(), err error) {
 	for {
-		f, err := openLock(path, mode)
+		f, err := openLock(path, mode, true)
 		if err != nil {
 			return nil, err
 		}
@@ -242,7 +242,7 @@ func Lock(ctx context.Context, path string, mode Mode) (unlock func(), err error
 			closeFile(f)
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
-		if unlock, err := keepIfCurrent(f, path); unlock != nil || err != nil {
+		if unlock, _, err := keepIfCurrent(f, path); unlock != nil || err != nil {
 			return unlock, err
 		}
 		if err := ctx.Err(); err != nil {
@@ -255,50 +255,66 @@ func Lock(ctx context.Context, path string, mode Mode) (unlock func(), err error
 // conflicting lock. It too checks that path still names the file it locked
 // and starts over when not (at most maxReopen times, then an error).
 func TryLockPath(path string, mode Mode) (unlock func(), err error) {
+	unlock, _, err = TryLockPathInfo(path, mode, true)
+	return unlock, err
+}
+
+// TryLockPathInfo is TryLockPath that also returns the fstat(2) of the
+// file it locked (the one path names while the lock is held), for a
+// caller that must know whether it is the file it saw earlier. With
+// create false a missing lock file is not created: the error then wraps
+// fs.ErrNotExist.
+func TryLockPathInfo(path string, mode Mode, create bool) (unlock func(), fi fs.FileInfo, err error) {
 	for range maxReopen {
-		f, err := openLock(path, mode)
+		f, err := openLock(path, mode, create)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ok, err := tryLock(f, mode)
 		if err != nil || !ok {
 			closeFile(f)
 			if err != nil {
-				return nil, fmt.Errorf("locking %s: %w", path, err)
+				return nil, nil, fmt.Errorf("locking %s: %w", path, err)
 			}
-			return nil, nil
+			return nil, nil, nil
 		}
-		if unlock, err := keepIfCurrent(f, path); unlock != nil || err != nil {
-			return unlock, err
+		if unlock, fi, err := keepIfCurrent(f, path); unlock != nil || err != nil {
+			return unlock, fi, err
 		}
 	}
-	return nil, fmt.Errorf("locking %s: the file was removed and created again %d times while we locked it", path, maxReopen)
+	return nil, nil, fmt.Errorf("locking %s: the file was removed and created again %d times while we locked it", path, maxReopen)
 }
 
 // keepIfCurrent is the check Lock and TryLockPath make once f's lock is
 // theirs: when path still names f (Current) it returns what releases the
-// lock; otherwise it releases f and returns nil, nil (open the path again
-// and start over), or the error of Current, naming the path.
-func keepIfCurrent(f *os.File, path string) (unlock func(), err error) {
+// lock and f's fstat; otherwise it releases f and returns nil, nil, nil
+// (open the path again and start over), or the error of Current, naming
+// the path.
+func keepIfCurrent(f *os.File, path string) (unlock func(), fi fs.FileInfo, err error) {
 	ok, err := Current(f, path)
 	if err == nil && ok {
-		return func() { release(f) }, nil
+		if fi, err = f.Stat(); err == nil {
+			return func() { release(f) }, fi, nil
+		}
 	}
 	release(f)
 	if err != nil {
-		return nil, fmt.Errorf("locking %s: %w", path, err)
+		return nil, nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // openLock opens the lock file at path for a lock of mode, creating it
-// (0644) when missing.
-func openLock(path string, mode Mode) (*os.File, error) {
+// (0644) when missing and create is true.
+func openLock(path string, mode Mode, create bool) (*os.File, error) {
 	flag := os.O_RDWR
 	if mode == Shared {
 		flag = os.O_RDONLY
 	}
-	return Open("lock file", path, flag|os.O_CREATE, 0o644)
+	if create {
+		flag |= os.O_CREATE
+	}
+	return Open("lock file", path, flag, 0o644)
 }
 
 // release gives up f's lock and closes f.

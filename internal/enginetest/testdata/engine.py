@@ -25,13 +25,25 @@ Commands on stdin, one answer a line on stdout:
         murano.packages.load_utils.load_from_dir(DIR), what the engine
         runs on a cached package. Answers "package FULLNAME VERSION
         CLASS,CLASS..." or "error ...".
+  arm open|cleanup
+        makes the next load stop at one point of the engine's code, to
+        let a test act there: "open" right after the shared usage lock's
+        first open (murano.utils.SharedInterProcessLock._do_open creates
+        the file with O_CREAT|O_EXCL, then opens it again read-only),
+        "cleanup" in ApiPackageLoader.try_cleanup_cache holding the
+        exclusive usage lock of a stale id, before its shutil.rmtree.
+        The load then answers "paused open PATH" or "paused cleanup DIR"
+        first and waits for a line "go" before it goes on. Answers
+        "armed".
 """
 import os
+import shutil
 import sys
 
 import murano.common.config  # noqa: F401 (registers the engine's options)
 from oslo_config import cfg
 
+from murano import utils as m_utils
 from murano.dsl import helpers
 from murano.engine import package_loader
 from murano.packages import load_utils
@@ -91,6 +103,48 @@ class Loader(package_loader.ApiPackageLoader):
         return client
 
 
+armed = set()
+
+
+def pause(point, what):
+    """Stops at point when armed: says so, waits for "go"."""
+    if point not in armed:
+        return
+    armed.discard(point)
+    print("paused", point, what, flush=True)
+    line = sys.stdin.readline().strip()
+    if line != "go":
+        raise RuntimeError("paused at %s: got %r, want go" % (point, line))
+
+
+class OsAt:
+    """os for murano.utils, stopping after the usage lock's first open."""
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def open(self, path, flags, *args):
+        try:
+            return os.open(path, flags, *args)
+        finally:
+            if os.fsdecode(path).endswith("_usage.lock") and flags & os.O_EXCL:
+                pause("open", os.fsdecode(path))
+
+
+class ShutilAt:
+    """shutil for package_loader, stopping before the cleanup's rmtree."""
+
+    def __getattr__(self, name):
+        return getattr(shutil, name)
+
+    def rmtree(self, path, *args, **kwargs):
+        pause("cleanup", os.fsdecode(path))
+        return shutil.rmtree(path, *args, **kwargs)
+
+
+m_utils.os = OsAt()
+package_loader.shutil = ShutilAt()
+
 deployments = {}
 for line in sys.stdin:
     cmd = line.split()
@@ -115,6 +169,9 @@ for line in sys.stdin:
         elif cmd[0] == "loaddir":
             package = load_utils.load_from_dir(cmd[1])
             print("package", package.full_name, package.version, ",".join(sorted(package.classes)), flush=True)
+        elif cmd[0] == "arm":
+            armed.add(cmd[1])
+            print("armed", flush=True)
         else:
             print("error unknown command", cmd[0], flush=True)
     except Exception as e:  # the engine's refusal, reported to the test
