@@ -140,7 +140,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		return pruneUnmet(res, true)
 	}
 	for _, r := range res.InUse {
-		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)%s\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), term(r.Reason), holderText(usageHolder(c, r.ID)))
+		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use%s (%s)%s\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), inUseWhy(r.Entry), term(r.Reason), holderText(usageHolder(c, r.ID)))
 	}
 	fmt.Fprintf(streams.Out, "%s %s in %d %s", freed, formatCacheSize(res.Freed), len(res.Removed), plural(len(res.Removed), "package", "packages"))
 	if len(res.InUse) > 0 {
@@ -153,6 +153,9 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		fmt.Fprintf(streams.Out, ", keeping %d", len(res.Kept))
 	}
 	fmt.Fprintln(streams.Out)
+	if opts.Verbose {
+		fmt.Fprintf(streams.Out, "orphaned locks: %s\n", term(res.OrphanedLocks))
+	}
 	return pruneUnmet(res, false)
 }
 
@@ -199,5 +202,15 @@ func pruneJSON(c *pkgcache.Cache, res pkgcache.PruneResult) any {
 		PolicyMet bool               `json:"policy_met"`
 		Freed     int64              `json:"freed"`
 		Leftovers int                `json:"tmp_leftovers"`
-	}{res.DryRun, conv(res.Kept, false), conv(res.Removed, false), conv(res.InUse, true), res.PolicyMet, res.Freed, res.Leftovers}
+		Orphaned  string             `json:"orphaned_locks"`
+	}{res.DryRun, conv(res.Kept, false), conv(res.Removed, false), conv(res.InUse, true), res.PolicyMet, res.Freed, res.Leftovers, res.OrphanedLocks}
+}
+
+// inUseWhy is ": REASON" for a package in use for another reason than
+// its usage lock being held (pkgcache.Entry.InUseReason), else "".
+func inUseWhy(e pkgcache.Entry) string {
+	if e.InUseReason == "" {
+		return ""
+	}
+	return ": " + term(e.InUseReason)
 }
