@@ -253,10 +253,12 @@ func openAt(root string) (*Cache, error) {
 var ErrNoCache = errors.New("no package cache")
 
 // IsCache reports whether dir is a package cache: a directory holding
-// objgc's .objgc/, an engine's <id>_usage.lock files, or an earlier
-// objgc's packages/ and locks/. A directory that is none of these is not
-// taken for one, so that a mistyped --cache-dir never has its
-// subdirectories listed, verified or pruned as packages.
+// objgc's .objgc/, an engine's <id>_usage.lock files, an engine's package
+// (<FullName>/<version>/<id>/manifest.yaml, names as the layout wants
+// them: the engine's cleanup deletes lock files, so a cache may have
+// none), or an earlier objgc's packages/ and locks/. A directory that is
+// none of these is not taken for one, so that a mistyped --cache-dir
+// never has its subdirectories listed, verified or pruned as packages.
 func IsCache(dir string) bool {
 	if isDir(filepath.Join(dir, metaDirName)) || oldLayout(dir) {
 		return true
@@ -268,6 +270,26 @@ func IsCache(dir string) bool {
 	for _, n := range names {
 		if _, ok := lockID(n, usageSuffix); ok {
 			return true
+		}
+	}
+	for _, fn := range names {
+		if !safeComponent(fn, fullNameRE) {
+			continue
+		}
+		versions, _ := readDirNames(filepath.Join(dir, fn))
+		for _, v := range versions {
+			if !safeComponent(v, versionRE) {
+				continue
+			}
+			ids, _ := readDirNames(filepath.Join(dir, fn, v))
+			for _, id := range ids {
+				if !idRE.MatchString(id) {
+					continue
+				}
+				if fi, err := os.Lstat(filepath.Join(dir, fn, v, id, "manifest.yaml")); err == nil && fi.Mode().IsRegular() {
+					return true
+				}
+			}
 		}
 	}
 	return false
@@ -286,7 +308,7 @@ func OpenExisting(root string) (*Cache, error) {
 		return nil, err
 	}
 	if !isDir(c.root) || !IsCache(c.root) {
-		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
+		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files or <FullName>/<version>/<id>/manifest.yaml packages; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
 	}
 	if err := c.checkLayout(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package pkgcache
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -201,5 +202,42 @@ func TestUnusedForEnginePackage(t *testing.T) {
 	res, err := c.Prune(ctx, PruneOptions{UnusedFor: 30 * 24 * time.Hour})
 	if err != nil || len(res.Removed) != 1 || res.Removed[0].ID != old.ID {
 		t.Fatalf("Prune = %+v, %v; want %s removed only", res, err, old.ID)
+	}
+}
+
+// An engine's cache whose lock files the engine's cleanup deleted (it
+// deletes both lock files of every id it removes, and a deployment that
+// unpacked an id again holding an orphaned lock creates none) is still a
+// cache, recognised by its packages; a directory whose subdirectories
+// only look like <FullName>/<version>/<id>/ without a manifest is not.
+func TestEngineCacheWithoutLockFiles(t *testing.T) {
+	root := t.TempDir()
+	probe, _ := openAt(root)
+	e := engineUnpack(t, probe, testPkg("com.example.databases.MySql"), "0a1b2c3d4e5f60718293a4b5c6d7e8f9")
+	os.Remove(probe.usageLockPath(e.ID))
+	os.Remove(probe.downloadLockPath(e.ID))
+	if !IsCache(root) {
+		t.Fatal("an engine's cache without lock files is not taken for a cache")
+	}
+	c, err := OpenExisting(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, err := c.List(context.Background()); err != nil || len(list) != 1 || list[0].ID != e.ID {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
+
+	other := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(other, "src", "v1", "build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "src", "v1", "build", "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if IsCache(other) {
+		t.Error("a directory without any package is taken for a cache")
+	}
+	if _, err := OpenExisting(other); !errors.Is(err, ErrNoCache) {
+		t.Errorf("OpenExisting of a directory without packages: %v", err)
 	}
 }
