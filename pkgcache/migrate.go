@@ -56,7 +56,7 @@ func OpenForMigrate(root string) (*Cache, error) {
 		return nil, err
 	}
 	if !isDir(c.root) || !IsCache(c.root) {
-		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files or <FullName>/<version>/<id>/manifest.yaml packages; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
+		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <FullName>/<version>/<id>/ packages or <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
 	}
 	return c, nil
 }
