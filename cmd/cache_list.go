@@ -144,6 +144,9 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 		if res.Problems == nil {
 			res.Problems = []pkgcache.Problem{}
 		}
+		if res.InUse == nil {
+			res.InUse = []pkgcache.Problem{}
+		}
 		if err := writeJSON(streams.Out, res); err != nil {
 			return err
 		}
@@ -151,7 +154,10 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 		for _, p := range res.Problems {
 			fmt.Fprintf(streams.Out, "%s: %s\n", term(p.Path), term(p.Problem))
 		}
-		if len(res.Problems) == 0 && !opts.Quiet {
+		for _, p := range res.InUse {
+			fmt.Fprintf(streams.Out, "%s: %s\n", term(p.Path), term(p.Problem))
+		}
+		if len(res.Problems) == 0 && len(res.InUse) == 0 && !opts.Quiet {
 			fmt.Fprintf(streams.Out, "%d %s verified", res.Checked, plural(res.Checked, "package", "packages"))
 			if res.Engine > 0 {
 				fmt.Fprintf(streams.Out, " (%d unpacked by murano-engine: no digests recorded, manifest and class files parse)", res.Engine)
@@ -161,6 +167,9 @@ func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) e
 	}
 	if len(res.Problems) > 0 {
 		return fmt.Errorf("cache verify: %d %s in %s; %s", len(res.Problems), plural(len(res.Problems), "problem", "problems"), c.Root(), verifyFixes(res.Problems))
+	}
+	if len(res.InUse) > 0 {
+		return &exitError{code: ExitIncomplete, err: fmt.Errorf("cache verify: %d %s being unpacked, not verified; verify again later", len(res.InUse), plural(len(res.InUse), "package", "packages"))}
 	}
 	return nil
 }

@@ -463,7 +463,16 @@ type VerifyResult struct {
 	// digests record, so Verify could only check that their manifest and
 	// class files parse.
 	Engine int `json:"engine"`
+	// InUse are the packages not checked because another process was
+	// still unpacking them (their download lock held, at the path or
+	// through a deleted lock file) after Verify waited UnpackWait: not a
+	// damage, verify them again later.
+	InUse []Problem `json:"in_use"`
 }
+
+// UnpackWait is how long Verify waits for a package being unpacked
+// (its download lock held by murano-engine) before it reports it in use.
+const UnpackWait = 10 * time.Second
 
 // Verify checks every package: one objgc added has its digests record,
 // and its files and links are exactly those recorded at unpack time, with
@@ -471,7 +480,11 @@ type VerifyResult struct {
 // Engine), and its manifest and class files must parse (read as data,
 // with the limits of loadPackage). It holds each package's usage lock
 // (shared, without marking a use) while it checks it, so no prune and no
-// engine cleanup removes it meanwhile. Names where the layout wants
+// engine cleanup removes it meanwhile. The engine unpacks in place under
+// its download lock (ApiPackageLoader._get_package_by_definition), so a
+// package the engine unpacked is read only once its download lock is
+// free, as plan does; one still being unpacked after UnpackWait is
+// reported in InUse, never as damaged. Names where the layout wants
 // something else are problems too. The error is non-nil only when the
 // cache cannot be read or ctx ends.
 func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
@@ -501,8 +514,12 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 				probs = c.verifyEntry(e.Dir, k.id, h)
 			} else {
 				res.Engine++
-				if _, err := loadPackage(e.Dir); err != nil {
-					probs = []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + err.Error()}}
+				var unpacking string
+				probs, unpacking = c.verifyEngineEntry(ctx, e)
+				if unpacking != "" {
+					res.Checked--
+					res.Engine--
+					res.InUse = append(res.InUse, Problem{FullName: k.fullName, Version: k.version, ID: k.id, Path: e.Dir, Problem: unpacking})
 				}
 			}
 			for _, p := range probs {
@@ -513,6 +530,45 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 		unlock()
 	}
 	return res, nil
+}
+
+// verifyEngineEntry checks a package the engine unpacked, holding its
+// usage lock: it waits (up to UnpackWait) for the download lock of a
+// running unpack, then loads the package. When it does not load it waits
+// and loads it once more, and reports it as being unpacked (unpacking,
+// not a problem) when a process still holds its download lock or has its
+// deleted download lock file open: the engine's cleanup deletes lock
+// files, and a process that had opened the old one unpacks under a lock
+// the path no longer shows.
+func (c *Cache) verifyEngineEntry(ctx context.Context, e Entry) (probs []Problem, unpacking string) {
+	waitUnpack := func() bool {
+		wctx, cancel := context.WithTimeout(ctx, UnpackWait)
+		defer cancel()
+		unlock, err := c.lockAt(wctx, c.downloadLockPath(e.ID), lockfile.Shared)
+		if err != nil {
+			return false
+		}
+		unlock()
+		return true
+	}
+	const busy = "not verified: being unpacked by another process (its download lock is held); verify again later"
+	if !waitUnpack() {
+		return nil, busy
+	}
+	if _, err := loadPackage(e.Dir); err == nil {
+		return nil, ""
+	}
+	waitUnpack()
+	_, err := loadPackage(e.Dir)
+	switch {
+	case err == nil:
+		return nil, ""
+	case !isDir(e.Dir):
+		return nil, "" // removed meanwhile (the engine's cleanup of a damaged package)
+	case lockfile.Held(c.downloadLockPath(e.ID)) || len(c.scanOrphans().downloading[e.ID]) > 0:
+		return nil, busy
+	}
+	return []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + err.Error()}}, ""
 }
 
 // strays reports names where the layout wants something else: a file

@@ -33,8 +33,9 @@ type orphanScan struct {
 	complete bool
 	why      string
 	// held maps an id to the processes that have its deleted usage lock
-	// file open.
-	held map[string][]int
+	// file open; downloading, its deleted download lock file.
+	held        map[string][]int
+	downloading map[string][]int
 }
 
 // busy is why id is in use according to s, "" when s found nothing.
@@ -183,16 +184,22 @@ func (c *Cache) tryLockInfo(path string, mode lockfile.Mode, create bool) (unloc
 	return unlock, fi, nil
 }
 
-// usageLockName returns the id of a /proc/PID/fd link target under
-// prefix (the cache root and a slash) naming a deleted usage lock file.
-func usageLockName(target, prefix string) (string, bool) {
+// deletedLockName returns the id and suffix (usageSuffix or
+// downloadSuffix) of a /proc/PID/fd link target under prefix (the cache
+// root and a slash) naming a deleted lock file.
+func deletedLockName(target, prefix string) (id, suffix string, ok bool) {
 	rest, ok := strings.CutPrefix(target, prefix)
 	if !ok {
-		return "", false
+		return "", "", false
 	}
 	rest, ok = strings.CutSuffix(rest, " (deleted)")
 	if !ok || strings.Contains(rest, "/") {
-		return "", false
+		return "", "", false
 	}
-	return lockID(rest, usageSuffix)
+	for _, suffix := range []string{usageSuffix, downloadSuffix} {
+		if id, ok := lockID(rest, suffix); ok {
+			return id, suffix, true
+		}
+	}
+	return "", "", false
 }

@@ -28,7 +28,7 @@ func procAvailable() bool {
 // processes (unless they made themselves undumpable) and root those of
 // all.
 func readProcOrphans(root string, owner int) orphanScan {
-	s := orphanScan{complete: true, held: map[string][]int{}}
+	s := orphanScan{complete: true, held: map[string][]int{}, downloading: map[string][]int{}}
 	if !procAvailable() {
 		return orphanScan{why: procRoot + "/self/fd cannot be read (no /proc)"}
 	}
@@ -70,7 +70,7 @@ func readProcOrphans(root string, owner int) orphanScan {
 			if err != nil {
 				continue
 			}
-			id, ok := usageLockName(target, prefix)
+			id, suffix, ok := deletedLockName(target, prefix)
 			if !ok {
 				continue
 			}
@@ -81,7 +81,11 @@ func readProcOrphans(root string, owner int) orphanScan {
 					continue
 				}
 			}
-			s.held[id] = append(s.held[id], pid)
+			if suffix == usageSuffix {
+				s.held[id] = append(s.held[id], pid)
+			} else {
+				s.downloading[id] = append(s.downloading[id], pid)
+			}
 		}
 	}
 	return s

@@ -31,14 +31,17 @@ Commands on stdin, one answer a line on stdout:
         first open (murano.utils.SharedInterProcessLock._do_open creates
         the file with O_CREAT|O_EXCL, then opens it again read-only),
         "cleanup" in ApiPackageLoader.try_cleanup_cache holding the
-        exclusive usage lock of a stale id, before its shutil.rmtree.
-        The load then answers "paused open PATH" or "paused cleanup DIR"
-        first and waits for a line "go" before it goes on. Answers
-        "armed".
+        exclusive usage lock of a stale id, before its shutil.rmtree,
+        "unpack" in murano.packages.load_utils.load_from_file halfway
+        through extracting the archive into the package directory,
+        holding the download lock. The load then answers "paused open
+        PATH", "paused cleanup DIR" or "paused unpack DIR" first and
+        waits for a line "go" before it goes on. Answers "armed".
 """
 import os
 import shutil
 import sys
+import zipfile
 
 import murano.common.config  # noqa: F401 (registers the engine's options)
 from oslo_config import cfg
@@ -142,8 +145,30 @@ class ShutilAt:
         return shutil.rmtree(path, *args, **kwargs)
 
 
+class ZipAt:
+    """zipfile for load_utils, stopping halfway through extractall."""
+
+    def __getattr__(self, name):
+        return getattr(zipfile, name)
+
+    def ZipFile(self, *args, **kwargs):
+        z = zipfile.ZipFile(*args, **kwargs)
+        extractall = z.extractall
+
+        def halfway(path=None, members=None, pwd=None):
+            names = z.namelist()
+            half = len(names) // 2
+            extractall(path, names[:half], pwd)
+            pause("unpack", os.fsdecode(path))
+            extractall(path, names[half:], pwd)
+
+        z.extractall = halfway
+        return z
+
+
 m_utils.os = OsAt()
 package_loader.shutil = ShutilAt()
+load_utils.zipfile = ZipAt()
 
 deployments = {}
 for line in sys.stdin:
