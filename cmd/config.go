@@ -28,7 +28,6 @@ var configKeys = map[string]struct{ key, env string }{
 	"hooks-dir":             {"hooks.dirs", "OBJGC_HOOKS_DIR"},
 	"cache-dir":             {"cache.dir", "OBJGC_CACHE_DIR"},
 	"murano-config":         {"cache.murano-config", "OBJGC_MURANO_CONFIG"},
-	"trust-engine-packages": {"hooks.trust-engine-packages", "OBJGC_TRUST_ENGINE_PACKAGES"},
 }
 
 // flagOnly are the flags that neither a configuration file nor an OBJGC_*
@@ -65,7 +64,6 @@ var sharedSettings = map[string]bool{
 	"hooks-dir":             true,
 	"cache-dir":             true,
 	"murano-config":         true,
-	"trust-engine-packages": true,
 	"no-color":              true,
 	"on-dangling":           true,
 	"markdown-max-chars":    true,

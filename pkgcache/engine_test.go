@@ -36,8 +36,8 @@ func engineUnpack(t *testing.T, c *Cache, src, id string) Entry {
 }
 
 // A package the engine unpacked is listed as the engine's, verified by
-// parsing (no digests), read by a session (its hooks not trusted unless
-// the session says so) and pruned like any other.
+// parsing (no digests), read by a session (its hooks never run) and
+// pruned like any other.
 func TestEnginePackage(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
@@ -58,15 +58,15 @@ func TestEnginePackage(t *testing.T) {
 	if err != nil || v.Checked != 1 || v.Engine != 1 || len(v.Problems) != 0 {
 		t.Errorf("Verify = %+v, %v", v, err)
 	}
-	for _, trust := range []bool{false, true} {
-		s := c.NewSession()
-		s.TrustEnginePackages = trust
-		p, err := s.Package(ctx, e.FullName, "")
-		if err != nil || p.ID != e.ID || p.InstalledBy != installedByEngine || p.RunsHooks != trust {
-			t.Errorf("trust %v: Package = %+v, %v", trust, p, err)
-		}
-		s.Close()
+	s := c.NewSession()
+	p, err := s.Package(ctx, e.FullName, "")
+	if err != nil || p.ID != e.ID || p.InstalledBy != installedByEngine || p.RunsHooks {
+		t.Errorf("Package = %+v, %v; want the engine's, its hooks not run", p, err)
 	}
+	if _, ok := s.RecordedSHA256(filepath.Join(e.Dir, "manifest.yaml")); ok {
+		t.Error("a package the engine unpacked has recorded digests")
+	}
+	s.Close()
 	// A class file damaged: verify says it does not load.
 	os.WriteFile(filepath.Join(e.Dir, "Classes", "MySql.yaml"), []byte("Name: [\n"), 0o644)
 	if v, _ := c.Verify(ctx); len(v.Problems) != 1 || !strings.Contains(v.Problems[0].Problem, "installed by the engine (no digests recorded), and it does not load") {

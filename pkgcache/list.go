@@ -103,6 +103,19 @@ func (c *Cache) entryInfo(fullName, version, id string, withInUse bool) (Entry, 
 	return e, nil
 }
 
+// readRecord reads the whole digests record of id.
+func (c *Cache) readRecord(id string) (*digestRecord, error) {
+	data, err := os.ReadFile(c.recordPath(id))
+	if err != nil {
+		return nil, err
+	}
+	var rec digestRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.recordPath(id), err)
+	}
+	return &rec, nil
+}
+
 // readRecordHeader reads the digests record of id without its file list.
 func (c *Cache) readRecordHeader(id string) (*digestRecord, error) {
 	// The header fields come first, then the file list: the first 4 KiB
