@@ -113,6 +113,11 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		}
 		return err
 	}
+	if opts.Format != "json" {
+		for _, w := range res.Warnings {
+			fmt.Fprintf(streams.Err, "objgc: warning: %s\n", term(w))
+		}
+	}
 	if opts.Format == "json" {
 		if err := writeJSON(streams.Out, pruneJSON(c, res)); err != nil {
 			return err
@@ -203,7 +208,8 @@ func pruneJSON(c *pkgcache.Cache, res pkgcache.PruneResult) any {
 		Freed     int64              `json:"freed"`
 		Leftovers int                `json:"tmp_leftovers"`
 		Orphaned  string             `json:"orphaned_locks"`
-	}{res.DryRun, conv(res.Kept, false), conv(res.Removed, false), conv(res.InUse, true), res.PolicyMet, res.Freed, res.Leftovers, res.OrphanedLocks}
+		Warnings  []string           `json:"warnings"`
+	}{res.DryRun, conv(res.Kept, false), conv(res.Removed, false), conv(res.InUse, true), res.PolicyMet, res.Freed, res.Leftovers, res.OrphanedLocks, append([]string{}, res.Warnings...)}
 }
 
 // inUseWhy is ": REASON" for a package in use for another reason than

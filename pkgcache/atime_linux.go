@@ -46,3 +46,45 @@ func readLimited(path string, limit int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// atimeTrust tells how far the access times under dir (the cache root)
+// can be trusted as the engine's last use. statfs(2) says whether the
+// file system is mounted noatime (access times never move) or relatime
+// (they move at most once a day: slack is a day); a probe file in
+// probeDir, its access time set two days back, is then read once and
+// must show a newer access time, or access times are not kept there
+// (some network and FUSE file systems, a bind mount with other options).
+// probeDir "" skips the probe.
+func atimeTrust(dir, probeDir string) (ok bool, slack time.Duration, why string) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err == nil {
+		switch {
+		case st.Flags&unix.ST_NOATIME != 0:
+			return false, 0, dir + " is on a file system mounted noatime: the engine's reads leave no access time"
+		case st.Flags&unix.ST_RELATIME != 0:
+			slack = 24 * time.Hour
+		}
+	}
+	if probeDir == "" {
+		return true, slack, ""
+	}
+	f, err := os.CreateTemp(probeDir, "atime.")
+	if err != nil {
+		return true, slack, ""
+	}
+	name := f.Name()
+	defer os.Remove(name)
+	f.WriteString("x")
+	f.Close()
+	past := time.Now().Add(-48 * time.Hour)
+	if os.Chtimes(name, past, past.Add(-24*time.Hour)) != nil {
+		return true, slack, ""
+	}
+	if _, err := os.ReadFile(name); err != nil {
+		return true, slack, ""
+	}
+	if at, ok := accessTime(name); ok && !at.After(past.Add(time.Second)) {
+		return false, 0, "access times do not advance on the file system of " + dir + " (a file read there kept its access time)"
+	}
+	return true, slack, ""
+}

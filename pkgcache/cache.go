@@ -513,6 +513,21 @@ func (c *Cache) touchLastUse(id string) {
 	_ = os.Chtimes(p, now, now)
 }
 
+// recordUse records, in objgc's last-use marker, that e was seen in use
+// (a probe found its usage lock held, or an orphaned lock): where access
+// times do not show the engine's reads (noatime), that is the only trace
+// of its use. Only the owner of the cache, or root, writes the marker;
+// e.LastUse is brought up to date.
+func (c *Cache) recordUse(e *Entry) {
+	if c.ownerErr != nil || !isDir(e.Dir) {
+		return
+	}
+	c.touchLastUse(e.ID)
+	if t := c.lastUse(e.ID); t.After(e.LastUse) {
+		e.LastUse = t
+	}
+}
+
 // lastUse returns the marker's mtime, or the zero time.
 func (c *Cache) lastUse(id string) time.Time {
 	st, err := os.Stat(c.lastUsePath(id))

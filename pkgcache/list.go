@@ -278,6 +278,9 @@ func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, err
 						if why := orphans.busy(k.id); withInUse && !e.InUse && why != "" {
 							e.InUse, e.InUseReason = true, why
 						}
+						if e.InUse {
+							c.recordUse(&e)
+						}
 						found[w] = append(found[w], e)
 					}
 				}

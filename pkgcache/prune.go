@@ -78,6 +78,9 @@ type PruneResult struct {
 	OrphanedLocks string `json:"orphaned_locks"`
 	// OrphansChecked is true when the process table could be read.
 	OrphansChecked bool `json:"-"`
+	// Warnings are said once per prune: that --unused-for could not
+	// select the packages the engine unpacked, and why.
+	Warnings []string `json:"warnings"`
 }
 
 // lockPrune takes locks/prune.lock exclusively without waiting: one prune
@@ -140,7 +143,20 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 		return res, fmt.Errorf("pruning: %w", err)
 	}
 	now := c.now()
-	plan := planPrune(entries, opts.policy(), now)
+	policy := opts.policy()
+	if opts.UnusedFor > 0 {
+		probe := ""
+		if c.mkdirAll(c.tmpDir()) == nil {
+			probe = c.tmpDir()
+		}
+		ok, slack, why := atimeTrust(c.root, probe)
+		policy.EngineAtimeUntrusted, policy.EngineAtimeSlack = !ok, slack
+		if n := countEngine(entries); !ok && n > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("--unused-for selects none of the %d %s murano-engine unpacked: %s, so objgc cannot tell when the engine last used %s; bound the cache with --outdated (older versions, re-uploaded ids) and --max-size (least recently used first, by objgc's own records of use)",
+				n, map[bool]string{true: "package", false: "packages"}[n == 1], why, map[bool]string{true: "it", false: "them"}[n == 1]))
+		}
+	}
+	plan := planPrune(entries, policy, now)
 	if opts.DryRun {
 		s := c.scanOrphans()
 		res.OrphanedLocks, res.OrphansChecked = s.note(), s.complete
@@ -185,6 +201,24 @@ type prunePolicy struct {
 	UnusedFor time.Duration
 	LimitSize bool
 	MaxSize   int64
+	// EngineAtimeUntrusted: access times do not show the engine's use
+	// (atimeTrust), so UnusedFor selects no package the engine unpacked.
+	// EngineAtimeSlack is how much older than its last use such a
+	// package may look (a day under relatime): UnusedFor selects it only
+	// when older than that much more.
+	EngineAtimeUntrusted bool
+	EngineAtimeSlack     time.Duration
+}
+
+// countEngine counts the packages the engine unpacked.
+func countEngine(es []Entry) int {
+	n := 0
+	for _, e := range es {
+		if e.InstalledBy == installedByEngine {
+			n++
+		}
+	}
+	return n
 }
 
 func (o PruneOptions) policy() prunePolicy {
@@ -286,7 +320,13 @@ func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 	}
 	if p.UnusedFor > 0 {
 		for i, e := range entries {
-			if age := now.Sub(e.lastUseOrInstalled()); age > p.UnusedFor {
+			age := now.Sub(e.lastUseOrInstalled())
+			if e.InstalledBy == installedByEngine {
+				if p.EngineAtimeUntrusted || age-p.EngineAtimeSlack <= p.UnusedFor {
+					continue
+				}
+			}
+			if age > p.UnusedFor {
 				mark(i, "unused for "+ageText(age))
 			} else if e.LastUse.After(e.Installed) {
 				keepIt(i, "last used "+ageText(age)+" ago")

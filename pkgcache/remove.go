@@ -110,6 +110,7 @@ func (c *Cache) claimEntry(g *useGuard, fullName, version, id, installedBy strin
 		return claim{}, err
 	}
 	if unlock == nil {
+		c.recordUse(&Entry{ID: id, Dir: dir})
 		return claim{}, nil
 	}
 	defer unlock()
@@ -117,6 +118,7 @@ func (c *Cache) claimEntry(g *useGuard, fullName, version, id, installedBy strin
 		if !isDir(dir) {
 			return claim{}, nil
 		}
+		c.recordUse(&Entry{ID: id, Dir: dir})
 		return claim{busy: why}, nil
 	}
 	if testHookClaimed != nil {
