@@ -239,11 +239,19 @@ func (c *Cache) migrateEntry(res *MigrateResult, from, fn, v, id string) error {
 	if err := c.mkdirAll(filepath.Dir(to)); err != nil {
 		return fmt.Errorf("migrating %s: %w", from, err)
 	}
+	// The package belongs to the cache's owner (root migrating a user's
+	// cache): the engine's cleanup ignores rmtree errors, so a package it
+	// could not delete would stay for ever.
+	if err := c.chownTree(from); err != nil {
+		return fmt.Errorf("migrating %s: %w", from, err)
+	}
 	if err := os.Rename(from, to); err != nil {
 		return fmt.Errorf("migrating %s: %w", from, err)
 	}
 	if err := c.mkdirAll(c.lastUseDir()); err == nil {
-		os.Rename(filepath.Join(c.root, "locks", id+".lastuse"), c.lastUsePath(id))
+		if os.Rename(filepath.Join(c.root, "locks", id+".lastuse"), c.lastUsePath(id)) == nil {
+			c.chown(c.lastUsePath(id))
+		}
 	}
 	c.removeOldLocks(id)
 	res.Moved = append(res.Moved, e)
