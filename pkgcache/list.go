@@ -576,13 +576,23 @@ func (c *Cache) verifyEngineEntry(ctx context.Context, e Entry) (probs []Problem
 	}
 	waitUnpack()
 	_, err := loadPackage(e.Dir)
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil, ""
-	case !isDir(e.Dir):
-		return nil, "" // removed meanwhile (the engine's cleanup of a damaged package)
-	case lockfile.Held(c.downloadLockPath(e.ID)) || len(c.scanOrphans().downloading[e.ID]) > 0:
-		return nil, busy
+	}
+	// The engine deletes a package that does not load for it (and one a
+	// cleanup holding an orphaned lock removes) without objgc's locks:
+	// give such a deletion a moment to finish.
+	for range 5 {
+		if !isDir(e.Dir) {
+			return nil, "" // removed meanwhile
+		}
+		if lockfile.Held(c.downloadLockPath(e.ID)) || len(c.scanOrphans().downloading[e.ID]) > 0 {
+			return nil, busy
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err = loadPackage(e.Dir); err == nil {
+		return nil, ""
 	}
 	return []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + err.Error()}}, ""
 }

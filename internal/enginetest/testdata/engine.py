@@ -10,7 +10,10 @@ other ids of the same FullName and version.
     python3 engine.py CACHE_DIR
 
 CACHE_DIR "-" leaves [engine] packages_cache unset: the engine's default,
-<tempdir>/murano-packages-cache.
+<tempdir>/murano-packages-cache. With ENGINE_RMTREE_LOG=FILE set, every
+package directory the loader deletes (its cleanup, or a package that
+does not load) is appended to FILE as "start DIR" before the deletion
+and "end DIR" after it.
 
 Commands on stdin, one answer a line on stdout:
   load DEPLOYMENT FULLNAME VERSION ID ZIP
@@ -142,7 +145,16 @@ class ShutilAt:
 
     def rmtree(self, path, *args, **kwargs):
         pause("cleanup", os.fsdecode(path))
-        return shutil.rmtree(path, *args, **kwargs)
+        log = os.environ.get("ENGINE_RMTREE_LOG")
+        if log:
+            with open(log, "a") as f:
+                f.write("start " + os.fsdecode(path) + "\n")
+        try:
+            return shutil.rmtree(path, *args, **kwargs)
+        finally:
+            if log:
+                with open(log, "a") as f:
+                    f.write("end " + os.fsdecode(path) + "\n")
 
 
 class ZipAt:
