@@ -122,7 +122,15 @@ func newCacheVerifyCmd(streams *IO) cacheSubcommand {
 		cmd: &cobra.Command{
 			Use:   "verify",
 			Short: "Check that every cached package is complete and unchanged since it was unpacked",
-			Args:  noArgs,
+			Long: `verify checks every cached package: one objgc added against the sha256 of
+every file recorded when it was added, one murano-engine unpacked by
+loading its manifest and class files. A package the engine is unpacking is
+waited for (at most 10 seconds), never reported as damaged; one still being
+unpacked is listed and verify exits 3. It is a monitoring check for a live
+engine host: exit 0 all whole, 1 something damaged (the problems are
+listed), 3 a package could not be checked yet; with --quiet it prints
+nothing when all is whole.`,
+			Args: noArgs,
 		}}
 }
 

@@ -54,11 +54,13 @@ func newCachePruneCmd(streams *IO) cacheSubcommand {
 Each package is reported with the reason it was selected; for --unused-for
 that is its own time since last use ("unused for 41 days").
 A package murano-engine alone uses was last used when the engine last read
-its manifest.yaml (its access time; see docs/cache.md for what atime
-options make of it). Packages in use (a plan, an apply or a deployment of
-the engine holds their usage lock) are skipped and reported, exit 3 (in use,
-as for every cache command). A removed package leaves the engine's sight in
-one rename. Only one prune runs at a time: a second one says so and exits 4
+its manifest.yaml (its access time); where access times do not show that
+(noatime), --unused-for selects none of the engine's packages and says so:
+use --outdated and --max-size there. Packages in use (a plan, an apply or a
+deployment of the engine holds their usage lock, or has its deleted usage
+lock file open) are skipped and reported, exit 3 (in use, as for every
+cache command). A removed package leaves the engine's sight in one rename;
+its lock files stay. Only one prune runs at a time: a second one says so and exits 4
 (a lock not taken). It prints nothing unless something was removed or
 skipped, for cron, or with --verbose; with --quiet nothing but errors: a
 package skipped in use, and another prune running, are told by the exit
