@@ -32,7 +32,9 @@
 // download lock, never the other way round (the race described in the
 // Murano spec). The engine deletes lock files after its cleanup, so after
 // taking a lock objgc checks that the path still names the file it locked
-// and tries again if not (see lockAt).
+// and tries again if not (see lockAt). objgc never deletes a lock file,
+// and counts a process that has a deleted usage lock file open as a use
+// of that package (see orphanScan).
 //
 // The package imports no CLI code; cmd/ is one caller, plan and apply are
 // others (see Session).
@@ -434,7 +436,7 @@ func (c *Cache) UsageLockHolder(id string) int {
 // ends.
 //
 // The engine deletes <id>_usage.lock and <id>_download.lock after its
-// cleanup, and objgc does too after a removal. A process that opened the
+// cleanup (objgc never deletes one). A process that opened the
 // file before the deletion and locks it afterwards holds a lock on a file
 // nobody else will ever open: no lock at all. So after locking, the path
 // must still name the file locked (same device and inode); if it does not
