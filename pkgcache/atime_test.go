@@ -82,10 +82,10 @@ func TestPruneNoatime(t *testing.T) {
 	}
 }
 
-// TestInUseProbeRecordsUse: a probe that finds a package's usage lock
-// held (list, a removal that skips it) records a use in objgc's marker,
-// so that a package the engine keeps using does not look unused where
-// access times say nothing.
+// TestInUseProbeRecordsUse: a prune whose probe finds a package's usage
+// lock held records a use in objgc's marker, so that a package the
+// engine keeps using does not look unused where access times say
+// nothing; a listing (which only reads) records nothing.
 func TestInUseProbeRecordsUse(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
@@ -107,7 +107,13 @@ func TestInUseProbeRecordsUse(t *testing.T) {
 	if _, err := c.List(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.Stat(c.lastUsePath(e.ID)); err == nil {
+		t.Fatal("a listing wrote a marker")
+	}
+	if res, err := c.Prune(ctx, PruneOptions{LimitSize: true}); err != nil || len(res.InUse) != 1 {
+		t.Fatalf("prune --max-size 0 of a package in use: %+v, %v", res, err)
+	}
 	if st, err := os.Stat(c.lastUsePath(e.ID)); err != nil || st.ModTime().Before(before) {
-		t.Fatalf("list of a package in use left no marker of the use: %v", err)
+		t.Fatalf("a prune that found the package in use left no marker of the use: %v", err)
 	}
 }

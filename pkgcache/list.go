@@ -238,14 +238,16 @@ func (c *Cache) scanFullName(fn string) []entryKey {
 // removed while List runs is left out. List takes no lock that others
 // wait for: InUse is tested with a non-blocking exclusive lock.
 func (c *Cache) List(ctx context.Context) ([]Entry, error) {
-	return c.list(ctx, true, false)
+	return c.list(ctx, true, false, false)
 }
 
 // list is List. With partial, a package that is the only id of its
 // version is listed by name alone (Entry.partial), its record and last-use
 // marker not read: prune --outdated needs them only for the packages it
-// removes, and reads them then.
-func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, error) {
+// removes, and reads them then. With record, a package found in use has
+// the use recorded in objgc's last-use marker (recordUse): a prune does,
+// a listing that only reads (List, a dry run) does not.
+func (c *Cache) list(ctx context.Context, withInUse, partial, record bool) ([]Entry, error) {
 	names, err := c.fullNames()
 	if err != nil {
 		return nil, err
@@ -278,7 +280,7 @@ func (c *Cache) list(ctx context.Context, withInUse, partial bool) ([]Entry, err
 						if why := orphans.busy(k.id); withInUse && !e.InUse && why != "" {
 							e.InUse, e.InUseReason = true, why
 						}
-						if e.InUse {
+						if e.InUse && record {
 							c.recordUse(&e)
 						}
 						found[w] = append(found[w], e)

@@ -138,15 +138,15 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	// to report a dry run; a real removal learns it from the lock itself.
 	// --outdated alone needs the records of the packages it removes only.
 	partial := opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize && !opts.DryRun
-	entries, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial)
+	entries, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial, !opts.DryRun)
 	if err != nil {
 		return res, fmt.Errorf("pruning: %w", err)
 	}
 	now := c.now()
 	policy := opts.policy()
 	if opts.UnusedFor > 0 {
-		probe := ""
-		if c.mkdirAll(c.tmpDir()) == nil {
+		probe := "" // a dry run writes nothing: the mount flags alone
+		if !opts.DryRun && c.mkdirAll(c.tmpDir()) == nil {
 			probe = c.tmpDir()
 		}
 		ok, slack, why := atimeTrust(c.root, probe)
@@ -321,12 +321,15 @@ func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 	if p.UnusedFor > 0 {
 		for i, e := range entries {
 			age := now.Sub(e.lastUseOrInstalled())
+			unused := age > p.UnusedFor
 			if e.InstalledBy == installedByEngine {
-				if p.EngineAtimeUntrusted || age-p.EngineAtimeSlack <= p.UnusedFor {
+				if p.EngineAtimeUntrusted {
+					keepIt(i, "its last use by the engine is unknown (access times not kept)")
 					continue
 				}
+				unused = age-p.EngineAtimeSlack > p.UnusedFor
 			}
-			if age > p.UnusedFor {
+			if unused {
 				mark(i, "unused for "+ageText(age))
 			} else if e.LastUse.After(e.Installed) {
 				keepIt(i, "last used "+ageText(age)+" ago")
@@ -613,7 +616,7 @@ func (c *Cache) Remove(ctx context.Context, ref string) (RemoveResult, error) {
 		return res, c.ownerErr
 	}
 	fullName, version, byVersion := strings.Cut(ref, "@")
-	entries, err := c.list(ctx, false, false)
+	entries, err := c.list(ctx, false, false, false)
 	if err != nil {
 		return res, err
 	}
