@@ -46,8 +46,6 @@ type applyOptions struct {
 	NoHooks   bool
 	HooksDirs []string
 	CacheDir  string
-	// TrustEnginePackages: see planOptions.
-	TrustEnginePackages bool
 	// MuranoConfig: see planOptions.
 	MuranoConfig string
 	// hooksDirsFrom, cacheDirFrom and onDanglingFrom name where these
@@ -83,7 +81,6 @@ func (o *applyOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Format, "format", "text", "report format: text or json")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	f.StringVar(&o.MuranoConfig, "murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
-	f.BoolVar(&o.TrustEnginePackages, "trust-engine-packages", false, "run the hooks shipped in packages murano-engine unpacked (they come from the catalog, which tenants upload to)")
 	f.BoolVar(&o.RequireHooks, "require-hooks", false, "refuse to run when a doomed object has no destroy hook")
 	f.BoolVar(&o.NoHooks, "no-hooks", false, "run no hook: drop the doomed objects from the model without destroying anything (without it, apply with no hooks dir and no cached package for any doomed class refuses)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors, failures, warnings and the summary: no progress, no hook output as it comes, long lists as one line a type with a count, nothing when all went well")
@@ -547,7 +544,7 @@ func applyFinder(streams *IO, opts *applyOptions, sp *planfile.File) (*destroy.H
 		// nothing runs.
 		return &destroy.HookFinder{}, nil
 	}
-	return newFinder(streams, dirs, cache, cacheFrom, opts.TrustEnginePackages)
+	return newFinder(streams, dirs, cache, cacheFrom)
 }
 
 // newRunOptions turns apply's flags and inputs into destroy.Run's
@@ -675,9 +672,9 @@ func planHook(sp *planfile.File) string {
 // newFinder returns the hook finder of dirs and of the package cache
 // dir (openPackages; from says where cache was set); the caller closes
 // its Packages. The error is openPackages'.
-func newFinder(streams *IO, dirs []string, cache, from string, trust bool) (*destroy.HookFinder, error) {
+func newFinder(streams *IO, dirs []string, cache, from string) (*destroy.HookFinder, error) {
 	finder := &destroy.HookFinder{Dirs: dirs}
-	session, err := openPackages(streams, cache, from, trust)
+	session, err := openPackages(streams, cache, from)
 	if err != nil {
 		return nil, err
 	}
@@ -704,7 +701,7 @@ func applyError(err error) error {
 			return fmt.Errorf("plan %s has no hook source: no hooks dir, and no cached package whose hooks run defines the class of %s; apply would drop %s from the model without destroying anything in the cloud; plan again with --hooks-dir DIR, or apply the plan with --no-hooks if dropping %s without hooks is meant",
 				term(ne.Plan), which, them, them)
 		}
-		return fmt.Errorf("no hook source: no hooks dir is configured, and no cached package whose hooks run defines the class of %s; apply would drop %s from the model without destroying anything in the cloud; configure a hooks dir (--hooks-dir DIR, hooks.dirs in the configuration, or OBJGC_HOOKS_DIR), add the classes' packages to the cache (objgc cache add; --trust-engine-packages runs the hooks of packages murano-engine unpacked), or say --no-hooks if dropping %s from the model without hooks is meant",
+		return fmt.Errorf("no hook source: no hooks dir is configured, and no cached package whose hooks run defines the class of %s; apply would drop %s from the model without destroying anything in the cloud; configure a hooks dir (--hooks-dir DIR, hooks.dirs in the configuration, or OBJGC_HOOKS_DIR), add the classes' packages to the cache (objgc cache add; the hooks of packages murano-engine unpacked never run), or say --no-hooks if dropping %s from the model without hooks is meant",
 			which, them, them)
 	case errors.As(err, &de):
 		n := len(de.Refs)

@@ -127,6 +127,10 @@ type cachePackageJSON struct {
 	// unpacked it: no digests are recorded, and its hooks do not run
 	// unless engine packages are trusted).
 	InstalledBy string `json:"installed_by"`
+	// InUseReason says why a package is in use when it is not that its
+	// usage lock is held (an orphaned lock; a missing lock file where
+	// /proc cannot be read).
+	InUseReason string `json:"in_use_reason,omitempty"`
 }
 
 // packagesJSON is packageJSON of each of es; [] for none.
@@ -140,7 +144,7 @@ func packagesJSON(es []pkgcache.Entry) []cachePackageJSON {
 
 func packageJSON(e pkgcache.Entry) cachePackageJSON {
 	p := cachePackageJSON{FullName: e.FullName, Version: e.Version, ID: e.ID, Dir: e.Dir, Size: e.Size, Installed: e.Installed,
-		PruneLastUse: e.UnusedSince(), InUse: e.InUse, InstalledBy: e.InstalledBy}
+		PruneLastUse: e.UnusedSince(), InUse: e.InUse, InstalledBy: e.InstalledBy, InUseReason: e.InUseReason}
 	if !e.LastUse.IsZero() {
 		t := e.LastUse
 		p.LastUse = &t

@@ -54,11 +54,13 @@ func newCachePruneCmd(streams *IO) cacheSubcommand {
 Each package is reported with the reason it was selected; for --unused-for
 that is its own time since last use ("unused for 41 days").
 A package murano-engine alone uses was last used when the engine last read
-its manifest.yaml (its access time; see docs/cache.md for what atime
-options make of it). Packages in use (a plan, an apply or a deployment of
-the engine holds their usage lock) are skipped and reported, exit 3 (in use,
-as for every cache command). A removed package leaves the engine's sight in
-one rename. Only one prune runs at a time: a second one says so and exits 4
+its manifest.yaml (its access time); where access times do not show that
+(noatime), --unused-for selects none of the engine's packages and says so:
+use --outdated and --max-size there. Packages in use (a plan, an apply or a
+deployment of the engine holds their usage lock, or has its deleted usage
+lock file open) are skipped and reported, exit 3 (in use, as for every
+cache command). A removed package leaves the engine's sight in one rename;
+its lock files stay. Only one prune runs at a time: a second one says so and exits 4
 (a lock not taken). It prints nothing unless something was removed or
 skipped, for cron, or with --verbose; with --quiet nothing but errors: a
 package skipped in use, and another prune running, are told by the exit
@@ -113,6 +115,11 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		}
 		return err
 	}
+	if opts.Format != "json" {
+		for _, w := range res.Warnings {
+			fmt.Fprintf(streams.Err, "objgc: warning: %s\n", term(w))
+		}
+	}
 	if opts.Format == "json" {
 		if err := writeJSON(streams.Out, pruneJSON(c, res)); err != nil {
 			return err
@@ -143,7 +150,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		return pruneUnmet(res, true)
 	}
 	for _, r := range res.InUse {
-		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use (%s)%s\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), term(r.Reason), holderText(usageHolder(c, r.ID)))
+		fmt.Fprintf(streams.Out, "skipped %s %s %s: in use%s (%s)%s\n", term(r.FullName), term(r.Version), term(shortID(r.ID)), inUseWhy(r.Entry), term(r.Reason), holderText(usageHolder(c, r.ID)))
 	}
 	fmt.Fprintf(streams.Out, "%s %s in %d %s", freed, formatCacheSize(res.Freed), len(res.Removed), plural(len(res.Removed), "package", "packages"))
 	if len(res.InUse) > 0 {
@@ -156,6 +163,9 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 		fmt.Fprintf(streams.Out, ", keeping %d", len(res.Kept))
 	}
 	fmt.Fprintln(streams.Out)
+	if opts.Verbose {
+		fmt.Fprintf(streams.Out, "orphaned locks: %s\n", term(res.OrphanedLocks))
+	}
 	return pruneUnmet(res, false)
 }
 
@@ -211,8 +221,19 @@ func pruneJSON(c *pkgcache.Cache, res pkgcache.PruneResult) any {
 		PolicyMet    bool                    `json:"policy_met"`
 		Freed        int64                   `json:"freed"`
 		Leftovers    int                     `json:"tmp_leftovers"`
+		Orphaned     string                  `json:"orphaned_locks"`
+		Warnings     []string                `json:"warnings"`
 		Unclassified []pkgcache.Unclassified `json:"unclassified"`
-	}{res.DryRun, conv(res.Kept, false), conv(res.Removed, false), conv(res.InUse, true), res.PolicyMet, res.Freed, res.Leftovers, nonNil(res.Unclassified)}
+	}{res.DryRun, conv(res.Kept, false), conv(res.Removed, false), conv(res.InUse, true), res.PolicyMet, res.Freed, res.Leftovers, res.OrphanedLocks, append([]string{}, res.Warnings...), nonNil(res.Unclassified)}
+}
+
+// inUseWhy is ": REASON" for a package in use for another reason than
+// its usage lock being held (pkgcache.Entry.InUseReason), else "".
+func inUseWhy(e pkgcache.Entry) string {
+	if e.InUseReason == "" {
+		return ""
+	}
+	return ": " + term(e.InUseReason)
 }
 
 // warnUnclassified says on stderr what under the cache root is neither a

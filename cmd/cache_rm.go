@@ -178,7 +178,7 @@ func runCacheRm(ctx context.Context, streams *IO, opts cacheRmOptions) error {
 			}
 		}
 		for _, e := range all.InUse {
-			fmt.Fprintf(streams.Out, "skipped %s %s %s: in use%s\n", term(e.FullName), term(e.Version), term(shortID(e.ID)), holderText(usageHolder(c, e.ID)))
+			fmt.Fprintf(streams.Out, "skipped %s %s %s: in use%s%s\n", term(e.FullName), term(e.Version), term(shortID(e.ID)), inUseWhy(e), holderText(usageHolder(c, e.ID)))
 		}
 		for _, f := range failed {
 			fmt.Fprintf(streams.Err, "objgc: cache rm: %s\n", term(f.Error))

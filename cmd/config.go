@@ -25,10 +25,9 @@ import (
 // precedence is flag > OBJGC_* > config file > default (docs/config.md,
 // "Precedence"); docs/config.md lists every key and variable.
 var configKeys = map[string]struct{ key, env string }{
-	"hooks-dir":             {"hooks.dirs", "OBJGC_HOOKS_DIR"},
-	"cache-dir":             {"cache.dir", "OBJGC_CACHE_DIR"},
-	"murano-config":         {"cache.murano-config", "OBJGC_MURANO_CONFIG"},
-	"trust-engine-packages": {"hooks.trust-engine-packages", "OBJGC_TRUST_ENGINE_PACKAGES"},
+	"hooks-dir":     {"hooks.dirs", "OBJGC_HOOKS_DIR"},
+	"cache-dir":     {"cache.dir", "OBJGC_CACHE_DIR"},
+	"murano-config": {"cache.murano-config", "OBJGC_MURANO_CONFIG"},
 }
 
 // flagOnly are the flags that neither a configuration file nor an OBJGC_*
@@ -62,15 +61,14 @@ var notInFile = map[string]bool{"config": true, "help": true, "version": true}
 // OBJGC_CACHE_PRUNE_KEEP), so that a format set for plan cannot reach
 // version or apply (docs/config.md).
 var sharedSettings = map[string]bool{
-	"hooks-dir":             true,
-	"cache-dir":             true,
-	"murano-config":         true,
-	"trust-engine-packages": true,
-	"no-color":              true,
-	"on-dangling":           true,
-	"markdown-max-chars":    true,
-	"config":                true,
-	"help":                  true,
+	"hooks-dir":          true,
+	"cache-dir":          true,
+	"murano-config":      true,
+	"no-color":           true,
+	"on-dangling":        true,
+	"markdown-max-chars": true,
+	"config":             true,
+	"help":               true,
 }
 
 // commandScope returns c's path below the root ("plan", "cache prune"),

@@ -19,7 +19,7 @@ const testVariablePrefix = "OBJGC_TEST_"
 // testVariables are the other variables objgc's tests read
 // (docs/testing.md); a test run with one set runs objgc, which must not
 // warn about it.
-var testVariables = []string{"OBJGC_STRESS", "OBJGC_STRESS_SEED", "OBJGC_BENCH_DIR"}
+var testVariables = []string{"OBJGC_STRESS", "OBJGC_STRESS_SEED", "OBJGC_ENGINE_STRESS", "OBJGC_BENCH_DIR"}
 
 // warnUnknownVariables writes one warning line to w for each OBJGC_*
 // variable in environ that sets nothing: a misspelled setting would

@@ -33,7 +33,7 @@ var exitStatuses = []struct {
 	{ExitOK, "success, or nothing to do"},
 	{ExitError, "error: bad input, usage, internal; plan --detailed-exitcode: apply would refuse the plan"},
 	{ExitWorkFound, "plan --detailed-exitcode found objects to destroy, and apply would run"},
-	{ExitIncomplete, "apply finished with failed or blocked objects or failed notifications (output written); a cache command (add --force, migrate, rm, prune) left a package in use"},
+	{ExitIncomplete, "apply finished with failed or blocked objects or failed notifications (output written); a cache command (add --force, migrate, rm, prune) left a package in use, or verify could not check one being unpacked"},
 	{ExitLocked, "a lock could not be taken in time (e.g. another prune runs)"},
 	{ExitStalePlan, "a saved plan is stale: one of its inputs changed"},
 	{ExitInterrupted, "interrupted (output written for what completed)"},

@@ -36,9 +36,6 @@ type planOptions struct {
 	NoColor      bool
 	HooksDirs    []string
 	CacheDir     string
-	// TrustEnginePackages lets the hooks of packages the engine unpacked
-	// run (--trust-engine-packages).
-	TrustEnginePackages bool
 	// MuranoConfig is murano-engine's configuration file, whose
 	// package cache is used when set (--murano-config).
 	MuranoConfig string
@@ -61,7 +58,6 @@ func (o *planOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.NoHooks, "no-hooks", false, "plan to run no hook: apply drops the doomed objects from the model without destroying anything (recorded in --out; without it, a plan with no hooks dir and no cached package for any doomed class is one apply refuses)")
 	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
 	f.StringVar(&o.MuranoConfig, "murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
-	f.BoolVar(&o.TrustEnginePackages, "trust-engine-packages", false, "run the hooks shipped in packages murano-engine unpacked (they come from the catalog, which tenants upload to)")
 }
 
 func newPlanCmd(streams *IO, global *globalOptions) *cobra.Command {
@@ -167,9 +163,8 @@ func checkInputFlags(model, snapFile, graphFile string) error {
 // root users other than its owner may write (pkgcache.ErrUnsafeRoot): going on
 // without those packages would plan and run without their class
 // hierarchies and hooks; so is one the user may not read
-// (cacheAccessError). trust lets the hooks of packages the engine
-// unpacked run (pkgcache.Session.TrustEnginePackages).
-func openPackages(streams *IO, dir, from string, trust bool) (*pkgcache.Session, error) {
+// (cacheAccessError).
+func openPackages(streams *IO, dir, from string) (*pkgcache.Session, error) {
 	// A cache one may not read is not an empty one: going on would plan
 	// and run without its hierarchies and hooks.
 	if err := cacheAccessError(dir); err != nil {
@@ -192,9 +187,7 @@ func openPackages(streams *IO, dir, from string, trust bool) (*pkgcache.Session,
 	if err := c.CheckOwner(); err != nil {
 		return nil, err
 	}
-	s := c.NewSession()
-	s.TrustEnginePackages = trust
-	return s, nil
+	return c.NewSession(), nil
 }
 
 func checkOnDangling(mode string) error {
@@ -283,7 +276,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 			if err := stage(); err != nil || name != "hooks" || opts.NoHooks {
 				return err
 			}
-			session, err := openPackages(streams, opts.CacheDir, opts.cacheDirFrom, opts.TrustEnginePackages)
+			session, err := openPackages(streams, opts.CacheDir, opts.cacheDirFrom)
 			if session != nil {
 				finder.Packages = session
 			}

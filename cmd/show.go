@@ -135,7 +135,7 @@ func checkShownPlan(ctx context.Context, streams *IO, planFile string, sp *planf
 	if err := untilDone(ctx, func() error {
 		finder := &destroy.HookFinder{}
 		if !sp.NoHooks {
-			f, err := newFinder(streams, sp.HooksDirs, sp.CacheDir, "", false)
+			f, err := newFinder(streams, sp.HooksDirs, sp.CacheDir, "")
 			if err != nil {
 				return err
 			}

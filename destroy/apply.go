@@ -53,6 +53,11 @@ type ApplyOptions struct {
 	// it runs (hook.Invocation.SHA256): the saved plan's, or what Run
 	// found when it planned. A hook not in it is not checked.
 	HookSHA256 map[string]string
+	// RecordedSHA256, when set, gives the sha256 recorded for a hook of a
+	// package objgc added (pkgcache.Session.RecordedSHA256): such a hook
+	// must have it when it runs, whatever was planned, or it fails
+	// (hook.ErrChanged) without running.
+	RecordedSHA256 func(path string) (string, bool)
 	// RunHook runs one hook; nil means hook.Run. Tests replace it to run
 	// the protocol without processes. A *hook.HookError is a failed hook
 	// (recorded, the run goes on); any other error stops the run.
@@ -622,6 +627,11 @@ func (a *applier) invocation(f hook.Found, o *order.Planned, group int, doc hook
 	inv := hookInvocation(f, o.ID, o.Type, group, a.opts.DoomedFile)
 	inv.Stdin, inv.Env, inv.Timeout, inv.Grace = stdin, a.opts.Env, a.opts.HookTimeout, a.opts.Grace
 	inv.SHA256, inv.Sums = a.opts.HookSHA256[f.Path], &a.sums
+	if f.Source.PackageDir != "" && a.opts.RecordedSHA256 != nil {
+		if sum, ok := a.opts.RecordedSHA256(f.Path); ok {
+			inv.SHA256, inv.Recorded = sum, true
+		}
+	}
 	if a.opts.Stderr != nil {
 		prefix := termsafe.String(o.ID) + " " + event + ": "
 		inv.Stderr = func(line string) { a.opts.Stderr(prefix + line) }

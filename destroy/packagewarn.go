@@ -104,7 +104,7 @@ func PackageWarnings(ctx context.Context, p *order.Plan, f *HookFinder) []order.
 		}
 		sort.Strings(folders)
 		out = append(out, order.Warning{Code: order.WarnHooksIgnored, ID: p.ID(m.first), Path: p.Path(m.first), Message: fmt.Sprintf(
-			"package %s %s (id %s) was unpacked by murano-engine: the hooks it ships (%s) do not run for %d doomed %s of %d %s (%s), because the engine's packages come from the catalog, which tenants upload to; objgc cache add the package's archive to run them, or trust engine packages (--trust-engine-packages, hooks.trust-engine-packages)",
+			"package %s %s (id %s) was unpacked by murano-engine: the hooks it ships (%s) do not run for %d doomed %s of %d %s (%s), because the engine's packages come from the catalog, which tenants upload to, and Murano runs package scripts in the tenant's VMs, never on the engine host; objgc runs hooks only from hooks dirs and from packages the operator added (objgc cache add the package's archive to run them)",
 			pkg.FullName, pkg.Version, pkg.ID, strings.Join(folders, ", "), m.objects, plural(m.objects, "object", "objects"), len(m.types), plural(len(m.types), "type", "types"), typesOf(m))})
 	}
 	for _, msg := range errOrder {

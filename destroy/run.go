@@ -517,6 +517,9 @@ func execute(ctx context.Context, opts RunOptions, in *Inputs, p *order.Plan, ho
 	if opts.Plan == nil {
 		ao.HookSHA256 = foundHookSums(hooks)
 	}
+	if opts.Finder != nil && opts.Finder.Packages != nil {
+		ao.RecordedSHA256 = opts.Finder.Packages.RecordedSHA256
+	}
 	result, err := applyPlan(ctx, p, ao)
 	if opts.HooksDone != nil {
 		opts.HooksDone()

@@ -200,7 +200,7 @@ func TestVersionSwappedBetweenSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	symlink(t, out, vdir)
-	c.removeEntry(e.FullName, e.Version, e.ID)
+	c.removeEntry(c.newUseGuard([]string{e.ID}), e.FullName, e.Version, e.ID)
 	assertIntact(t, out, precious, e.ID, e.ID+"/kept")
 }
 
@@ -298,6 +298,13 @@ func TestRecordCheckedAgainstPlace(t *testing.T) {
 	res, err := c.Verify(ctx)
 	if err != nil || !hasProblem(res.Problems, c.recordPath(engineID), "not believed") {
 		t.Errorf("Verify: %+v, %v; want the record %s reported", res, err, c.recordPath(engineID))
+	}
+	// A prune that reads the packages removes it; the package stays.
+	if _, err := c.Prune(ctx, PruneOptions{LimitSize: true, MaxSize: 1 << 40}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(c.recordPath(engineID)); err == nil || !isDir(e.Dir) {
+		t.Errorf("after prune: record %v, package there %v; want the record gone and the package kept", err, isDir(e.Dir))
 	}
 }
 

@@ -32,7 +32,9 @@
 // download lock, never the other way round (the race described in the
 // Murano spec). The engine deletes lock files after its cleanup, so after
 // taking a lock objgc checks that the path still names the file it locked
-// and tries again if not (see lockAt).
+// and tries again if not (see lockAt). objgc never deletes a lock file,
+// and counts a process that has a deleted usage lock file open as a use
+// of that package (see orphanScan).
 //
 // The package imports no CLI code; cmd/ is one caller, plan and apply are
 // others (see Session).
@@ -287,10 +289,12 @@ func openAt(root string) (*Cache, error) {
 var ErrNoCache = errors.New("no package cache")
 
 // IsCache reports whether dir is a package cache: a directory holding
-// objgc's .objgc/, an engine's <id>_usage.lock files, or an earlier
-// objgc's packages/ and locks/. A directory that is none of these is not
-// taken for one, so that a mistyped --cache-dir never has its
-// subdirectories listed, verified or pruned as packages.
+// objgc's .objgc/, an engine's <id>_usage.lock files, an engine's package
+// (<FullName>/<version>/<id>/manifest.yaml, names as the layout wants
+// them: the engine's cleanup deletes lock files, so a cache may have
+// none), or an earlier objgc's packages/ and locks/. A directory that is
+// none of these is not taken for one, so that a mistyped --cache-dir
+// never has its subdirectories listed, verified or pruned as packages.
 func IsCache(dir string) bool {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -320,6 +324,20 @@ func (c *Cache) isCache() bool {
 			return true
 		}
 	}
+	// An engine's package: <FullName>/<version>/<id>/manifest.yaml, each
+	// level a real directory, the manifest a regular file.
+	fns, _, err := c.fullNames(false)
+	if err != nil {
+		return false
+	}
+	for _, fn := range fns {
+		keys, _ := c.scanFullName(fn, false)
+		for _, k := range keys {
+			if fi, err := c.lstat(filepath.Join(c.entryDir(k.fullName, k.version, k.id), "manifest.yaml")); err == nil && fi.Mode().IsRegular() {
+				return true
+			}
+		}
+	}
 	return false
 }
 
@@ -336,7 +354,7 @@ func OpenExisting(root string) (*Cache, error) {
 		return nil, err
 	}
 	if !c.isCache() {
-		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
+		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <FullName>/<version>/<id>/ packages or <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
 	}
 	if err := c.checkLayout(); err != nil {
 		return nil, err
@@ -580,11 +598,15 @@ func safeComponent(s string, re *regexp.Regexp) bool {
 // usage lock of id: the exclusive lock cannot be taken without waiting. A
 // lock file that does not exist is held by nobody, and is not created:
 // listing a cache does not leave a lock file per package behind.
-func (c *Cache) inUse(id string) bool {
+func (c *Cache) inUse(id string) bool { return c.held(id + usageSuffix) }
+
+// held reports whether some process holds a lock on the lock file name
+// at the root (lockfile.Held, beneath the root's handle).
+func (c *Cache) held(name string) bool {
 	if c.rootDir != nil {
-		return lockfile.HeldAt(c.rootDir, id+usageSuffix)
+		return lockfile.HeldAt(c.rootDir, name)
 	}
-	return lockfile.HeldIn(c.fsys, id+usageSuffix)
+	return lockfile.HeldIn(c.fsys, name)
 }
 
 // UsageLockHolder returns the process id of who holds package id's usage
@@ -601,7 +623,7 @@ func (c *Cache) UsageLockHolder(id string) int {
 // ends.
 //
 // The engine deletes <id>_usage.lock and <id>_download.lock after its
-// cleanup, and objgc does too after a removal. A process that opened the
+// cleanup (objgc never deletes one). A process that opened the
 // file before the deletion and locks it afterwards holds a lock on a file
 // nobody else will ever open: no lock at all. So after locking, the path
 // must still name the file locked (same device and inode); if it does not
@@ -696,6 +718,21 @@ func (c *Cache) touchLastUse(id string) {
 	}
 	_ = setTimes(f, now)
 	f.Close()
+}
+
+// recordUse records, in objgc's last-use marker, that e was seen in use
+// (a probe found its usage lock held, or an orphaned lock): where access
+// times do not show the engine's reads (noatime), that is the only trace
+// of its use. Only the owner of the cache, or root, writes the marker;
+// e.LastUse is brought up to date.
+func (c *Cache) recordUse(e *Entry) {
+	if c.ownerErr != nil || !c.isDir(e.Dir) {
+		return
+	}
+	c.touchLastUse(e.ID)
+	if t := c.lastUse(e.ID); t.After(e.LastUse) {
+		e.LastUse = t
+	}
 }
 
 // lastUse returns the marker's mtime, or the zero time (also for a marker

@@ -39,6 +39,11 @@ type Entry struct {
 	// options make of it). Zero if neither is known.
 	LastUse time.Time `json:"last_use"`
 	InUse   bool      `json:"in_use"` // some process (objgc or the engine) holds its usage lock
+	// InUseReason says why a package is in use when it is not that its
+	// usage lock is held: a process has its deleted usage lock file open
+	// (an orphaned lock), or its lock file is missing where that cannot
+	// be checked (docs/cache.md, "Orphaned locks").
+	InUseReason string `json:"in_use_reason,omitempty"`
 	// InstalledBy is installedByObjgc for a package objgc added (it has a
 	// digests record), installedByEngine for one murano-engine unpacked.
 	InstalledBy string `json:"installed_by"`
@@ -107,6 +112,19 @@ func (c *Cache) entryInfo(recs *os.File, fullName, version, id string, withInUse
 // place.
 func (r *digestRecord) matches(fullName, version, id string) bool {
 	return r.FullName == fullName && r.Version == version && r.ID == id
+}
+
+// readRecord reads the whole digests record of id, beneath the root.
+func (c *Cache) readRecord(id string) (*digestRecord, error) {
+	data, err := c.readFile(c.recordPath(id), maxRecordSize)
+	if err != nil {
+		return nil, err
+	}
+	var rec digestRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.recordPath(id), err)
+	}
+	return &rec, nil
 }
 
 // readRecordHeader reads the digests record of id without its file list.
@@ -383,7 +401,7 @@ func (c *Cache) metaProblems() []Unclassified {
 // removed while List runs is left out. List takes no lock that others
 // wait for: InUse is tested with a non-blocking exclusive lock.
 func (c *Cache) List(ctx context.Context) ([]Entry, error) {
-	entries, _, err := c.list(ctx, true, false, false)
+	entries, _, err := c.list(ctx, true, false, false, false)
 	return entries, err
 }
 
@@ -391,15 +409,17 @@ func (c *Cache) List(ctx context.Context) ([]Entry, error) {
 // package, nor a lock file, nor objgc's own, with its size
 // (Unclassified), and what in .objgc/ is not what objgc puts there.
 func (c *Cache) ListAll(ctx context.Context) ([]Entry, []Unclassified, error) {
-	return c.list(ctx, true, false, true)
+	return c.list(ctx, true, false, false, true)
 }
 
 // list is List. With partial, a package that is the only id of its
 // version is listed by name alone (Entry.partial), its record and last-use
 // marker not read: prune --outdated needs them only for the packages it
-// removes, and reads them then. withSize measures the unclassified names
-// (a walk of each).
-func (c *Cache) list(ctx context.Context, withInUse, partial, withSize bool) ([]Entry, []Unclassified, error) {
+// removes, and reads them then. With record, a package found in use has
+// the use recorded in objgc's last-use marker (recordUse): a prune does,
+// a listing that only reads (List, a dry run) does not. withSize measures
+// the unclassified names (a walk of each).
+func (c *Cache) list(ctx context.Context, withInUse, partial, record, withSize bool) ([]Entry, []Unclassified, error) {
 	names, other, err := c.fullNames(withSize)
 	if err != nil {
 		return nil, nil, err
@@ -419,6 +439,11 @@ func (c *Cache) list(ctx context.Context, withInUse, partial, withSize bool) ([]
 	// Workers take one FullName at a time: its versions, their ids, and
 	// each package's record, marker and lock. All of it is system calls
 	// on small files and directories, so the workers outnumber the CPUs.
+	// A package held through a deleted usage lock file is in use too.
+	var orphans orphanScan
+	if withInUse {
+		orphans = c.scanOrphans()
+	}
 	workers := min(4*runtime.GOMAXPROCS(0), max(len(names), 1))
 	found := make([][]Entry, workers)
 	strays := make([][]Unclassified, workers)
@@ -438,6 +463,12 @@ func (c *Cache) list(ctx context.Context, withInUse, partial, withSize bool) ([]
 						continue
 					}
 					if e, err := c.entryInfo(recs, k.fullName, k.version, k.id, withInUse); err == nil {
+						if why := orphans.busy(k.id); withInUse && !e.InUse && why != "" {
+							e.InUse, e.InUseReason = true, why
+						}
+						if e.InUse && record {
+							c.recordUse(&e)
+						}
 						found[w] = append(found[w], e)
 					}
 				}
@@ -640,7 +671,16 @@ type VerifyResult struct {
 	// digests record, so Verify could only check that their manifest and
 	// class files parse.
 	Engine int `json:"engine"`
+	// InUse are the packages not checked because another process was
+	// still unpacking them (their download lock held, at the path or
+	// through a deleted lock file) after Verify waited UnpackWait: not a
+	// damage, verify them again later.
+	InUse []Problem `json:"in_use"`
 }
+
+// UnpackWait is how long Verify waits for a package being unpacked
+// (its download lock held by murano-engine) before it reports it in use.
+const UnpackWait = 10 * time.Second
 
 // Verify checks every package: one objgc added has its digests record,
 // and its files and links are exactly those recorded at unpack time, with
@@ -648,7 +688,11 @@ type VerifyResult struct {
 // Engine), and its manifest and class files must parse (read as data,
 // with the limits of loadPackage). It holds each package's usage lock
 // (shared, without marking a use) while it checks it, so no prune and no
-// engine cleanup removes it meanwhile. Names where the layout wants
+// engine cleanup removes it meanwhile. The engine unpacks in place under
+// its download lock (ApiPackageLoader._get_package_by_definition), so a
+// package the engine unpacked is read only once its download lock is
+// free, as plan does; one still being unpacked after UnpackWait is
+// reported in InUse, never as damaged. Names where the layout wants
 // something else are problems too. The error is non-nil only when the
 // cache cannot be read or ctx ends.
 func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
@@ -688,8 +732,12 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 				probs = c.verifyEntry(ctx, k, e.Dir, h)
 			} else {
 				res.Engine++
-				if _, err := c.loadEntry(ctx, e.Dir); err != nil {
-					probs = []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + err.Error()}}
+				var unpacking string
+				probs, unpacking = c.verifyEngineEntry(ctx, e)
+				if unpacking != "" {
+					res.Checked--
+					res.Engine--
+					res.InUse = append(res.InUse, Problem{FullName: k.fullName, Version: k.version, ID: k.id, Path: e.Dir, Problem: unpacking})
 				}
 				if rec, err := c.readRecordHeader(k.id); err == nil && !rec.matches(k.fullName, k.version, k.id) {
 					// A record of this id that describes another place
@@ -705,6 +753,55 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 		unlock()
 	}
 	return res, nil
+}
+
+// verifyEngineEntry checks a package the engine unpacked, holding its
+// usage lock: it waits (up to UnpackWait) for the download lock of a
+// running unpack, then loads the package. When it does not load it waits
+// and loads it once more, and reports it as being unpacked (unpacking,
+// not a problem) when a process still holds its download lock or has its
+// deleted download lock file open: the engine's cleanup deletes lock
+// files, and a process that had opened the old one unpacks under a lock
+// the path no longer shows.
+func (c *Cache) verifyEngineEntry(ctx context.Context, e Entry) (probs []Problem, unpacking string) {
+	waitUnpack := func() bool {
+		wctx, cancel := context.WithTimeout(ctx, UnpackWait)
+		defer cancel()
+		unlock, err := c.lockAt(wctx, c.downloadLockPath(e.ID), lockfile.Shared)
+		if err != nil {
+			return false
+		}
+		unlock()
+		return true
+	}
+	const busy = "not verified: being unpacked by another process (its download lock is held); verify again later"
+	if !waitUnpack() {
+		return nil, busy
+	}
+	if _, err := c.loadEntry(ctx, e.Dir); err == nil {
+		return nil, ""
+	}
+	waitUnpack()
+	_, err := c.loadEntry(ctx, e.Dir)
+	if err == nil {
+		return nil, ""
+	}
+	// The engine deletes a package that does not load for it (and one a
+	// cleanup holding an orphaned lock removes) without objgc's locks:
+	// give such a deletion a moment to finish.
+	for range 5 {
+		if !c.isDir(e.Dir) {
+			return nil, "" // removed meanwhile
+		}
+		if c.held(e.ID+downloadSuffix) || len(c.scanOrphans().downloading[e.ID]) > 0 {
+			return nil, busy
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err = c.loadEntry(ctx, e.Dir); err == nil {
+		return nil, ""
+	}
+	return []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + err.Error()}}, ""
 }
 
 // verifyEntry checks the package k at dir, which objgc added, against its

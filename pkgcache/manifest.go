@@ -89,11 +89,26 @@ type Package struct {
 	// a Session returned; "" for a directory read with loadPackage.
 	InstalledBy string
 	// RunsHooks says whether the hooks shipped in the package (its
-	// hooks/ folder) may run: a package objgc added (the operator chose
-	// it), or one the engine unpacked when the Session trusts those
-	// (Session.TrustEnginePackages). A package the engine unpacked came
-	// from the catalog, which tenants upload to.
+	// hooks/ folder) may run: only for a package objgc added (the
+	// operator chose it). A package the engine unpacked came from the
+	// catalog, which tenants upload to; its hooks never run.
 	RunsHooks bool
+	// digests are the sha256 of the package's files recorded when objgc
+	// added it, by '/'-separated name (RecordedSHA256).
+	digests map[string]string
+}
+
+// RecordedSHA256 returns the sha256 (lower-case hex) recorded for the
+// file at path when objgc added the package (cache add), false when path
+// is not a file of a package objgc added. A hook from the package must
+// still have it when it runs.
+func (p *Package) RecordedSHA256(path string) (string, bool) {
+	rel, err := filepath.Rel(p.Dir, path)
+	if err != nil || p.digests == nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	sum, ok := p.digests[filepath.ToSlash(rel)]
+	return sum, ok
 }
 
 // loadPackage reads dir/manifest.yaml and every class file it lists

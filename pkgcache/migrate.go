@@ -55,7 +55,7 @@ func OpenForMigrate(root string) (*Cache, error) {
 		return nil, err
 	}
 	if !c.isCache() {
-		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
+		return nil, fmt.Errorf("%w at %s (neither objgc's %s/ nor murano-engine's <FullName>/<version>/<id>/ packages or <id>_usage.lock files; objgc cache add creates one)", ErrNoCache, c.root, metaDirName)
 	}
 	return c, nil
 }
@@ -295,12 +295,20 @@ func (c *Cache) migrateEntry(res *MigrateResult, from, fn, v, id string) error {
 	if err := c.mkdirAll(filepath.Dir(to)); err != nil {
 		return fmt.Errorf("migrating %s: %w", from, err)
 	}
+	// The package belongs to the cache's owner (root migrating a user's
+	// cache): the engine's cleanup ignores rmtree errors, so a package it
+	// could not delete would stay for ever.
+	if err := c.chownTree(from); err != nil {
+		return fmt.Errorf("migrating %s: %w", from, err)
+	}
 	if err := c.rename(from, to); err != nil {
 		return fmt.Errorf("migrating %s: %w", from, err)
 	}
 	if m := filepath.Join(c.root, "locks", id+".lastuse"); !c.isLink(m) {
 		if err := c.mkdirAll(c.lastUseDir()); err == nil {
-			c.rename(m, c.lastUsePath(id))
+			if c.rename(m, c.lastUsePath(id)) == nil {
+				c.chown(c.lastUsePath(id))
+			}
 		}
 	}
 	c.removeOldLocks(id)

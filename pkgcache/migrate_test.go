@@ -224,11 +224,12 @@ func TestLayout(t *testing.T) {
 	if err != nil || len(res.Removed) != 1 || res.Removed[0].ID != a.ID {
 		t.Fatalf("prune: %+v, %v", res, err)
 	}
-	for _, p := range []string{a.Dir, c.usageLockPath(a.ID), c.downloadLockPath(a.ID), c.recordPath(a.ID)} {
+	for _, p := range []string{a.Dir, c.recordPath(a.ID)} {
 		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is left after the removal: %v", p, err)
 		}
 	}
+	assertLockFilesKept(t, c, a.ID)
 	if !isDir(filepath.Dir(a.Dir)) {
 		t.Errorf("the emptied version directory was removed")
 	}

@@ -75,6 +75,16 @@ type PruneResult struct {
 	// Prune leaves them, and with MaxSize counts their bytes, so that
 	// PolicyMet is false while they alone keep the cache over the limit.
 	Unclassified []Unclassified `json:"unclassified"`
+	// OrphanedLocks says how packages held through a deleted usage lock
+	// file were found: "checked in /proc: ..." or "not checked (why):
+	// packages whose usage lock file is missing are kept" (docs/cache.md,
+	// "Orphaned locks").
+	OrphanedLocks string `json:"orphaned_locks"`
+	// OrphansChecked is true when the process table could be read.
+	OrphansChecked bool `json:"-"`
+	// Warnings are said once per prune: that --unused-for could not
+	// select the packages the engine unpacked, and why.
+	Warnings []string `json:"warnings"`
 }
 
 // lockPrune takes locks/prune.lock exclusively without waiting: one prune
@@ -134,35 +144,52 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 	// to report a dry run; a real removal learns it from the lock itself.
 	// --outdated alone needs the records of the packages it removes only.
 	partial := opts.Outdated && opts.UnusedFor <= 0 && !opts.LimitSize && !opts.DryRun
-	entries, other, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial, opts.LimitSize)
+	entries, other, err := c.list(ctx, opts.LimitSize || opts.DryRun, partial, !opts.DryRun, opts.LimitSize)
 	if err != nil {
 		return res, fmt.Errorf("pruning: %w", err)
 	}
 	res.Unclassified = other
 	now := c.now()
-	pol := opts.policy()
+	policy := opts.policy()
 	for _, u := range other {
-		pol.Unaccounted += u.Size
+		policy.Unaccounted += u.Size
 	}
-	plan := planPrune(entries, pol, now)
+	if opts.UnusedFor > 0 {
+		// A dry run writes nothing: the mount flags alone.
+		ok, slack, why := c.atimeTrust(!opts.DryRun)
+		policy.EngineAtimeUntrusted, policy.EngineAtimeSlack = !ok, slack
+		if n := countEngine(entries); !ok && n > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("--unused-for selects none of the %d %s murano-engine unpacked: %s, so objgc cannot tell when the engine last used %s; bound the cache with --outdated (older versions, re-uploaded ids) and --max-size (least recently used first, by objgc's own records of use)",
+				n, map[bool]string{true: "package", false: "packages"}[n == 1], why, map[bool]string{true: "it", false: "them"}[n == 1]))
+		}
+	}
+	plan := planPrune(entries, policy, now)
 	if opts.DryRun {
+		s := c.scanOrphans()
+		res.OrphanedLocks, res.OrphansChecked = s.note(), s.complete
 		res.Removed, res.InUse, res.Freed = plan.split()
 		res.Kept = plan.kept
 		res.PolicyMet = len(res.InUse) == 0 && !plan.over
 		return res, ctx.Err()
 	}
 
-	outs, err := c.claimAndDelete(ctx, plan.selected, opts.Progress)
+	ids := make([]string, len(plan.selected))
+	for i, r := range plan.selected {
+		ids[i] = r.ID
+	}
+	g := c.newUseGuard(ids)
+	res.OrphanedLocks, res.OrphansChecked = g.scan.note(), g.scan.complete
+	outs, err := c.claimAndDelete(ctx, g, plan.selected, opts.Progress)
 	for k, o := range outs {
 		e := o.entry
 		r := Removal{Entry: e, Reason: plan.selected[k].Reason}
 		switch {
 		case o.removed:
-			r.InUse = false
+			r.InUse, r.InUseReason = false, ""
 			res.Removed = append(res.Removed, r)
 			res.Freed += e.Size
 		case o.inUse:
-			r.InUse = true
+			r.InUse, r.InUseReason = true, o.busy
 			res.InUse = append(res.InUse, r)
 		}
 	}
@@ -184,6 +211,24 @@ type prunePolicy struct {
 	// Unaccounted are the bytes under the root that are no package
 	// (Unclassified): they count towards MaxSize and cannot be removed.
 	Unaccounted int64
+	// EngineAtimeUntrusted: access times do not show the engine's use
+	// (atimeTrust), so UnusedFor selects no package the engine unpacked.
+	// EngineAtimeSlack is how much older than its last use such a
+	// package may look (a day under relatime): UnusedFor selects it only
+	// when older than that much more.
+	EngineAtimeUntrusted bool
+	EngineAtimeSlack     time.Duration
+}
+
+// countEngine counts the packages the engine unpacked.
+func countEngine(es []Entry) int {
+	n := 0
+	for _, e := range es {
+		if e.InstalledBy == installedByEngine {
+			n++
+		}
+	}
+	return n
 }
 
 func (o PruneOptions) policy() prunePolicy {
@@ -288,7 +333,16 @@ func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 	}
 	if p.UnusedFor > 0 {
 		for i, e := range entries {
-			if age := now.Sub(e.lastUseOrInstalled()); age > p.UnusedFor {
+			age := now.Sub(e.lastUseOrInstalled())
+			unused := age > p.UnusedFor
+			if e.InstalledBy == installedByEngine {
+				if p.EngineAtimeUntrusted {
+					keepIt(i, "its last use by the engine is unknown (access times not kept)")
+					continue
+				}
+				unused = age-p.EngineAtimeSlack > p.UnusedFor
+			}
+			if unused {
 				mark(i, "unused for "+ageText(age))
 			} else if e.LastUse.After(e.Installed) {
 				keepIt(i, "last used "+ageText(age)+" ago")
@@ -367,10 +421,11 @@ func planPrune(packages []Entry, p prunePolicy, now time.Time) prunePlan {
 
 // claimOutcome is what became of one selected package.
 type claimOutcome struct {
-	entry   Entry // the package, its record read if list had not
-	removed bool  // claimed, and deleted by the time claimAndDelete returns
-	inUse   bool  // its usage lock is held: it stays
-	err     error // claiming it failed
+	entry   Entry  // the package, its record read if list had not
+	removed bool   // claimed, and deleted by the time claimAndDelete returns
+	inUse   bool   // its usage lock is held: it stays
+	busy    string // why it is in use when not for its lock (claim.busy)
+	err     error  // claiming it failed
 }
 
 // deleteWorkers is how many packages are claimed and deleted at a time;
@@ -391,7 +446,7 @@ const deleteWorkers = 8
 // empty stay: the engine creates them with os.makedirs before it unpacks
 // an id into them, and an rmdir between its mkdir of <version>/ and that
 // of <id>/ would fail its unpack; no lock of the engine's covers them.
-func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress func(done, total int)) ([]claimOutcome, error) {
+func (c *Cache) claimAndDelete(ctx context.Context, g *useGuard, selected []Removal, progress func(done, total int)) ([]claimOutcome, error) {
 	outs := make([]claimOutcome, len(selected))
 	type claimed struct {
 		k int
@@ -411,10 +466,10 @@ func (c *Cache) claimAndDelete(ctx context.Context, selected []Removal, progress
 						e = full
 					}
 				}
-				trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID, e.InstalledBy)
-				results <- claimed{k, claimOutcome{entry: e, removed: ok, inUse: err == nil && !ok && c.isDir(e.Dir), err: err}}
-				if ok {
-					c.removeAll(trash)
+				cl, err := c.claimEntry(g, e.FullName, e.Version, e.ID, e.InstalledBy)
+				results <- claimed{k, claimOutcome{entry: e, removed: cl.ok, inUse: err == nil && !cl.ok && (cl.busy != "" || c.isDir(e.Dir)), busy: cl.busy, err: err}}
+				if cl.ok {
+					c.removeAll(cl.trash)
 				}
 			}
 		}()
@@ -474,37 +529,51 @@ func (c *Cache) removeTrash() int {
 }
 
 // removeOrphanRecords removes the records and last-use markers of ids no
-// package has any more: the engine's cleanup removed the package (it does
+// package has any more, and records that describe another place than
+// their id's package: the engine's cleanup removed the package (it does
 // not know objgc's records), or an add was killed between writing the
 // record and renaming the package into place. A record is removed only
 // holding its id's usage lock exclusively (taken without waiting): an
 // add writes the record and renames the package holding it shared. The
-// id's lock files go too, as after any removal (claimEntry). listed are
+// id's lock files stay, as after any removal (claimEntry). listed are
 // the packages the prune listed: only the records of other ids are looked
 // at (a package added since is found by its directory, and kept).
 func (c *Cache) removeOrphanRecords(listed []Entry) int {
+	// A listed package the engine unpacked has no record that describes
+	// it: a record of its id describes another place, is not believed,
+	// and goes too.
 	ids := make(map[string]bool, len(listed))
+	engine := map[string]Entry{}
 	for _, e := range listed {
 		ids[e.ID] = true
+		if e.InstalledBy == installedByEngine {
+			engine[e.ID] = e
+		}
 	}
 	n := 0
 	names, _ := c.readDirNames(c.recordsDir())
 	for _, name := range names {
 		id, ok := strings.CutSuffix(name, ".json")
-		if !ok || !idRE.MatchString(id) || ids[id] {
+		e, isEngine := engine[id]
+		if !ok || !idRE.MatchString(id) || ids[id] && !isEngine {
 			continue
 		}
 		unlock, err := c.tryLockAt(c.usageLockPath(id), lockfile.Exclusive)
 		if err != nil || unlock == nil {
 			continue
 		}
-		if rec, err := c.readRecordHeader(id); err == nil && (rec.ID != id || !validFullName(rec.FullName) || !safeComponent(rec.Version, versionRE) || !c.isDir(c.entryDir(rec.FullName, rec.Version, id))) {
+		rec, err := c.readRecordHeader(id)
+		stale := err == nil && (rec.ID != id || !validFullName(rec.FullName) || !safeComponent(rec.Version, versionRE) || !c.isDir(c.entryDir(rec.FullName, rec.Version, id)))
+		if isEngine {
+			stale = err == nil && !rec.matches(e.FullName, e.Version, id)
+		}
+		if stale {
 			if c.remove(c.recordPath(id)) == nil {
 				n++
 			}
-			c.remove(c.lastUsePath(id))
-			c.remove(c.downloadLockPath(id))
-			c.remove(c.usageLockPath(id))
+			if !isEngine { // the engine's package keeps its marker
+				c.remove(c.lastUsePath(id))
+			}
 		}
 		unlock()
 	}
@@ -558,8 +627,10 @@ func (c *Cache) cleanTmp(now time.Time) int {
 // RemoveResult is what Remove did.
 type RemoveResult struct {
 	Removed []Entry `json:"removed"`
-	InUse   []Entry `json:"in_use"` // matched, but their usage lock is held: they stay
+	InUse   []Entry `json:"in_use"` // matched, but in use: they stay (Entry.InUseReason says why when not for the lock)
 	Freed   int64   `json:"freed"`  // bytes of Removed
+	// OrphanedLocks is as in PruneResult.
+	OrphanedLocks string `json:"orphaned_locks"`
 }
 
 // Remove removes the packages ref names: a package id (whole, or its
@@ -576,7 +647,7 @@ func (c *Cache) Remove(ctx context.Context, ref string) (RemoveResult, error) {
 		return res, c.ownerErr
 	}
 	fullName, version, byVersion := strings.Cut(ref, "@")
-	entries, _, err := c.list(ctx, false, false, false)
+	entries, _, err := c.list(ctx, false, false, false, false)
 	if err != nil {
 		return res, err
 	}
@@ -589,20 +660,26 @@ func (c *Cache) Remove(ctx context.Context, ref string) (RemoveResult, error) {
 	if len(matched) == 0 {
 		return res, fmt.Errorf("%s: %w", ref, ErrNotFound)
 	}
+	ids := make([]string, len(matched))
+	for i, e := range matched {
+		ids[i] = e.ID
+	}
+	g := c.newUseGuard(ids)
+	res.OrphanedLocks = g.scan.note()
 	for _, e := range matched {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		trash, ok, err := c.claimEntry(e.FullName, e.Version, e.ID, e.InstalledBy)
+		cl, err := c.claimEntry(g, e.FullName, e.Version, e.ID, e.InstalledBy)
 		switch {
 		case err != nil:
 			return res, fmt.Errorf("removing %s: %w", e.Dir, err)
-		case ok:
-			c.removeAll(trash)
+		case cl.ok:
+			c.removeAll(cl.trash)
 			res.Removed = append(res.Removed, e)
 			res.Freed += e.Size
-		case c.isDir(e.Dir):
-			e.InUse = true
+		case cl.busy != "" || c.isDir(e.Dir):
+			e.InUse, e.InUseReason = true, cl.busy
 			res.InUse = append(res.InUse, e)
 		}
 	}

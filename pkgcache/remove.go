@@ -13,17 +13,25 @@ import (
 // removeOutdatedIDs removes the other ids of fullName/version (a package
 // re-uploaded, or the engine's copy of what objgc added) as the engine's
 // cleanup does after each download (ApiPackageLoader.try_cleanup_cache):
-// each only if its usage lock can be taken exclusively without waiting.
+// each only if its usage lock can be taken exclusively without waiting
+// and no process holds an orphaned lock of it (see claimEntry).
 func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept []string) {
 	names, err := c.readDirNames(filepath.Join(c.fullNameDir(fullName), version))
 	if err != nil {
 		return nil, nil
 	}
+	var ids []string
 	for _, id := range names {
-		if id == keep || !idRE.MatchString(id) {
-			continue
+		if id != keep && idRE.MatchString(id) {
+			ids = append(ids, id)
 		}
-		ok, err := c.removeEntry(fullName, version, id)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	g := c.newUseGuard(ids)
+	for _, id := range ids {
+		ok, err := c.removeEntry(g, fullName, version, id)
 		switch {
 		case err != nil:
 			kept = append(kept, id)
@@ -40,62 +48,96 @@ func (c *Cache) removeOutdatedIDs(fullName, version, keep string) (removed, kept
 
 // removeEntry removes <fullName>/<version>/<id> if nobody uses it (see
 // claimEntry) and deletes it. false, nil: in use, or already gone.
-func (c *Cache) removeEntry(fullName, version, id string) (bool, error) {
-	trash, ok, err := c.claimEntry(fullName, version, id, "")
-	if err != nil || !ok {
+func (c *Cache) removeEntry(g *useGuard, fullName, version, id string) (bool, error) {
+	cl, err := c.claimEntry(g, fullName, version, id, "")
+	if err != nil || !cl.ok {
 		return false, err
 	}
-	if err := c.removeAll(trash); err != nil {
-		return true, fmt.Errorf("removing %s: %w", trash, err)
+	if err := c.removeAll(cl.trash); err != nil {
+		return true, fmt.Errorf("removing %s: %w", cl.trash, err)
 	}
 	return true, nil
 }
 
+// testHookClaimed, when a test sets it, runs in claimEntry while the
+// exclusive usage lock of id is held, before the package is moved away.
+var testHookClaimed func(id string)
+
+// claim is what claimEntry did with one package.
+type claim struct {
+	trash string // the trash directory to delete, when ok
+	ok    bool   // claimed: moved out of the engine's sight
+	// busy says why the package stays although its usage lock was free
+	// (an orphaned lock, or a missing lock file that cannot be checked);
+	// "" when its usage lock was held, or the package is gone.
+	busy string
+}
+
 // claimEntry takes the usage lock of id exclusively without waiting and,
-// holding it, renames the package directory into .objgc/trash/ (one
-// rename: the engine, which loads <FullName>/<version>/<id>, never sees a
-// half-deleted package), removes objgc's record and marker of the id and
-// deletes both lock files, as the engine does after its cleanup; then it
-// releases the lock. It returns the trash directory for the caller to
-// delete. ok is false when the package is in use or already gone.
+// holding it, checks with g that no process holds an orphaned lock of it,
+// renames the package directory into .objgc/trash/ (one rename: the
+// engine, which loads <FullName>/<version>/<id>, never sees a
+// half-deleted package) and removes objgc's record and marker of the id;
+// then it releases the lock. It returns the trash directory for the
+// caller to delete. ok is false when the package is in use or already
+// gone.
 //
-// The lock files are deleted while the lock is held, not after (the
-// engine's order): a process waiting on the lock then finds, once it has
-// it, that the path names another file or none, and locks again (lockAt);
-// deleted after the release, a waiter could take the lock and check the
-// path just before the deletion, and hold a lock nobody else sees.
+// The lock files stay: the engine locks whatever file it opened without
+// checking that the path still names it, and its shared lock creates the
+// file and then opens it again (murano.utils.SharedInterProcessLock
+// _do_open): a lock file deleted under a deployment that is starting
+// leaves it holding a lock nobody sees, or fails it. They are empty
+// files, as the engine leaves them for every package it keeps. When the
+// process table cannot be read (g's scan is not complete), a package
+// whose usage lock file is missing is kept: a deployment may hold a lock
+// on the deleted file, and objgc would not see it.
 //
 // installedBy is the package's Entry.InstalledBy when the caller read it
 // (its record need not be read again), "" when it did not.
-func (c *Cache) claimEntry(fullName, version, id, installedBy string) (trash string, ok bool, err error) {
-	unlock, err := c.tryLockAt(c.usageLockPath(id), lockfile.Exclusive)
+func (c *Cache) claimEntry(g *useGuard, fullName, version, id, installedBy string) (claim, error) {
+	dir := c.entryDir(fullName, version, id)
+	unlock, fi, err := c.tryLockInfo(c.usageLockPath(id), lockfile.Exclusive, g.scan.complete)
 	if err != nil {
-		return "", false, err
+		if !g.scan.complete && errors.Is(err, fs.ErrNotExist) {
+			if !c.isDir(dir) {
+				return claim{}, nil
+			}
+			return claim{busy: g.scan.missingWhy()}, nil
+		}
+		return claim{}, err
 	}
 	if unlock == nil {
-		return "", false, nil
+		c.recordUse(&Entry{ID: id, Dir: dir})
+		return claim{}, nil
 	}
 	defer unlock()
-	dir := c.entryDir(fullName, version, id)
-	trash, err = c.trashName()
+	if why := g.check(id, fi); why != "" {
+		if !c.isDir(dir) {
+			return claim{}, nil
+		}
+		c.recordUse(&Entry{ID: id, Dir: dir})
+		return claim{busy: why}, nil
+	}
+	if testHookClaimed != nil {
+		testHookClaimed(id)
+	}
+	trash, err := c.trashName()
 	if err != nil {
-		return "", false, fmt.Errorf("removing %s: %w", dir, err)
+		return claim{}, fmt.Errorf("removing %s: %w", dir, err)
 	}
 	if st, err := c.lstat(dir); err == nil && !st.IsDir() {
 		// A link (or anything else) where the package was: not a
 		// package, never renamed nor deleted through (List reports it).
-		return "", false, nil
+		return claim{}, nil
 	}
 	if err := c.rename(dir, trash); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", false, nil // someone removed it before us
+			return claim{}, nil // someone removed it before us
 		}
-		return "", false, fmt.Errorf("removing %s: %w", dir, err)
+		return claim{}, fmt.Errorf("removing %s: %w", dir, err)
 	}
 	c.forget(fullName, version, id, installedBy)
-	c.remove(c.downloadLockPath(id))
-	c.remove(c.usageLockPath(id))
-	return trash, true, nil
+	return claim{trash: trash, ok: true}, nil
 }
 
 // forget removes objgc's record of id (when it is the record of this

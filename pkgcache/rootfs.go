@@ -39,6 +39,19 @@ func (c *Cache) linkError(path string) error {
 	return fmt.Errorf("%s is a symbolic link (to %s): %w; objgc never follows one under the cache root, move it away", path, to, ErrLink)
 }
 
+// Close closes the handle on the cache root; c must not be used after.
+// A process that ends needs not call it; a test that unmounts the file
+// system the cache is on does.
+func (c *Cache) Close() error {
+	if c.rootDir != nil {
+		c.rootDir.Close()
+	}
+	if c.fsys != nil {
+		return c.fsys.Close()
+	}
+	return nil
+}
+
 // rel returns path as a name beneath the cache root ("." for the root).
 func (c *Cache) rel(path string) (string, error) {
 	r, err := filepath.Rel(c.root, path)

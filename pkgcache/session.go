@@ -16,12 +16,6 @@ import (
 // "The package cache": the usage lock is held for the whole run). A Session
 // is safe for concurrent use.
 type Session struct {
-	// TrustEnginePackages lets the hooks shipped in packages the engine
-	// unpacked run (Package.RunsHooks). Off by default: those packages
-	// came from the catalog, which tenants upload to. Set it before the
-	// first lookup.
-	TrustEnginePackages bool
-
 	c      *Cache
 	mu     sync.Mutex
 	held   map[string]func()   // id -> unlock
@@ -104,7 +98,19 @@ func (s *Session) hold(ctx context.Context, e Entry) (*Package, error) {
 		return nil, err
 	}
 	p.ID, p.InstalledBy = e.ID, e.InstalledBy
-	p.RunsHooks = e.InstalledBy == installedByObjgc || s.TrustEnginePackages
+	// Only the operator's packages run their hooks: one the engine
+	// unpacked came from the catalog, which tenants upload to, and
+	// Murano runs package scripts in the tenant's VMs, never on the
+	// engine host.
+	p.RunsHooks = e.InstalledBy == installedByObjgc
+	if p.RunsHooks {
+		rec, err := s.c.readRecord(e.ID)
+		if err != nil || rec.FullName != e.FullName || rec.Version != e.Version {
+			unlock()
+			return nil, fmt.Errorf("package %s %s (%s): its digests record: %v", e.FullName, e.Version, e.ID, err)
+		}
+		p.digests = rec.Files
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q, ok := s.pkgs[e.ID]; ok { // another goroutine won
@@ -114,6 +120,20 @@ func (s *Session) hold(ctx context.Context, e Entry) (*Package, error) {
 	s.held[e.ID] = unlock
 	s.pkgs[e.ID] = p
 	return p, nil
+}
+
+// RecordedSHA256 returns the sha256 recorded at cache add for the file at
+// path, when path is in a package objgc added that the session holds
+// (Package.RecordedSHA256); false otherwise.
+func (s *Session) RecordedSHA256(path string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.pkgs {
+		if sum, ok := p.RecordedSHA256(path); ok {
+			return sum, true
+		}
+	}
+	return "", false
 }
 
 // Packages returns every package the session holds (every package it

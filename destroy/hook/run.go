@@ -105,6 +105,10 @@ type Invocation struct {
 	// edited since it was planned fails with ErrChanged and does not run.
 	// Empty: not checked.
 	SHA256 string
+	// Recorded says that SHA256 is the digest recorded when the hook's
+	// package was added to the cache (objgc cache add), not the one
+	// planned: a hook edited in the cache since then fails, saying so.
+	Recorded bool
 	// Sums, when set, remembers the sha256 of hook files between runs
 	// (see Sums); nil hashes the hook every run.
 	Sums *Sums
@@ -314,7 +318,11 @@ func openChecked(inv *Invocation) (*os.File, *HookError) {
 		case err != nil:
 			return hf, &HookError{Reason: "cannot start: " + err.Error(), Err: err}
 		case sum != inv.SHA256:
-			return hf, &HookError{Reason: changed(inv.SHA256, sum), Err: ErrChanged}
+			reason := changed(inv.SHA256, sum)
+			if inv.Recorded {
+				reason = fmt.Sprintf("differs from the sha256 recorded when its package was added to the cache (sha256 %s, now %s); not run: objgc cache verify shows the damage, objgc cache add --force repairs it", short(inv.SHA256), short(sum))
+			}
+			return hf, &HookError{Reason: reason, Err: ErrChanged}
 		}
 	}
 	return hf, nil

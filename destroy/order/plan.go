@@ -57,8 +57,7 @@ const (
 	WarnPatchRevivesDoomed WarnCode = "patch_revives_doomed"
 	// WarnHooksIgnored: a package murano-engine unpacked ships hooks for
 	// a doomed object's classes, and they do not run: such packages came
-	// from the catalog, which tenants upload to, unless the operator
-	// trusts them (pkgcache.Session.TrustEnginePackages).
+	// from the catalog, which tenants upload to (pkgcache.Package.RunsHooks).
 	WarnHooksIgnored WarnCode = "hooks_ignored"
 	// WarnEngineCannotLoad: with --on-dangling=keep, a doomed object that
 	// a live one still references is written flagged destroyed, a form

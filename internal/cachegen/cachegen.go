@@ -90,8 +90,9 @@ func Write(root string, n int) error {
 // Floor removes the n/2 packages of version 1.0.0 of a cache Write(root,
 // n) made, 8 at a time, doing what a removal must do on disk at the
 // least: one rename into .objgc/trash/, the deletion of the package
-// directory, of its record and of its two lock files. It lists nothing,
-// reads nothing and takes no lock.
+// directory and of its record (the lock files stay, as a removal leaves
+// them for the engine). It lists nothing, reads nothing and takes no
+// lock.
 func Floor(root string, n int) error {
 	trash := filepath.Join(root, ".objgc", "trash")
 	if err := os.MkdirAll(trash, 0o755); err != nil {
@@ -112,8 +113,6 @@ func Floor(root string, n int) error {
 					first = err
 				}
 				os.Remove(filepath.Join(root, ".objgc", "records", id+".json"))
-				os.Remove(filepath.Join(root, id+"_download.lock"))
-				os.Remove(filepath.Join(root, id+"_usage.lock"))
 				if err := os.RemoveAll(t); err != nil && first == nil {
 					first = err
 				}

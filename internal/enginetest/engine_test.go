@@ -206,13 +206,14 @@ func TestCacheListMuranoConfig(t *testing.T) {
 	}
 }
 
-// TestEngineUnpackDropsHookModes: the engine unpacks with Python's
-// zipfile extractall (murano.packages.load_utils.load_from_file), which
-// keeps no file modes: a hook that is executable in the archive is not in
-// the engine's cache, so even trusted (--trust-engine-packages) it cannot
-// run, and plan says so. The same archive added with objgc cache add
-// keeps its hook executable, and plan finds it ready to run.
-func TestEngineUnpackDropsHookModes(t *testing.T) {
+// TestEnginePackageHooksNeverRun: a hook shipped in a package the engine
+// unpacked (a tenant's upload to the catalog) never runs on the engine
+// host, not even made executable there (the engine unpacks with Python's
+// zipfile extractall, murano.packages.load_utils.load_from_file, which
+// keeps no file modes): plan warns hooks_ignored. The same archive added
+// with objgc cache add keeps its hook executable, and plan finds it ready
+// to run.
+func TestEnginePackageHooksNeverRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := thingsPackage("1.0.0")
@@ -241,9 +242,12 @@ func TestEngineUnpackDropsHookModes(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := objgc(t, nil, "plan", "--cache-dir", engineCache, "--trust-engine-packages", model)
-	if code != 0 || !strings.Contains(out, "hook destroy: "+hook) || !strings.Contains(out, "hook_cannot_run") {
-		t.Fatalf("plan on the engine's package, trusted: exit %d\n%s%s", code, out, errOut)
+	if err := os.Chmod(hook, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := objgc(t, nil, "plan", "--cache-dir", engineCache, model)
+	if code != 0 || strings.Contains(out, "hook destroy: "+hook) || !strings.Contains(out, "hooks_ignored: package com.example.things 1.0.0 (id "+id1+") was unpacked by murano-engine") {
+		t.Fatalf("plan on the engine's package, its hook made executable: exit %d\n%s%s", code, out, errOut)
 	}
 
 	added := filepath.Join(dir, "added")

@@ -358,12 +358,14 @@ func LockAt(ctx context.Context, dir *os.File, name, path string, mode Mode) (un
 
 // TryLockAt is TryLockPath on the lock file name in dir (see LockAt).
 func TryLockAt(dir *os.File, name, path string, mode Mode) (unlock func(), err error) {
-	return place{dir: dir, name: name, path: path}.tryLock(mode)
+	unlock, _, err = place{dir: dir, name: name, path: path}.tryLock(mode, true)
+	return unlock, err
 }
 
 // TryLockIn is TryLockPath on the lock file name beneath r (see LockIn).
 func TryLockIn(r *os.Root, name, path string, mode Mode) (unlock func(), err error) {
-	return in(r, name, path).tryLock(mode)
+	unlock, _, err = in(r, name, path).tryLock(mode, true)
+	return unlock, err
 }
 
 // HeldIn is Held for the lock file name beneath r (see LockIn).
@@ -383,7 +385,7 @@ func HeldIn(r *os.Root, name string) bool {
 func (p place) lock(ctx context.Context, mode Mode) (unlock func(), err error) {
 	path := p.path
 	for {
-		f, err := p.openLock(mode)
+		f, err := p.openLock(mode, true)
 		if err != nil {
 			return nil, err
 		}
@@ -391,7 +393,7 @@ func (p place) lock(ctx context.Context, mode Mode) (unlock func(), err error) {
 			closeFile(f)
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
-		if unlock, err := p.keepIfCurrent(f); unlock != nil || err != nil {
+		if unlock, _, err := p.keepIfCurrent(f); unlock != nil || err != nil {
 			return unlock, err
 		}
 		if err := ctx.Err(); err != nil {
@@ -404,56 +406,78 @@ func (p place) lock(ctx context.Context, mode Mode) (unlock func(), err error) {
 // conflicting lock. It too checks that path still names the file it locked
 // and starts over when not (at most maxReopen times, then an error).
 func TryLockPath(path string, mode Mode) (unlock func(), err error) {
-	return place{path: path}.tryLock(mode)
+	unlock, _, err = TryLockPathInfo(path, mode, true)
+	return unlock, err
 }
 
-func (p place) tryLock(mode Mode) (unlock func(), err error) {
+// TryLockPathInfo is TryLockPath that also returns the fstat(2) of the
+// file it locked (the one path names while the lock is held), for a
+// caller that must know whether it is the file it saw earlier. With
+// create false a missing lock file is not created: the error then wraps
+// fs.ErrNotExist.
+func TryLockPathInfo(path string, mode Mode, create bool) (unlock func(), fi fs.FileInfo, err error) {
+	return place{path: path}.tryLock(mode, create)
+}
+
+// TryLockAtInfo is TryLockPathInfo on the lock file name in dir (see
+// LockAt).
+func TryLockAtInfo(dir *os.File, name, path string, mode Mode, create bool) (unlock func(), fi fs.FileInfo, err error) {
+	return place{dir: dir, name: name, path: path}.tryLock(mode, create)
+}
+
+func (p place) tryLock(mode Mode, create bool) (unlock func(), fi fs.FileInfo, err error) {
 	path := p.path
 	for range maxReopen {
-		f, err := p.openLock(mode)
+		f, err := p.openLock(mode, create)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ok, err := tryLock(f, mode)
 		if err != nil || !ok {
 			closeFile(f)
 			if err != nil {
-				return nil, fmt.Errorf("locking %s: %w", path, err)
+				return nil, nil, fmt.Errorf("locking %s: %w", path, err)
 			}
-			return nil, nil
+			return nil, nil, nil
 		}
-		if unlock, err := p.keepIfCurrent(f); unlock != nil || err != nil {
-			return unlock, err
+		if unlock, fi, err := p.keepIfCurrent(f); unlock != nil || err != nil {
+			return unlock, fi, err
 		}
 	}
-	return nil, fmt.Errorf("locking %s: the file was removed and created again %d times while we locked it", path, maxReopen)
+	return nil, nil, fmt.Errorf("locking %s: the file was removed and created again %d times while we locked it", path, maxReopen)
 }
 
 // keepIfCurrent is the check Lock and TryLockPath make once f's lock is
-// theirs: when path still names f (Current) it returns what releases the
-// lock; otherwise it releases f and returns nil, nil (open the path again
-// and start over), or the error of Current, naming the path.
-func (p place) keepIfCurrent(f *os.File) (unlock func(), err error) {
+// theirs: when p still names f (Current) it returns what releases the
+// lock and f's fstat; otherwise it releases f and returns nil, nil, nil
+// (open it again and start over), or the error of Current, naming the
+// path.
+func (p place) keepIfCurrent(f *os.File) (unlock func(), fi fs.FileInfo, err error) {
 	path := p.path
 	ok, err := p.current(f)
 	if err == nil && ok {
-		return func() { release(f) }, nil
+		if fi, err = f.Stat(); err == nil {
+			return func() { release(f) }, fi, nil
+		}
 	}
 	release(f)
 	if err != nil {
-		return nil, fmt.Errorf("locking %s: %w", path, err)
+		return nil, nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
-// openLock opens the lock file at path for a lock of mode, creating it
-// (0644) when missing.
-func (p place) openLock(mode Mode) (*os.File, error) {
+// openLock opens the lock file at p for a lock of mode, creating it
+// (0644) when missing and create is true.
+func (p place) openLock(mode Mode, create bool) (*os.File, error) {
 	flag := os.O_RDWR
 	if mode == Shared {
 		flag = os.O_RDONLY
 	}
-	return p.open("lock file", flag|os.O_CREATE, 0o644)
+	if create {
+		flag |= os.O_CREATE
+	}
+	return p.open("lock file", flag, 0o644)
 }
 
 // release gives up f's lock and closes f.

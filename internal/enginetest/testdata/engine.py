@@ -10,7 +10,10 @@ other ids of the same FullName and version.
     python3 engine.py CACHE_DIR
 
 CACHE_DIR "-" leaves [engine] packages_cache unset: the engine's default,
-<tempdir>/murano-packages-cache.
+<tempdir>/murano-packages-cache. With ENGINE_RMTREE_LOG=FILE set, every
+package directory the loader deletes (its cleanup, or a package that
+does not load) is appended to FILE as "start DIR" before the deletion
+and "end DIR" after it.
 
 Commands on stdin, one answer a line on stdout:
   load DEPLOYMENT FULLNAME VERSION ID ZIP
@@ -25,13 +28,28 @@ Commands on stdin, one answer a line on stdout:
         murano.packages.load_utils.load_from_dir(DIR), what the engine
         runs on a cached package. Answers "package FULLNAME VERSION
         CLASS,CLASS..." or "error ...".
+  arm open|cleanup
+        makes the next load stop at one point of the engine's code, to
+        let a test act there: "open" right after the shared usage lock's
+        first open (murano.utils.SharedInterProcessLock._do_open creates
+        the file with O_CREAT|O_EXCL, then opens it again read-only),
+        "cleanup" in ApiPackageLoader.try_cleanup_cache holding the
+        exclusive usage lock of a stale id, before its shutil.rmtree,
+        "unpack" in murano.packages.load_utils.load_from_file halfway
+        through extracting the archive into the package directory,
+        holding the download lock. The load then answers "paused open
+        PATH", "paused cleanup DIR" or "paused unpack DIR" first and
+        waits for a line "go" before it goes on. Answers "armed".
 """
 import os
+import shutil
 import sys
+import zipfile
 
 import murano.common.config  # noqa: F401 (registers the engine's options)
 from oslo_config import cfg
 
+from murano import utils as m_utils
 from murano.dsl import helpers
 from murano.engine import package_loader
 from murano.packages import load_utils
@@ -91,6 +109,79 @@ class Loader(package_loader.ApiPackageLoader):
         return client
 
 
+armed = set()
+
+
+def pause(point, what):
+    """Stops at point when armed: says so, waits for "go"."""
+    if point not in armed:
+        return
+    armed.discard(point)
+    print("paused", point, what, flush=True)
+    line = sys.stdin.readline().strip()
+    if line != "go":
+        raise RuntimeError("paused at %s: got %r, want go" % (point, line))
+
+
+class OsAt:
+    """os for murano.utils, stopping after the usage lock's first open."""
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def open(self, path, flags, *args):
+        try:
+            return os.open(path, flags, *args)
+        finally:
+            if os.fsdecode(path).endswith("_usage.lock") and flags & os.O_EXCL:
+                pause("open", os.fsdecode(path))
+
+
+class ShutilAt:
+    """shutil for package_loader, stopping before the cleanup's rmtree."""
+
+    def __getattr__(self, name):
+        return getattr(shutil, name)
+
+    def rmtree(self, path, *args, **kwargs):
+        pause("cleanup", os.fsdecode(path))
+        log = os.environ.get("ENGINE_RMTREE_LOG")
+        if log:
+            with open(log, "a") as f:
+                f.write("start " + os.fsdecode(path) + "\n")
+        try:
+            return shutil.rmtree(path, *args, **kwargs)
+        finally:
+            if log:
+                with open(log, "a") as f:
+                    f.write("end " + os.fsdecode(path) + "\n")
+
+
+class ZipAt:
+    """zipfile for load_utils, stopping halfway through extractall."""
+
+    def __getattr__(self, name):
+        return getattr(zipfile, name)
+
+    def ZipFile(self, *args, **kwargs):
+        z = zipfile.ZipFile(*args, **kwargs)
+        extractall = z.extractall
+
+        def halfway(path=None, members=None, pwd=None):
+            names = z.namelist()
+            half = len(names) // 2
+            extractall(path, names[:half], pwd)
+            pause("unpack", os.fsdecode(path))
+            extractall(path, names[half:], pwd)
+
+        z.extractall = halfway
+        return z
+
+
+m_utils.os = OsAt()
+package_loader.shutil = ShutilAt()
+load_utils.zipfile = ZipAt()
+
 deployments = {}
 for line in sys.stdin:
     cmd = line.split()
@@ -115,6 +206,9 @@ for line in sys.stdin:
         elif cmd[0] == "loaddir":
             package = load_utils.load_from_dir(cmd[1])
             print("package", package.full_name, package.version, ",".join(sorted(package.classes)), flush=True)
+        elif cmd[0] == "arm":
+            armed.add(cmd[1])
+            print("armed", flush=True)
         else:
             print("error unknown command", cmd[0], flush=True)
     except Exception as e:  # the engine's refusal, reported to the test
