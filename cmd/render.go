@@ -396,7 +396,7 @@ func writePlanText(w io.Writer, pal *palette, names []string, onDangling string,
 			pkg = *o.Package
 		}
 		writeObjectHead(b, pal, o.Type, o.ID, o.Path, o.Reasons, o.Classes, pkg)
-		writeDestroyHooks(b, pal, len(o.Hooks), func(j int) (string, string) { return o.Hooks[j].Path, o.Hooks[j].Error })
+		writeDestroyHooks(b, pal, len(o.Hooks), func(j int) *planfile.Hook { return &o.Hooks[j] })
 	}); err != nil {
 		return err
 	}
@@ -404,11 +404,7 @@ func writePlanText(w io.Writer, pal *palette, names []string, onDangling string,
 		fmt.Fprintf(bw, "\n%s\n", pal.heading("Notifications, before any destroy:"))
 		for i := range e.Notifications.N {
 			nt := e.Notification(i)
-			var path, problem string
-			if nt.Hook != nil {
-				path, problem = nt.Hook.Path, nt.Hook.Error
-			}
-			writeNotificationLines(bw, pal, i, nt.Subscriber, nt.Handler, nt.Publisher, nt.Group, nt.Hook != nil, path, problem, nt.OldPlaces)
+			writeNotificationLines(bw, pal, i, nt.Subscriber, nt.Handler, nt.Publisher, nt.Group, nt.Hook, nt.OldPlaces)
 		}
 	}
 	if e.Dropped.N > 0 {

@@ -233,26 +233,26 @@ func writeObjectHead(b *bytes.Buffer, pal *palette, typ, id, path string, reason
 }
 
 // writeDestroyHooks writes an object's n destroy hooks, hook(k) giving
-// the path of the k-th and why it cannot run ("" when it can), or that
-// it has none.
-func writeDestroyHooks(b *bytes.Buffer, pal *palette, n int, hook func(k int) (path, problem string)) {
+// the k-th (its path, the user it runs as when not the invoking one, and
+// why it cannot run), or that it has none.
+func writeDestroyHooks(b *bytes.Buffer, pal *palette, n int, hook func(k int) *planfile.Hook) {
 	if n == 0 {
 		fmt.Fprintf(b, "      %s\n", pal.dim("no destroy hook"))
 	}
 	for k := range n {
-		path, problem := hook(k)
-		fmt.Fprintf(b, "      hook destroy: %s%s\n", term(path), problemText(problem))
+		h := hook(k)
+		fmt.Fprintf(b, "      hook destroy: %s%s%s\n", term(h.Path), runAsText(h.RunAs), problemText(h.Error))
 	}
 }
 
 // writeNotificationLines writes notification i (from 0) as the text plan
 // lists it: who is told what, its hook (found, with why it cannot run) or
 // none, and the old places of notify hooks that do not run.
-func writeNotificationLines(w io.Writer, pal *palette, i int, subscriber, handler, publisher string, group int, found bool, path, problem string, oldPlaces []string) {
+func writeNotificationLines(w io.Writer, pal *palette, i int, subscriber, handler, publisher string, group int, h *planfile.Hook, oldPlaces []string) {
 	fmt.Fprintf(w, "  %d. %s handler %s: %s will be destroyed (group %d)\n", i+1, pal.id(term(subscriber)), term(handler),
 		pal.id(term(publisher)), group)
-	if found {
-		fmt.Fprintf(w, "      hook notify %s: %s%s\n", term(handler), term(path), problemText(problem))
+	if h != nil {
+		fmt.Fprintf(w, "      hook notify %s: %s%s%s\n", term(handler), term(h.Path), runAsText(h.RunAs), problemText(h.Error))
 	} else {
 		fmt.Fprintf(w, "      %s\n", pal.dim("no "+term(handler)+" hook"))
 	}
@@ -280,6 +280,15 @@ func writeTextSummary(w io.Writer, pal *palette, s planfile.Summary, onDangling 
 		fmt.Fprintf(w, "%d dangling %s: the referenced objects are destroyed and kept in the output flagged destroyed, which Murano 14's engine cannot load (warning engine_cannot_load).\n",
 			n, plural(n, "reference", "references"))
 	}
+}
+
+// runAsText is " (runs as USER)" for a hook that runs as another user
+// than the one running objgc (planfile.Hook.RunAs), "" otherwise.
+func runAsText(user string) string {
+	if user == "" {
+		return ""
+	}
+	return " (runs as " + term(user) + ")"
 }
 
 // problemText is " (why)" for a hook that cannot run, "" for one that can.

@@ -33,6 +33,10 @@ type ApplyOptions struct {
 	Force       bool          // mark objects whose destroy hooks failed destroyed anyway
 	Env         []string      // objgc's own environment, passed on to hooks
 	DoomedFile  string        // OBJGC_DOOMED: a file listing every doomed id
+	// DoomedFiles holds, by uid, the OBJGC_DOOMED of hooks that run as
+	// another user (hook.User): a copy of DoomedFile that user owns, since
+	// DoomedFile is objgc's user's alone (mode 0600).
+	DoomedFiles map[int]string
 	// Stderr receives each line hooks write to stderr, prefixed with the
 	// object id and the event.
 	Stderr func(line string)
@@ -625,6 +629,11 @@ func (a *applier) invocation(f hook.Found, o *order.Planned, group int, doc hook
 		event = hook.EventNotify + " " + termsafe.String(f.Handler)
 	}
 	inv := hookInvocation(f, o.ID, o.Type, group, a.opts.DoomedFile)
+	if inv.User != nil {
+		if d, ok := a.opts.DoomedFiles[inv.User.UID]; ok {
+			inv.Doomed = d
+		}
+	}
 	inv.Stdin, inv.Env, inv.Timeout, inv.Grace = stdin, a.opts.Env, a.opts.HookTimeout, a.opts.Grace
 	inv.SHA256, inv.Sums = a.opts.HookSHA256[f.Path], &a.sums
 	if f.Source.PackageDir != "" && a.opts.RecordedSHA256 != nil {

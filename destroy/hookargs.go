@@ -89,6 +89,7 @@ func hookInvocation(f hook.Found, id, typ string, group int, doomed string) hook
 	return hook.Invocation{
 		Hook: f.Path, ObjectID: id, ObjectType: typ, Class: f.Class,
 		Group: group, PackageDir: f.Source.PackageDir, Doomed: doomed, Dir: f.WorkDir(),
+		User: f.Source.User,
 	}
 }
 

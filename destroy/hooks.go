@@ -23,6 +23,10 @@ type HookFinder struct {
 	// locks; nil: no package cache, the hierarchy of C is C alone.
 	Packages *pkgcache.Session
 
+	userOnce sync.Once
+	user     *hook.User // Packages.HookUser, once
+	userErr  error
+
 	mu      sync.Mutex
 	memo    map[typeKey]*Classes
 	destroy map[typeKey][]hook.Found
@@ -142,6 +146,9 @@ func (f *HookFinder) DestroyHooks(ctx context.Context, t snapshot.Type) []hook.F
 	f.mu.Unlock()
 	c := f.Hierarchy(ctx, t)
 	found := hook.FindSources(c.Names, hook.Sources(f.Dirs, c.PackageDirs))
+	for i := range found {
+		f.setUser(&found[i])
+	}
 	f.mu.Lock()
 	if f.destroy == nil {
 		f.destroy = map[typeKey][]hook.Found{}
@@ -179,6 +186,9 @@ func (f *HookFinder) handlerHook(ctx context.Context, t snapshot.Type, handler s
 	sources := hook.Sources(f.Dirs, c.PackageDirs)
 	var h handlerHook
 	h.found, h.ok = hook.FindHandlerSources(c.Names, handler, sources)
+	if h.ok {
+		f.setUser(&h.found)
+	}
 	if !h.ok {
 		h.old = hook.OldHandlerPlaces(c.Names, handler, sources)
 	}
@@ -189,4 +199,32 @@ func (f *HookFinder) handlerHook(ctx context.Context, t snapshot.Type, handler s
 	f.handler[k] = h
 	f.mu.Unlock()
 	return h
+}
+
+// setUser gives a hook found in a package the user it runs as
+// (pkgcache.Session.HookUser): the cache's owner when objgc runs as root
+// on another user's cache. When that owner cannot be resolved, the hook
+// cannot run (Found.Err), so that plan warns and apply refuses before
+// anything runs. Hooks dirs' hooks are left as they are.
+func (f *HookFinder) setUser(found *hook.Found) {
+	if found.Source.PackageDir == "" || f.Packages == nil {
+		return
+	}
+	f.userOnce.Do(func() {
+		o, err := f.Packages.HookUser()
+		switch {
+		case err != nil:
+			f.userErr = err
+		case o != nil:
+			f.user = &hook.User{Name: o.Name, UID: o.UID, GID: o.GID, Groups: o.Groups}
+		}
+	})
+	switch {
+	case f.userErr != nil:
+		if found.Err == nil {
+			found.Err = f.userErr
+		}
+	case f.user != nil:
+		found.Source.User = f.user
+	}
 }

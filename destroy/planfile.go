@@ -61,6 +61,9 @@ func NewHookSums() *HookSums { return &HookSums{m: map[string]string{}} }
 // ("" when it cannot be read; Error then says why if the lookup had not).
 func (s *HookSums) Hook(f hook.Found) planfile.Hook {
 	h := planfile.Hook{Event: f.Event, Class: f.Class, Path: f.Path}
+	if u := f.Source.User; u != nil {
+		h.RunAs = u.Name
+	}
 	if f.Err != nil {
 		h.Error = f.Err.Error()
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/objgc/objgc/destroy/hook"
 	"github.com/objgc/objgc/destroy/order"
+	"github.com/objgc/objgc/pkgcache"
 	"github.com/objgc/objgc/snapshot"
 )
 
@@ -230,6 +231,12 @@ func (h *PlanHooks) writerProblems() []error {
 	var problems []error
 	seen := map[string]bool{}
 	h.distinct(func(f hook.Found) {
+		// A package's hook whose user is unknown is refused for that
+		// (HookFinder.setUser); chown advice would be wrong for it.
+		var ue *pkgcache.HookUserError
+		if errors.As(f.Err, &ue) {
+			return
+		}
 		for _, we := range hook.WritersProblems(f) {
 			if !seen[we.Path] {
 				seen[we.Path] = true

@@ -502,14 +502,41 @@ func execute(ctx context.Context, opts RunOptions, in *Inputs, p *order.Plan, ho
 	if opts.Resumed != nil {
 		opts.Resumed(resume)
 	}
-	doomedFile, err := writeDoomedFile(p)
+	doomedFile, err := writeDoomedFile(p, nil)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(doomedFile)
+	// Hooks that run as another user read a copy of their own.
+	doomedFiles := map[int]string{}
+	var userErr error
+	distinct := func(fn func(hook.Found)) {
+		if hooks != nil {
+			hooks.distinct(fn)
+		}
+	}
+	distinct(func(f hook.Found) {
+		u := f.Source.User
+		if u == nil || userErr != nil {
+			return
+		}
+		if _, ok := doomedFiles[u.UID]; ok {
+			return
+		}
+		var name string
+		if name, userErr = writeDoomedFile(p, u); userErr == nil {
+			doomedFiles[u.UID] = name
+		}
+	})
+	for _, name := range doomedFiles {
+		defer os.Remove(name)
+	}
+	if userErr != nil {
+		return userErr
+	}
 
 	ao := opts.ApplyOptions
-	ao.Journal, ao.Resume, ao.DoomedFile = jnl, resume, doomedFile
+	ao.Journal, ao.Resume, ao.DoomedFile, ao.DoomedFiles = jnl, resume, doomedFile, doomedFiles
 	// The hooks checked (refusePlan) are the hooks run: the
 	// preparation's, not a second lookup.
 	ao.Hooks = hooks
@@ -587,11 +614,20 @@ func (opts *RunOptions) RefusalSettings() RefusalSettings {
 // writeDoomedFile writes every doomed id, one a line, for OBJGC_DOOMED (a
 // hook's isDoomed). The list is unambiguous by construction: the reader
 // refuses ids holding a control character, LF and CR included, so that
-// grep -qxF matches exactly one id (docs/hooks.md).
-func writeDoomedFile(p *order.Plan) (string, error) {
+// grep -qxF matches exactly one id (docs/hooks.md). The file is mode
+// 0600; for u not nil it is given to u (fchown, before anything is
+// written), for the hooks that run as u.
+func writeDoomedFile(p *order.Plan, u *hook.User) (string, error) {
 	f, err := os.CreateTemp("", "objgc-doomed-*.txt")
 	if err != nil {
 		return "", fmt.Errorf("writing the doomed list: %w", err)
+	}
+	if u != nil {
+		if err := f.Chown(u.UID, u.GID); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return "", fmt.Errorf("writing the doomed list for %s: %w", u, err)
+		}
 	}
 	var b bytes.Buffer
 	for i := range p.Objects {

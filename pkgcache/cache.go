@@ -753,3 +753,18 @@ func (c *Cache) lastUse(id string) time.Time {
 	}
 	return st.ModTime()
 }
+
+// HookUserError: objgc runs as root on a package cache another user owns,
+// whose hooks must run as that user (Session.HookUser), and the owner's
+// uid cannot be resolved to a user and groups.
+type HookUserError struct {
+	Root string // the cache root
+	UID  int    // its owner
+	Err  error  // from the user or group database
+}
+
+func (e *HookUserError) Error() string {
+	return fmt.Sprintf("package cache %s belongs to uid %d, which the user database cannot resolve (%v): root runs the hooks of that cache's packages as the cache's owner, never as root; run objgc as that user, or copy the hook into a --hooks-dir only root can write", e.Root, e.UID, e.Err)
+}
+
+func (e *HookUserError) Unwrap() error { return e.Err }

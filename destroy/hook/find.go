@@ -28,9 +28,14 @@ var ErrNoexecMount = errors.New("its file system is mounted noexec")
 // A Source with PackageDir set is a package's hooks folder: Dir is then
 // normally <PackageDir>/hooks (see packageSource) and a hook found there
 // runs with PackageDir as its working directory and OBJGC_PACKAGE_DIR.
+//
+// User, when not nil, is the user the source's hooks run as instead of
+// the user running objgc (see [User]): the owner of another user's
+// package cache, for root.
 type Source struct {
 	Dir        string
 	PackageDir string
+	User       *User
 }
 
 // packageSource returns the Source for the hooks shipped by the package

@@ -73,6 +73,11 @@ type Invocation struct {
 	// Doomed is OBJGC_DOOMED: the path of a file listing every doomed id,
 	// one a line. Run makes it, PackageDir and Dir absolute.
 	Doomed string
+	// User, when not nil, is the user the hook runs as
+	// (Found.Source.User): its uid, primary group and supplementary
+	// groups replace objgc's in the hook's process. Doomed must then be
+	// readable by that user.
+	User *User
 	// Dir is the working directory. Empty means PackageDir when set, else
 	// the hook's directory (Found.WorkDir).
 	Dir string
@@ -356,6 +361,9 @@ func command(inv *Invocation, hf *os.File) (cmd *exec.Cmd, stdin *os.File) {
 	}
 	cmd.WaitDelay = inv.Grace
 	setProcessGroup(cmd)
+	if inv.User != nil {
+		setUser(cmd, inv.User)
+	}
 	return cmd, stdin
 }
 

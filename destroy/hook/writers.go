@@ -75,6 +75,10 @@ func WritersProblems(f Found) []*WritersError {
 	if f.Source.PackageDir != "" {
 		top = f.Source.PackageDir
 	}
+	runAs := -1
+	if f.Source.User != nil {
+		runAs = f.Source.User.UID
+	}
 	top, hookPath := absPath(top), absPath(f.Path)
 	chain := []string{hookPath}
 	if rel, err := filepath.Rel(top, hookPath); err == nil && rel != "." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != ".." {
@@ -86,14 +90,14 @@ func WritersProblems(f Found) []*WritersError {
 		}
 	}
 	for _, p := range chain {
-		add(checkWriter(hookPath, p))
+		add(checkWriter(hookPath, p, runAs))
 		if isLink(p) {
 			real, err := filepath.EvalSymlinks(p)
 			if err != nil {
 				continue // Run reports a hook it cannot reach
 			}
 			for d := filepath.Dir(real); ; d = filepath.Dir(d) {
-				add(checkWriter(hookPath, d))
+				add(checkWriter(hookPath, d, runAs))
 				if d == filepath.Dir(d) {
 					break
 				}

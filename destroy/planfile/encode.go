@@ -395,12 +395,15 @@ func appendPlanHook(b []byte, prefix string, h *Hook) []byte {
 	b = append(b, "{\n"...)
 	b = appendField(b, in, "event", h.Event, true)
 	b = appendField(b, in, "class", h.Class, true)
-	b = appendField(b, in, "path", h.Path, h.SHA256 != "" || h.Error != "")
+	b = appendField(b, in, "path", h.Path, h.SHA256 != "" || h.Error != "" || h.RunAs != "")
 	if h.SHA256 != "" {
-		b = appendField(b, in, "sha256", h.SHA256, h.Error != "")
+		b = appendField(b, in, "sha256", h.SHA256, h.Error != "" || h.RunAs != "")
 	}
 	if h.Error != "" {
-		b = appendField(b, in, "error", h.Error, false)
+		b = appendField(b, in, "error", h.Error, h.RunAs != "")
+	}
+	if h.RunAs != "" {
+		b = appendField(b, in, "run_as", h.RunAs, false)
 	}
 	b = append(b, prefix...)
 	return append(b, '}')

@@ -113,6 +113,10 @@ type Hook struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// RunAs names the user the hook runs as when not the user running
+	// objgc (hook.User): a package's hook, for root on another user's
+	// cache. Omitted otherwise.
+	RunAs string `json:"run_as,omitempty"`
 }
 
 // Notification is part of a File (docs/plan-format.md).
