@@ -25,9 +25,11 @@ const (
 	// RefuseHookCannotRun: a hook found cannot run: the kernel does not
 	// let this user execute it (no execute permission, a file system
 	// mounted noexec, a directory on the way it may not search), someone
-	// other than the user or root could change it, or it cannot be given
-	// its arguments and environment (*HookCannotRunError,
-	// *HookWritersError, *HookArgsError).
+	// other than the user or root could change it, it cannot be given
+	// its arguments and environment, or it is a package's hook that
+	// would run as the owner of another user's cache and that owner is
+	// not in the user database (pkgcache.HookUserError)
+	// (*HookCannotRunError, *HookWritersError, *HookArgsError).
 	RefuseHookCannotRun = "hook_cannot_run"
 )
 
