@@ -55,7 +55,8 @@ func userCache(t *testing.T, dir string, uid, gid int) string {
 // supplementary groups), never as root: the owner can rewrite the hook
 // and the record that vouches for it, so the hook may do what the owner
 // could do alone and nothing more. Its attempt to write a file only root
-// may write fails. plan says whom the hook runs as, in text and JSON.
+// may write fails; a hooks dir's hook still runs as root. plan says whom
+// the package's hook runs as, in text, Markdown and JSON.
 func TestRootRunsPackageHookAsCacheOwner(t *testing.T) {
 	name, uid, gid := throwawayUser(t, "root's apply running a package hook as the cache's owner")
 	base := openTempDir(t)
@@ -90,6 +91,10 @@ func TestRootRunsPackageHookAsCacheOwner(t *testing.T) {
 	if code != 2 || !strings.Contains(o, "/hooks/io.murano.resources.Instance/destroy (runs as "+name+")") {
 		t.Errorf("plan: exit %d, want 2 and the hook running as %s\n%s", code, name, o)
 	}
+	code, o = runObjgc(t, 0, "plan", "--format", "markdown", "--cache-dir", cache, model)
+	if code != 0 || !strings.Contains(o, "/destroy ` (runs as "+name+")") {
+		t.Errorf("plan --format markdown: exit %d, want the hook running as %s\n%s", code, name, o)
+	}
 	code, o = runObjgc(t, 0, "plan", "--format", "json", "--cache-dir", cache, model)
 	var plan struct {
 		Groups []struct {
@@ -107,7 +112,16 @@ func TestRootRunsPackageHookAsCacheOwner(t *testing.T) {
 		t.Errorf("plan --format json: exit %d, %v; want one hook with run_as %q\n%s", code, err, name, o)
 	}
 
-	code, o = runObjgc(t, 0, "apply", "--cache-dir", cache, model)
+	// A hooks dir's hook is root's to change: it still runs as root.
+	dirHook := filepath.Join(base, "hooks", "io.murano.resources.LinuxMuranoInstance")
+	if err := os.MkdirAll(dirHook, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dirHook, "destroy"), []byte("#!/bin/sh\nid -u > "+out+"/diruid\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	code, o = runObjgc(t, 0, "apply", "--cache-dir", cache, "--hooks-dir", filepath.Join(base, "hooks"), model)
 	if code != 0 {
 		t.Fatalf("apply: exit %d\n%s", code, o)
 	}
@@ -127,6 +141,9 @@ func TestRootRunsPackageHookAsCacheOwner(t *testing.T) {
 	}
 	if got := read("doomed"); got != "yes" {
 		t.Errorf("the hook could not read OBJGC_DOOMED: %q", got)
+	}
+	if got := read("diruid"); got != "0" {
+		t.Errorf("the hooks dir's hook ran as uid %s, want root's", got)
 	}
 	if got := read("rootonly"); got != "refused" {
 		t.Errorf("the hook's write to a file only root may write: %q, want refused", got)

@@ -296,6 +296,9 @@ func mdObjectRow(group int, o planfile.Object) string {
 		hs := make([]string, len(o.Hooks))
 		for k, h := range o.Hooks {
 			hs[k] = mdCode(h.Path)
+			if h.RunAs != "" {
+				hs[k] += " (runs as " + mdText(h.RunAs) + ")"
+			}
 			if h.Error != "" {
 				hs[k] += " (" + mdText(h.Error) + ")"
 			}
