@@ -41,7 +41,8 @@ func TestAppendPlanObject(t *testing.T) {
 			TypeRef: Type{Name: s, Version: s, Package: s},
 			Classes: []string{s, "a", s},
 			Hooks: []Hook{{Event: "destroy", Class: s, Path: s, SHA256: s}, {Event: s, Class: "c", Path: "p", Error: s},
-				{Event: "e", Class: "c", Path: "p", SHA256: "abc", Error: s}, {}},
+				{Event: "e", Class: "c", Path: "p", SHA256: "abc", Error: s}, {},
+				{Event: "destroy", Class: "c", Path: "p", SHA256: "abc", RunAs: s}, {Path: "p", Error: "e", RunAs: s}, {Path: "p", RunAs: s}},
 		})
 		objs = append(objs, Object{ID: s, TypeRef: Type{Name: "n", Package: s}, Classes: []string{s}})
 		objs = append(objs, Object{ID: s, TypeRef: Type{Version: s}})
