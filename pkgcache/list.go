@@ -673,8 +673,9 @@ type VerifyResult struct {
 	Engine int `json:"engine"`
 	// InUse are the packages not checked because another process was
 	// still unpacking them (their download lock held, at the path or
-	// through a deleted lock file) after Verify waited UnpackWait: not a
-	// damage, verify them again later.
+	// through a deleted lock file, after Verify waited UnpackWait; or
+	// their files kept changing while read): not a damage, verify them
+	// again later.
 	InUse []Problem `json:"in_use"`
 }
 
@@ -691,7 +692,9 @@ const UnpackWait = 10 * time.Second
 // engine cleanup removes it meanwhile. The engine unpacks in place under
 // its download lock (ApiPackageLoader._get_package_by_definition), so a
 // package the engine unpacked is read only once its download lock is
-// free, as plan does; one still being unpacked after UnpackWait is
+// free, as plan does; one that does not load is read again holding its
+// download lock until its files stay unchanged (see verifyEngineEntry).
+// One still being unpacked after UnpackWait, or still changing, is
 // reported in InUse, never as damaged. Names where the layout wants
 // something else are problems too. The error is non-nil only when the
 // cache cannot be read or ctx ends.
@@ -757,51 +760,141 @@ func (c *Cache) Verify(ctx context.Context) (VerifyResult, error) {
 
 // verifyEngineEntry checks a package the engine unpacked, holding its
 // usage lock: it waits (up to UnpackWait) for the download lock of a
-// running unpack, then loads the package. When it does not load it waits
-// and loads it once more, and reports it as being unpacked (unpacking,
-// not a problem) when a process still holds its download lock or has its
-// deleted download lock file open: the engine's cleanup deletes lock
-// files, and a process that had opened the old one unpacks under a lock
-// the path no longer shows.
+// running unpack, then loads the package. Holding the usage lock shared
+// does not keep the engine off the package: a deployment holds it shared
+// too, and Murano 14's _get_package_by_definition deletes a cached
+// package that does not load for it (shutil.rmtree, before it takes the
+// download lock), then downloads and unpacks it again under the download
+// lock, in place. A load that fails may therefore have read a package
+// being deleted or unpacked again. So a package that does not load is
+// checked again (settle): it is reported damaged only when it fails to
+// load twice, each time read holding its download lock (shared) with its
+// files unchanged from before the load to after it, and unchanged between
+// the two reads too; one that keeps changing, or whose download lock a
+// process holds (at the path or through a deleted lock file), is being
+// unpacked (unpacking, not a problem).
 func (c *Cache) verifyEngineEntry(ctx context.Context, e Entry) (probs []Problem, unpacking string) {
-	waitUnpack := func() bool {
-		wctx, cancel := context.WithTimeout(ctx, UnpackWait)
-		defer cancel()
-		unlock, err := c.lockAt(wctx, c.downloadLockPath(e.ID), lockfile.Shared)
-		if err != nil {
-			return false
-		}
-		unlock()
-		return true
-	}
 	const busy = "not verified: being unpacked by another process (its download lock is held); verify again later"
-	if !waitUnpack() {
+	wctx, cancel := context.WithTimeout(ctx, UnpackWait)
+	unlock, err := c.lockAt(wctx, c.downloadLockPath(e.ID), lockfile.Shared)
+	cancel()
+	if err != nil {
 		return nil, busy
 	}
+	unlock()
 	if _, err := c.loadEntry(ctx, e.Dir); err == nil {
 		return nil, ""
 	}
-	waitUnpack()
-	_, err := c.loadEntry(ctx, e.Dir)
-	if err == nil {
-		return nil, ""
-	}
-	// The engine deletes a package that does not load for it (and one a
-	// cleanup holding an orphaned lock removes) without objgc's locks:
-	// give such a deletion a moment to finish.
-	for range 5 {
-		if !c.isDir(e.Dir) {
-			return nil, "" // removed meanwhile
+	return c.settle(ctx, e)
+}
+
+// settleTries is how many times verify reads a package of the engine's
+// that does not load before it calls it being unpacked; settlePause is
+// the pause between two reads, long enough for a deletion or an unpack of
+// a small package to show in the files.
+const (
+	settleTries = 8
+	settlePause = 250 * time.Millisecond
+)
+
+// settle re-checks the engine's package e, which did not load (see
+// verifyEngineEntry).
+func (c *Cache) settle(ctx context.Context, e Entry) (probs []Problem, unpacking string) {
+	const (
+		busy     = "not verified: being unpacked by another process (its download lock is held); verify again later"
+		changing = "not verified: its files changed while it was read (murano-engine deletes and unpacks again a package that does not load for it); verify again later"
+	)
+	var last dirState
+	var lastErr error
+	for try := range settleTries {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, changing
+			case <-time.After(settlePause):
+			}
 		}
-		if c.held(e.ID+downloadSuffix) || len(c.scanOrphans().downloading[e.ID]) > 0 {
+		wctx, cancel := context.WithTimeout(ctx, UnpackWait)
+		unlock, err := c.lockAt(wctx, c.downloadLockPath(e.ID), lockfile.Shared)
+		cancel()
+		if err != nil {
 			return nil, busy
 		}
-		time.Sleep(100 * time.Millisecond)
+		before, ok := c.dirState(e.Dir)
+		if !ok {
+			unlock()
+			return nil, "" // removed meanwhile
+		}
+		_, loadErr := c.loadEntry(ctx, e.Dir)
+		after, _ := c.dirState(e.Dir)
+		// A process unpacking under a download lock file the engine's
+		// cleanup deleted is not kept off by the lock just taken.
+		orphan := len(c.scanOrphans().downloading[e.ID]) > 0
+		unlock()
+		if loadErr == nil {
+			return nil, ""
+		}
+		if orphan {
+			last = nil
+			continue
+		}
+		if !before.equal(after) {
+			last = nil // read while it changed
+			continue
+		}
+		if last != nil && last.equal(after) && lastErr.Error() == loadErr.Error() {
+			return []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + loadErr.Error()}}, ""
+		}
+		last, lastErr = after, loadErr
 	}
-	if _, err = c.loadEntry(ctx, e.Dir); err == nil {
-		return nil, ""
+	return nil, changing
+}
+
+// dirState is what a package directory holds, to tell whether it changed
+// between two readings: every name beneath it (the directory itself as
+// "."), with what lstat said of it.
+type dirState map[string]fs.FileInfo
+
+// dirState reads dir's state beneath the root, following no link; false
+// when dir is no directory any more.
+func (c *Cache) dirState(dir string) (dirState, bool) {
+	if !c.isDir(dir) {
+		return nil, false
 	}
-	return []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + err.Error()}}, ""
+	s := dirState{}
+	_ = c.walk(dir, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(dir, p)
+		if err != nil {
+			s[rel] = nil // unreadable now: differs from any reading that could read it
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			s[rel] = nil
+			return nil
+		}
+		s[rel] = fi
+		return nil
+	})
+	return s, true
+}
+
+// equal reports whether s and t name the same files (same device and
+// inode, type and mode, size and modification time).
+func (s dirState) equal(t dirState) bool {
+	if s == nil || t == nil || len(s) != len(t) {
+		return false
+	}
+	for name, a := range s {
+		b, ok := t[name]
+		if !ok || a == nil || b == nil {
+			return false
+		}
+		if !os.SameFile(a, b) || a.Mode() != b.Mode() || a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime()) {
+			return false
+		}
+	}
+	return true
 }
 
 // verifyEntry checks the package k at dir, which objgc added, against its

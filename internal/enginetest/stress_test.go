@@ -32,9 +32,11 @@ import (
 //     control run shows it n times (the engine's own races fail
 //     deployments at random);
 //   - cache verify said a package does not load that loads once the
-//     engines are idle (it read a package being unpacked: a false
-//     alarm); a package the engine's own races damaged does not load for
-//     the engine either, and is no false alarm;
+//     engines are idle, manifest and every class as a deployment loads
+//     them (it read a package being unpacked: a false alarm); a package
+//     the engine's own races damaged does not load for the engine
+//     either, and is no false alarm (the race can leave the manifest and
+//     lose class files: TestVerifyEngineRaceLeavesClassesMissing);
 //   - an objgc command failed otherwise (any exit status but 0, or 3 for
 //     a package in use);
 //   - the run did not overlap: objgc removed no package, never met one in
@@ -145,9 +147,9 @@ func TestEngineStress(t *testing.T) {
 			continue // the engine deleted it: it did not load for the engine either
 		}
 		if a := e.do("loaddir " + dir); strings.HasPrefix(a, "package ") {
-			t.Errorf("cache verify said %s does not load; it loads: a false alarm", dir)
+			t.Errorf("cache verify said %s does not load; it loads: a false alarm (verify: %s)", dir, withObjgc.notLoadingWhy[dir])
 		} else {
-			t.Logf("cache verify found %s damaged, and it is: %s", dir, a)
+			t.Logf("cache verify found %s damaged, and it is: %s (verify: %s)", dir, a, withObjgc.notLoadingWhy[dir])
 		}
 	}
 	code, out, errOut := objgc(t, nil, "cache", "verify", "--cache-dir", control.cache)
@@ -191,7 +193,8 @@ type stressRun struct {
 	first         map[string]string // kind -> first occurrence
 	objgcRuns     map[string]int
 	objgcFailures []string
-	notLoading    []string // package directories cache verify said do not load
+	notLoading    []string          // package directories cache verify said do not load
+	notLoadingWhy map[string]string // package directory -> verify's line about it
 }
 
 func (r *stressRun) fail(kind, detail string) {
@@ -352,6 +355,10 @@ func (r *stressRun) objgcLoop(deadline time.Time) {
 			for _, l := range strings.Split(out, "\n") {
 				if dir, _, ok := strings.Cut(l, ": installed by the engine (no digests recorded), and it does not load"); ok {
 					r.notLoading = append(r.notLoading, dir)
+					if r.notLoadingWhy == nil {
+						r.notLoadingWhy = map[string]string{}
+					}
+					r.notLoadingWhy[dir] = l
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,4 +95,79 @@ func waitOpenBy(t *testing.T, pid int, path string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("process %d never opened %s", pid, path)
+}
+
+// TestVerifyEngineRaceLeavesClassesMissing: two deployments load the same
+// package id at once, and murano-engine's own race leaves it without a
+// class file while its manifest loads. Deployment A unpacks it under the
+// download lock (stopped halfway: Classes/Base.yaml written, no manifest
+// yet); deployment B finds the directory, load_from_dir fails (no
+// manifest), and B deletes the directory (shutil.rmtree, without the
+// download lock), then waits for that lock. A goes on, writes the rest
+// (Classes/Thing.yaml, manifest.yaml) into a directory recreated for them,
+// and loads it: load_from_dir reads only the manifest. B then finds it
+// loads too. Both deployments succeed; the package has lost
+// Classes/Base.yaml. verify reports it damaged (exit 1), and it is: a
+// deployment using the class fails (package_loader.get_class), which is
+// what the stress test's check after verify must ask the engine, not
+// load_from_dir alone.
+func TestVerifyEngineRaceLeavesClassesMissing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	a, b := startEngine(t, cache), startEngine(t, cache)
+	archive := zipPackage(t, dir, "things.zip", thingsPackage("1.0.0"))
+	const id = "000000000000000000000000000000aa"
+	pkgDir := filepath.Join(cache, "com.example.things", "1.0.0", id)
+	if r := a.do("arm unpack"); r != "armed" {
+		t.Fatal(r)
+	}
+	if r := a.do(strings.Join([]string{"load d0 com.example.things 1.0.0", id, archive}, " ")); r != "paused unpack "+pkgDir {
+		t.Fatalf("engine A: %s", r)
+	}
+	if !exists(filepath.Join(pkgDir, "Classes", "Base.yaml")) || exists(filepath.Join(pkgDir, "manifest.yaml")) {
+		t.Fatal("engine A did not stop with Classes/Base.yaml written and no manifest")
+	}
+	// B's answer comes only once A has gone on: read it aside.
+	if _, err := io.WriteString(b.lines.In, strings.Join([]string{"load d0 com.example.things 1.0.0", id, archive}, " ")+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	bDone := make(chan string, 1)
+	go func() {
+		if b.lines.Out.Scan() {
+			bDone <- b.lines.Out.Text()
+		} else {
+			bDone <- "EOF"
+		}
+	}()
+	// B opens the download lock file after its rmtree of the directory.
+	waitOpenBy(t, b.pid, filepath.Join(cache, id+"_download.lock"))
+	if exists(filepath.Join(pkgDir, "Classes", "Base.yaml")) {
+		t.Fatal("engine B waits for the download lock, but did not delete the half-unpacked package first")
+	}
+	if r := a.do("go"); r != "loaded "+pkgDir {
+		t.Fatalf("engine A: %s", r)
+	}
+	select {
+	case r := <-bDone:
+		if r != "loaded "+pkgDir {
+			t.Fatalf("engine B: %s", r)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("engine B: no answer")
+	}
+	a.end("d0")
+	b.end("d0")
+	if exists(filepath.Join(pkgDir, "Classes", "Base.yaml")) || !exists(filepath.Join(pkgDir, "manifest.yaml")) {
+		t.Fatal("the race did not leave the package without Classes/Base.yaml")
+	}
+
+	code, stdout, stderr := objgc(t, nil, "cache", "verify", "--cache-dir", cache)
+	if code != 1 || !strings.Contains(stdout, pkgDir+": installed by the engine (no digests recorded), and it does not load: ") ||
+		!strings.Contains(stdout, "Base.yaml") {
+		t.Fatalf("verify of the package the engine's race damaged: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if r := a.do("loaddir " + pkgDir); !strings.HasPrefix(r, "error PackageClassLoadError ") {
+		t.Fatalf("the engine loads the classes of the package verify found damaged: %s", r)
+	}
 }
