@@ -846,9 +846,17 @@ func (c *Cache) settle(ctx context.Context, e Entry) (probs []Problem, unpacking
 			return []Problem{{Path: e.Dir, Problem: "installed by the engine (no digests recorded), and it does not load: " + loadErr.Error()}}, ""
 		}
 		last, lastErr = after, loadErr
+		if settleReadHook != nil {
+			settleReadHook(try)
+		}
 	}
 	return nil, changing
 }
+
+// settleReadHook, when set (by tests only), runs after each read of
+// settle that found the package unchanged and not loading: the test
+// changes the package there, as the engine may between two reads.
+var settleReadHook func(try int)
 
 // dirState is what a package directory holds, to tell whether it changed
 // between two readings: every name beneath it (the directory itself as
