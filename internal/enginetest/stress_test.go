@@ -146,7 +146,7 @@ func TestEngineStress(t *testing.T) {
 		if !exists(dir) {
 			continue // the engine deleted it: it did not load for the engine either
 		}
-		if a := e.do("loaddir " + dir); strings.HasPrefix(a, "package ") {
+		if a := e.do("loadclasses " + dir); strings.HasPrefix(a, "package ") {
 			t.Errorf("cache verify said %s does not load; it loads: a false alarm (verify: %s)", dir, withObjgc.notLoadingWhy[dir])
 		} else {
 			t.Logf("cache verify found %s damaged, and it is: %s (verify: %s)", dir, a, withObjgc.notLoadingWhy[dir])

@@ -167,7 +167,10 @@ func TestVerifyEngineRaceLeavesClassesMissing(t *testing.T) {
 		!strings.Contains(stdout, "Base.yaml") {
 		t.Fatalf("verify of the package the engine's race damaged: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if r := a.do("loaddir " + pkgDir); !strings.HasPrefix(r, "error PackageClassLoadError ") {
+	if r := a.do("loaddir " + pkgDir); !strings.HasPrefix(r, "package com.example.things 1.0.0 ") {
+		t.Fatalf("load_from_dir of the package the race damaged: %s", r)
+	}
+	if r := a.do("loadclasses " + pkgDir); !strings.HasPrefix(r, "error PackageClassLoadError ") {
 		t.Fatalf("the engine loads the classes of the package verify found damaged: %s", r)
 	}
 }

@@ -26,11 +26,13 @@ Commands on stdin, one answer a line on stdout:
         locks. Answers "ended".
   loaddir DIR
         murano.packages.load_utils.load_from_dir(DIR), what the engine
-        runs on a cached package, then package_loader.get_class for
-        every class its manifest lists, what a deployment runs when it
-        uses the class (load_from_dir reads the manifest only: a package
-        whose class files are gone passes it). Answers "package FULLNAME
-        VERSION CLASS,CLASS..." or "error ...".
+        runs on a cached package. Answers "package FULLNAME VERSION
+        CLASS,CLASS..." or "error ...".
+  loadclasses DIR
+        loaddir, then package_loader.get_class for every class the
+        manifest lists, what a deployment runs when it uses the class
+        (load_from_dir reads the manifest only: a package whose class
+        files are gone passes it). Answers as loaddir.
   arm open|cleanup
         makes the next load stop at one point of the engine's code, to
         let a test act there: "open" right after the shared usage lock's
@@ -206,10 +208,11 @@ for line in sys.stdin:
         elif cmd[0] == "end":
             deployments.pop(cmd[1]).cleanup()
             print("ended", flush=True)
-        elif cmd[0] == "loaddir":
+        elif cmd[0] in ("loaddir", "loadclasses"):
             package = load_utils.load_from_dir(cmd[1])
-            for name in package.classes:
-                package_loader.get_class(package, name)
+            if cmd[0] == "loadclasses":
+                for name in package.classes:
+                    package_loader.get_class(package, name)
             print("package", package.full_name, package.version, ",".join(sorted(package.classes)), flush=True)
         elif cmd[0] == "arm":
             armed.add(cmd[1])
