@@ -85,8 +85,18 @@ func controlChar(v string) (rune, bool) {
 // header reads the "?" value at s.pos into h. Values objgc does not read
 // are validated and skipped; nothing inside a header is a reference.
 func (s *scanner) header(h *header) error {
+	// Not a defer: with as many returns as headerMembers has, Go cannot
+	// open-code one, and a defer on the heap's path for every header
+	// costs more than the rest of this function's bookkeeping. A panic
+	// (a fault of a mapped model) abandons the scanner anyway.
 	s.inHeader++
-	defer func() { s.inHeader-- }()
+	err := s.headerMembers(h)
+	s.inHeader--
+	return err
+}
+
+// headerMembers is header's reading of the "?" object's members.
+func (s *scanner) headerMembers(h *header) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
