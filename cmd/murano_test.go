@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/objgc/objgc/internal/muranopy"
 )
 
 // muranoConfCases are murano.conf files and what murano-engine makes of
@@ -297,31 +299,10 @@ func TestMuranoConfigAgainstOslo(t *testing.T) {
 	}
 }
 
-const python3 = "/usr/bin/python3"
+const python3 = muranopy.Python
 
-// requireMurano skips the test when /usr/bin/python3 cannot import
-// Murano (python3-murano), saying how to install it; under CI=true it
-// fails instead.
+// requireMurano skips (under CI=true: fails) the test when Murano's
+// engine code is not installed.
 func requireMurano(t *testing.T) {
-	t.Helper()
-	out, err := exec.Command(python3, "-c", "import murano.common.config, murano.engine.package_loader").CombinedOutput()
-	if err == nil {
-		return
-	}
-	msg := "murano-engine's code is not installed (" + python3 + " cannot import murano: " + lastLine(string(out)) + "); install it with: apt-get install -y python3-murano"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	if s == "" {
-		return "no output"
-	}
-	return s
+	muranopy.Require(t, "import murano.common.config, murano.engine.package_loader")
 }

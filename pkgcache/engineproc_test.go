@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/objgc/objgc/internal/muranopy"
 )
 
 // The tests in this file put objgc's removals next to murano-engine's own
@@ -39,14 +41,8 @@ type engineProc struct {
 
 func startEngineProc(t *testing.T, cache string) *engineProc {
 	t.Helper()
-	if out, err := exec.Command("/usr/bin/python3", "-c", "import murano.common.config, murano.engine.package_loader").CombinedOutput(); err != nil {
-		msg := "murano-engine's code is not installed (/usr/bin/python3 cannot import murano: " + string(bytes.TrimSpace(out)) + "); install it with: apt-get install -y python3-murano"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	cmd := exec.Command("/usr/bin/python3", enginePy, cache)
+	muranopy.Require(t, "import murano.common.config, murano.engine.package_loader")
+	cmd := exec.Command(muranopy.Python, enginePy, cache)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,8 @@ import (
 
 	"github.com/objgc/objgc/internal/modelgen"
 	"github.com/objgc/objgc/snapshot"
+
+	"github.com/objgc/objgc/internal/muranopy"
 )
 
 // The round trip through Murano 14's engine: every model the write-back
@@ -27,23 +29,12 @@ import (
 // allowed below is a rule of docs/writeback.md, "What Murano's engine
 // reads back".
 
-const python3 = "/usr/bin/python3"
+const python3 = muranopy.Python
 
-// requireMurano skips the test when /usr/bin/python3 cannot import
-// Murano's engine, saying how to install it; under CI=true it fails.
+// requireMurano skips (under CI=true: fails) the test when Murano's
+// engine code is not installed.
 func requireMurano(t *testing.T) {
-	t.Helper()
-	out, err := exec.Command(python3, "-c", "import murano.common.config, murano.dsl.executor").CombinedOutput()
-	if err == nil {
-		return
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	msg := "murano-engine's code is not installed (" + python3 + " cannot import murano: " + lines[len(lines)-1] +
-		"); install it with: apt-get install -y python3-murano"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	muranopy.Require(t, "import murano.common.config, murano.dsl.executor")
 }
 
 // engineObject is one object of a tree as the harness reads it: props

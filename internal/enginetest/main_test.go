@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/internal/testbin"
+
+	"github.com/objgc/objgc/internal/muranopy"
 )
 
 // objgcBin is the objgc binary TestMain built.
@@ -43,23 +45,12 @@ func testMain(m *testing.M) int {
 	return m.Run()
 }
 
-const python3 = "/usr/bin/python3"
+const python3 = muranopy.Python
 
-// requireMurano skips the test when /usr/bin/python3 cannot import
-// Murano's engine, saying how to install it; under CI=true it fails.
+// requireMurano skips (under CI=true: fails) the test when Murano's
+// engine code is not installed.
 func requireMurano(t *testing.T) {
-	t.Helper()
-	out, err := exec.Command(python3, "-c", "import murano.common.config, murano.engine.package_loader").CombinedOutput()
-	if err == nil {
-		return
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	msg := "murano-engine's code is not installed (" + python3 + " cannot import murano: " + lines[len(lines)-1] +
-		"); install it with: apt-get install -y python3-murano"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	muranopy.Require(t, "import murano.common.config, murano.engine.package_loader")
 }
 
 // waitLimit bounds every wait for the engine or a file: past it the test

@@ -10,12 +10,13 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/objgc/objgc/internal/testbin"
+
+	"github.com/objgc/objgc/internal/muranopy"
 )
 
 // The tests in this file lock against a Python process that takes its
@@ -24,7 +25,7 @@ import (
 // /usr/bin/python3 (Debian's, where python3-murano installs); a kind whose
 // modules are missing is skipped, except under CI=true.
 
-const python = "/usr/bin/python3"
+const python = muranopy.Python
 
 // peer is a running testdata/peer.py.
 type peer struct {
@@ -42,14 +43,7 @@ func startPeer(t *testing.T, kind, path string) *peer {
 		"fasteners": "import fasteners",
 		"murano":    "import murano.common.config, murano.utils",
 	}[kind]
-	if out, err := exec.Command(python, "-c", imports).CombinedOutput(); err != nil {
-		msg := "python peer " + kind + ": " + python + " -c '" + imports + "': " + strings.TrimSpace(string(out)) + " " + err.Error() +
-			" (install python3-murano: apt-get install -y python3-murano)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	muranopy.Require(t, imports)
 	cmd := exec.Command(python, "testdata/peer.py", kind, path)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
