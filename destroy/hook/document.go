@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Document is the JSON document a hook reads on stdin (DESIGN 4).
+// Document is the JSON document a hook reads on stdin (docs/hooks.md).
 type Document struct {
 	// Event is "destroy" or "notify", as OBJGC_EVENT.
 	Event string `json:"event"`

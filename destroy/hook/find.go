@@ -22,7 +22,7 @@ var ErrNoexecMount = errors.New("its file system is mounted noexec")
 
 // A Source is one place to look for hooks: the destroy hook of class C is
 // the file <Dir>/<C>/destroy, the hook of its handler H is
-// <Dir>/<C>/notify/<H> (DESIGN 4). Notify hooks have a folder of their
+// <Dir>/<C>/notify/<H> (docs/hooks.md). Notify hooks have a folder of their
 // own so that no handler name can select a destroy hook.
 //
 // A Source with PackageDir set is a package's hooks folder: Dir is then
@@ -40,7 +40,7 @@ type Source struct {
 
 // packageSource returns the Source for the hooks shipped by the package
 // unpacked in dir: <dir>/hooks/<C>/destroy and <dir>/hooks/<C>/notify/<H>
-// (DESIGN 4).
+// (docs/hooks.md).
 func packageSource(dir string) Source {
 	return Source{Dir: filepath.Join(dir, "hooks"), PackageDir: dir}
 }
@@ -63,7 +63,7 @@ func dirSources(dirs []string) []Source {
 // search in order.
 type SourceFunc func(class string) []Source
 
-// Sources returns the SourceFunc of DESIGN 4: for class C, every hooks dir
+// Sources returns the SourceFunc of docs/hooks.md, "Where objgc looks": for class C, every hooks dir
 // in order, then the package that defines C when packageDirs maps C to the
 // package's unpacked directory in the package cache. packageDirs may be nil.
 func Sources(dirs []string, packageDirs map[string]string) SourceFunc {
@@ -101,7 +101,7 @@ type Found struct {
 	Err error
 }
 
-// WorkDir is the working directory the hook runs in (DESIGN 4): the package
+// WorkDir is the working directory the hook runs in (docs/hooks.md): the package
 // directory when the hook comes from a package, else the hook's directory.
 func (f Found) WorkDir() string {
 	if f.Source.PackageDir != "" {
@@ -117,7 +117,7 @@ const NotifyDir = "notify"
 // FindSources returns every destroy hook, for each class of classes in
 // order and, within a class, each source of sources(class) in order:
 // <Dir>/<class>/destroy. Destroy hooks run in exactly this order
-// (DESIGN 4).
+// (docs/hooks.md).
 //
 // A hook is a regular file (symbolic links are followed); a directory or
 // any other kind of file at the path is not a hook and is skipped. A

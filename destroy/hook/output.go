@@ -111,7 +111,7 @@ func (w *lineWriter) Tail() string {
 // errPatchNotNotify is wrapped when a destroy hook writes a "patch".
 var errPatchNotNotify = errors.New(`only notify hooks may write a "patch"`)
 
-// parseStdout checks the rule of DESIGN 4: stdout is empty (JSON
+// parseStdout checks the rule of docs/hooks.md, "What a hook answers": stdout is empty (JSON
 // whitespace only) or exactly one JSON object. It returns the object (nil
 // for empty stdout) and its "patch" member (nil when absent or null).
 func parseStdout(out []byte, notify bool) (obj, patch json.RawMessage, reason string, err error) {

@@ -42,7 +42,7 @@ var Variables = []string{
 	"OBJGC_PACKAGE_DIR", "OBJGC_DOOMED", "OBJGC_HOOK",
 }
 
-// An Invocation is one run of one hook (DESIGN 4).
+// An Invocation is one run of one hook (docs/hooks.md).
 type Invocation struct {
 	// Hook is the hook's path (Found.Path). A relative path is made
 	// absolute against objgc's working directory, never looked up in
@@ -132,7 +132,7 @@ func (inv *Invocation) event() string {
 	return EventDestroy
 }
 
-// args is argv after the hook's path (DESIGN 4).
+// args is argv after the hook's path (docs/hooks.md).
 func (inv *Invocation) args() []string {
 	if inv.Handler != "" {
 		return []string{EventNotify, inv.Handler, inv.ObjectID}
@@ -181,7 +181,7 @@ type Result struct {
 	Pid int
 }
 
-// Run runs one hook the way DESIGN 4 says, and waits for it.
+// Run runs one hook the way docs/hooks.md, "How a hook is run", says, and waits for it.
 //
 // The hook file is opened once; the open file is checked (a regular,
 // executable file, inside inv.PackageDir when it comes from a package,
@@ -203,7 +203,7 @@ type Result struct {
 // still there; Run returns once the group has exited or been killed (a
 // process that left the group with setsid(2) and holds the hook's output
 // is cut off at the same time). The caller's signal handling picks between
-// the two ways DESIGN 5 asks for: to let running hooks finish (first
+// the two ways docs/hooks.md, "Time limits and stopping", gives: to let running hooks finish (first
 // SIGINT), stop starting new ones and keep ctx alive; to kill them (second
 // SIGINT), cancel ctx. A timeout is reported with TimedOut and wraps
 // context.DeadlineExceeded; an interruption wraps ctx's error
