@@ -149,19 +149,25 @@ func heldAt(dirfd int, path string) bool {
 	if err := unix.Fstatat(dirfd, path, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return !errors.Is(err, unix.ENOENT)
 	}
-	tableMu.Lock()
-	e := table[inode{uint64(st.Dev), uint64(st.Ino)}]
-	mine := false
-	if e != nil {
-		for g := range e.held {
-			mine = mine || !closed(g)
-		}
-	}
-	tableMu.Unlock()
-	if mine {
+	if heldHere(inode{uint64(st.Dev), uint64(st.Ino)}) {
 		return true
 	}
 	return conflictsAt(dirfd, path, unix.F_GETLK)
+}
+
+// heldHere reports whether this process holds a lock on the file key
+// through a descriptor still open: F_GETLK never reports those.
+func heldHere(key inode) bool {
+	tableMu.Lock()
+	defer tableMu.Unlock()
+	if e := table[key]; e != nil {
+		for g := range e.held {
+			if !closed(g) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // heldOpen is Held for a lock file already open (HeldIn): this process's
@@ -171,34 +177,10 @@ func heldOpen(f *os.File) bool {
 	if err != nil {
 		return true
 	}
-	tableMu.Lock()
-	e := table[key]
-	mine := false
-	if e != nil {
-		for g := range e.held {
-			mine = mine || !closed(g)
-		}
-	}
-	tableMu.Unlock()
-	if mine {
+	if heldHere(key) {
 		return true
 	}
-	lk := wholeFile(unix.F_WRLCK)
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return true
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			if ferr = unix.FcntlFlock(fd, unix.F_GETLK, &lk); ferr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return true
-	}
-	return ferr != nil || lk.Type != unix.F_UNLCK
+	return fileConflicts(f, unix.F_GETLK)
 }
 
 // HolderPID returns the process id of the holder of a lock on the lock

@@ -41,24 +41,7 @@ func Held(path string) bool {
 }
 
 // heldOpen is Held for a lock file already open (HeldIn).
-func heldOpen(f *os.File) bool {
-	lk := wholeFile(unix.F_WRLCK)
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return true
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			if ferr = unix.FcntlFlock(fd, unix.F_OFD_GETLK, &lk); ferr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return true
-	}
-	return ferr != nil || lk.Type != unix.F_UNLCK
-}
+func heldOpen(f *os.File) bool { return fileConflicts(f, unix.F_OFD_GETLK) }
 
 func heldAt(dirfd int, name string) bool { return conflictsAt(dirfd, name, unix.F_OFD_GETLK) }
 

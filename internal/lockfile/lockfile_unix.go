@@ -94,14 +94,35 @@ func conflictsAt(dirfd int, name string, getlk int) bool {
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return true // not a lock file: nobody acts on it
 	}
+	return fdConflicts(uintptr(fd), getlk)
+}
+
+// fdConflicts reports whether a write lock over the whole file open as fd
+// would conflict with a lock someone holds (getlk: F_GETLK or
+// F_OFD_GETLK); an error counts as a conflict, so that nobody acts on a
+// guess.
+func fdConflicts(fd uintptr, getlk int) bool {
 	lk := wholeFile(unix.F_WRLCK)
+	var err error
 	for {
-		err = unix.FcntlFlock(uintptr(fd), getlk, &lk)
-		if err != unix.EINTR {
+		if err = unix.FcntlFlock(fd, getlk, &lk); err != unix.EINTR {
 			break
 		}
 	}
 	return err != nil || lk.Type != unix.F_UNLCK
+}
+
+// fileConflicts is fdConflicts for an open *os.File.
+func fileConflicts(f *os.File, getlk int) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return true
+	}
+	held := true
+	if err := rc.Control(func(fd uintptr) { held = fdConflicts(fd, getlk) }); err != nil {
+		return true
+	}
+	return held
 }
 
 // HeldAt is Held for the lock file name in the directory dir (a
