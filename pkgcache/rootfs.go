@@ -83,6 +83,21 @@ func (c *Cache) lstat(path string) (fs.FileInfo, error) {
 	return c.fsys.Lstat(rel)
 }
 
+// lstatNoLink returns path's name relative to the root and what is there,
+// not following a link: a link is an error wrapping ErrLink.
+func (c *Cache) lstatNoLink(path string) (rel string, fi fs.FileInfo, err error) {
+	if rel, err = c.rel(path); err != nil {
+		return "", nil, err
+	}
+	if fi, err = c.fsys.Lstat(rel); err != nil {
+		return "", nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return "", nil, c.linkError(path)
+	}
+	return rel, fi, nil
+}
+
 // isDir reports whether path is a directory, not a link to one.
 func (c *Cache) isDir(path string) bool {
 	st, err := c.lstat(path)
@@ -221,16 +236,9 @@ func (c *Cache) walk(dir string, fn func(path string, d fs.DirEntry, err error) 
 // a FIFO's peer, and checks that it is a regular file (a directory when
 // dir): anything else is an error naming the path.
 func (c *Cache) openNoFollow(path string, flag int, dir bool) (*os.File, error) {
-	rel, err := c.rel(path)
+	rel, before, err := c.lstatNoLink(path)
 	if err != nil {
 		return nil, err
-	}
-	before, err := c.fsys.Lstat(rel)
-	if err != nil {
-		return nil, err
-	}
-	if before.Mode()&fs.ModeSymlink != 0 {
-		return nil, c.linkError(path)
 	}
 	if err := wantKind(path, before.Mode(), dir); err != nil {
 		return nil, err
@@ -349,16 +357,9 @@ func randomSuffix() string {
 // staged one written, through it, so that nothing in the package can lead
 // out of it.
 func (c *Cache) subRoot(dir string) (*os.Root, error) {
-	rel, err := c.rel(dir)
+	rel, before, err := c.lstatNoLink(dir)
 	if err != nil {
 		return nil, err
-	}
-	before, err := c.fsys.Lstat(rel)
-	if err != nil {
-		return nil, err
-	}
-	if before.Mode()&fs.ModeSymlink != 0 {
-		return nil, c.linkError(dir)
 	}
 	if !before.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory", dir)
