@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/objgc/objgc/internal/testuser"
 )
 
 // hookUserModel is a model whose one doomed object, vm1, is of a class of
@@ -58,7 +60,7 @@ func userCache(t *testing.T, dir string, uid, gid int) string {
 // may write fails; a hooks dir's hook still runs as root. plan says whom
 // the package's hook runs as, in text, Markdown and JSON.
 func TestRootRunsPackageHookAsCacheOwner(t *testing.T) {
-	name, uid, gid := throwawayUser(t, "root's apply running a package hook as the cache's owner")
+	name, uid, gid := testuser.Throwaway(t, "root's apply running a package hook as the cache's owner")
 	base := openTempDir(t)
 	out := filepath.Join(base, "out")
 	if err := os.Mkdir(out, 0o755); err != nil {
@@ -158,7 +160,7 @@ func TestRootRunsPackageHookAsCacheOwner(t *testing.T) {
 // (hook_cannot_run) and apply refuses before anything runs, naming the
 // cache and the way out.
 func TestRootRefusesPackageHookOfUnknownOwner(t *testing.T) {
-	_, _, _ = throwawayUser(t, "root's apply on a cache whose owner is not in the user database")
+	_, _, _ = testuser.Throwaway(t, "root's apply on a cache whose owner is not in the user database")
 	const uid = 3999917 // no such user
 	if _, err := exec.Command("getent", "passwd", strconv.Itoa(uid)).Output(); err == nil {
 		t.Skipf("uid %d exists here", uid)

@@ -1,48 +1,15 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"io/fs"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-)
 
-// throwawayUser creates a system user for one test and deletes it when
-// the test ends. It needs root and useradd: elsewhere the test is
-// skipped, saying what was not tested, except under CI=true (.ci/run runs
-// as root), where that is a failure.
-func throwawayUser(t *testing.T, what string) (name string, uid, gid int) {
-	t.Helper()
-	_, err := exec.LookPath("useradd")
-	if os.Geteuid() != 0 || err != nil {
-		msg := "needs root and useradd to create a throw-away user: " + what + " was not tested"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	var b [4]byte
-	rand.Read(b[:])
-	name = "objgct" + hex.EncodeToString(b[:])
-	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "--user-group", name).CombinedOutput(); err != nil {
-		t.Fatalf("useradd %s: %v\n%s", name, err, out)
-	}
-	t.Cleanup(func() { exec.Command("userdel", name).Run() })
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
-	return name, uid, gid
-}
+	"github.com/objgc/objgc/internal/testuser"
+)
 
 // openTempDir is a temporary directory every user can traverse (a test's
 // own is 0700), so that a process that became another user reaches what
@@ -84,7 +51,7 @@ func ownerOf(t *testing.T, p string) int {
 // read works, and what it creates belongs to the owner; root's plan
 // writes nothing there but lock files.
 func TestRootActsAsCacheOwner(t *testing.T) {
-	name, uid, gid := throwawayUser(t, "root's cache commands on a user's cache")
+	name, uid, gid := testuser.Throwaway(t, "root's cache commands on a user's cache")
 	base := openTempDir(t)
 	root, _ := engineCache(t)
 	cache := filepath.Join(base, "cache")

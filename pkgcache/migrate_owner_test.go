@@ -4,41 +4,14 @@ package pkgcache
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io/fs"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
-)
 
-// throwawayUser adds a system user for the test (useradd) and removes it
-// when the test ends; it returns its uid and gid. It skips, saying why,
-// when the test does not run as root.
-func throwawayUser(t *testing.T) (uid, gid int) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: it adds a throw-away user with useradd and acts on that user's cache as root")
-	}
-	var b [4]byte
-	rand.Read(b[:])
-	name := "objgct" + hex.EncodeToString(b[:])
-	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
-		t.Fatalf("useradd %s: %v: %s", name, err, out)
-	}
-	t.Cleanup(func() { exec.Command("userdel", name).Run() })
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
-	return uid, gid
-}
+	"github.com/objgc/objgc/internal/testuser"
+)
 
 // TestMigrateAsRootGivesToOwner: root migrates a cache that belongs to
 // another user (the engine's), whose packages an earlier objgc run as
@@ -48,7 +21,7 @@ func throwawayUser(t *testing.T) (uid, gid int) {
 // ignores rmtree errors, so a package it could not delete would stay for
 // ever.
 func TestMigrateAsRootGivesToOwner(t *testing.T) {
-	uid, gid := throwawayUser(t)
+	_, uid, gid := testuser.Throwaway(t, "root's migrate of another user's cache")
 	c := openCache(t)
 	es := addThree(t, c)
 	earlierLayout(t, c, es, false)
