@@ -26,9 +26,7 @@ import (
 )
 
 type applyOptions struct {
-	Model       string
-	Snapshot    string // flag only
-	Graph       string // flag only
+	runSettings
 	Write       string // flag only
 	Parallelism int
 	HookTimeout time.Duration
@@ -36,22 +34,8 @@ type applyOptions struct {
 	FailFast    bool
 	Force       bool // flag only
 	LockTimeout time.Duration
-	OnDangling  string
 	Format      string
 	NoColor     bool
-	// RequireHooks refuses to run when a doomed object has no destroy hook.
-	RequireHooks bool
-	// NoHooks: run no hook at all and drop the doomed objects from the
-	// model; without it, a run with no hook source is refused.
-	NoHooks   bool
-	HooksDirs []string
-	CacheDir  string
-	// MuranoConfig: see planOptions.
-	MuranoConfig string
-	// hooksDirsFrom, cacheDirFrom and onDanglingFrom name where these
-	// settings came from ("" for the default): a saved plan fixes them,
-	// and a setting that contradicts it is a usage error.
-	hooksDirsFrom, cacheDirFrom, onDanglingFrom string
 	// AutoApprove: do not ask before destroying, even at a terminal.
 	AutoApprove bool
 	// JUnit: also write the report as JUnit XML to this file (cmd/junit.go).
@@ -66,23 +50,18 @@ type applyOptions struct {
 	StatusInterval time.Duration
 }
 
-// addFlags declares apply's flags, each bound to its field of o.
+// addFlags declares apply's flags, each bound to its field of o: the
+// settings apply shares with plan (runSettings), then its own.
 func (o *applyOptions) addFlags(f *pflag.FlagSet) {
-	addInputFlags(f, &o.Snapshot, &o.Graph)
+	o.runSettings.addFlags(f)
 	f.StringVar(&o.Write, "write", "", "write the model to `FILE`, - for standard output (default: rewrite MODEL in place)")
-	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
 	f.IntVar(&o.Parallelism, "parallelism", 1, "destroy up to `N` objects of one group at a time")
 	durationVar(f, &o.HookTimeout, "hook-timeout", 10*time.Minute, hookTimeoutRule, "duration", "kill a hook's process group after `DURATION`")
 	durationVar(f, &o.HookGrace, "hook-grace", 10*time.Second, hookGraceRule, "duration", "after a hook times out or a second interrupt, wait `DURATION` between SIGTERM and SIGKILL of its process group")
 	f.BoolVar(&o.FailFast, "fail-fast", false, "start nothing new after the first failed destroy")
 	f.BoolVar(&o.Force, "force", false, "mark objects whose destroy hooks failed destroyed anyway")
 	durationVar(f, &o.LockTimeout, "lock-timeout", 0, lockTimeoutRule, "duration", "wait up to `DURATION` for the lock on the target (0: fail at once)")
-	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (refuse to run) or keep (destroy them and keep them flagged destroyed, which Murano 14's engine cannot load: executor.load fails in MuranoObject.set_property)")
 	f.StringVar(&o.Format, "format", "text", "report format: text or json")
-	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
-	f.StringVar(&o.MuranoConfig, "murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
-	f.BoolVar(&o.RequireHooks, "require-hooks", false, "refuse to run when a doomed object has no destroy hook")
-	f.BoolVar(&o.NoHooks, "no-hooks", false, "run no hook: drop the doomed objects from the model without destroying anything (without it, apply with no hooks dir and no cached package for any doomed class refuses)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors, failures, warnings and the summary: no progress, no hook output as it comes, long lists as one line a type with a count, nothing when all went well")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "also report every hook run, with its exit status and duration, and every notification")
 	durationVar(f, &o.StatusInterval, "status-interval", 30*time.Second, statusIntervalRule, "duration", "where stderr is no terminal (a CI log), print a status line every `DURATION` while hooks run (0: never, else at least 1s; not with --quiet)")
@@ -102,7 +81,7 @@ var (
 	statusIntervalRule = durationRule{zero: "never", floor: time.Second, example: "30s"}
 )
 
-func newApplyCmd(streams *IO, global *globalOptions) *cobra.Command {
+func newApplyCmd(streams *IO, global *globalOptions, cfg *config) *cobra.Command {
 	o := &applyOptions{}
 	c := &cobra.Command{
 		Use:   "apply [MODEL | PLANFILE]",
@@ -174,22 +153,12 @@ no hook.`,
   objgc plan env.json --out plan.json && objgc apply plan.json`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			v, err := newConfig(c)
-			if err != nil {
-				return err
-			}
 			opts := *o
 			opts.NoColor = global.NoColor
-			if len(args) == 1 {
-				opts.Model = args[0]
-			}
 			opts.started = time.Now()
-			opts.HooksDirs = splitList(opts.HooksDirs)
-			if opts.CacheDir, opts.cacheDirFrom, err = resolveCacheDir(c, v, streams.Getenv, opts.CacheDir, opts.MuranoConfig); err != nil {
+			if err := opts.resolve(cfg, args); err != nil {
 				return err
 			}
-			opts.hooksDirsFrom = settingFrom(c, v, streams.Getenv, "hooks-dir")
-			opts.onDanglingFrom = settingFrom(c, v, streams.Getenv, "on-dangling")
 			return runApply(c.Context(), streams, opts)
 		},
 	}
@@ -567,7 +536,7 @@ func newRunOptions(streams *IO, opts *applyOptions, ai *applyInputs, sp *planfil
 			HookTimeout: opts.HookTimeout,
 			FailFast:    opts.FailFast,
 			Force:       opts.Force,
-			Env:         os.Environ(),
+			Env:         streams.environ(),
 			Grace:       opts.HookGrace,
 			Stderr:      hookLines(*opts, progress),
 			RunHook:     runHook,

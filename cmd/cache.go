@@ -16,7 +16,7 @@ import (
 // package cache"). The cache directory comes from --cache-dir,
 // OBJGC_CACHE_DIR, the configuration key cache.dir, else <user cache
 // dir>/objgc.
-func newCacheCmd(streams *IO) *cobra.Command {
+func newCacheCmd(streams *IO, cfg *config) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cache",
 		Short: "Manage the on-disk cache of Murano packages",
@@ -28,9 +28,8 @@ packages added with 'objgc cache add' are listed, verified and pruned
 alike; see docs/cache.md for the layout and the lock protocol.`,
 		Args: noArgs,
 	}
-	dir := new(string)
-	c.PersistentFlags().StringVar(dir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
-	c.PersistentFlags().String("murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
+	dir, muranoConfig := new(string), new(string)
+	addCacheFlags(c.PersistentFlags(), dir, muranoConfig)
 	for _, sub := range []cacheSubcommand{
 		newCacheAddCmd(streams),
 		newCacheListCmd(streams),
@@ -40,7 +39,7 @@ alike; see docs/cache.md for the layout and the lock protocol.`,
 		newCacheMigrateCmd(streams),
 		newCacheRmCmd(streams),
 	} {
-		c.AddCommand(sub.build(dir))
+		c.AddCommand(sub.build(cfg, dir, muranoConfig))
 	}
 	return c
 }
@@ -48,7 +47,7 @@ alike; see docs/cache.md for the layout and the lock protocol.`,
 // cacheSubcommand is one cache subcommand: its help, the flags of its
 // own, and what it does. Every cache subcommand has the same shape,
 // which build gives it: --format (text or json) and --quiet beside its
-// own flags; its settings resolved (cacheSettings) and --format checked
+// own flags; the package cache resolved (config.cacheDir) and --format checked
 // before run is called with the cache directory.
 type cacheSubcommand struct {
 	cmd *cobra.Command // Use, Short, Long, Example, Args
@@ -74,7 +73,7 @@ type cacheOutput struct {
 	Quiet  bool
 }
 
-func (s cacheSubcommand) build(dir *string) *cobra.Command {
+func (s cacheSubcommand) build(cfg *config, dir, muranoConfig *string) *cobra.Command {
 	c := s.cmd
 	f := c.Flags()
 	f.StringVar(&s.out.Format, "format", "text", "output format: text or json")
@@ -83,7 +82,7 @@ func (s cacheSubcommand) build(dir *string) *cobra.Command {
 		s.flags(f)
 	}
 	c.RunE = func(c *cobra.Command, args []string) error {
-		cache, err := cacheSettings(c, dir)
+		cache, _, err := cfg.cacheDir(*dir, *muranoConfig)
 		if err != nil {
 			return err
 		}
@@ -174,20 +173,6 @@ func orEmpty(s []string) []string {
 // all.
 func cacheInterrupted(what string, err error) error {
 	return fmt.Errorf("%s: %w: %w", what, destroy.ErrInterrupted, err)
-}
-
-// cacheSettings sets the flags of cache subcommand c that the command
-// line left unchanged from OBJGC_* variables and the configuration file
-// (newConfig), and so the option fields bound to them, and returns the
-// package cache directory: *dir, the --cache-dir setting, the cache of
-// --murano-config, or the default (resolveCacheDir). The caller copies its
-// options after it.
-func cacheSettings(c *cobra.Command, dir *string) (string, error) {
-	v, err := newConfig(c)
-	if err != nil {
-		return "", err
-	}
-	return cacheCmdDir(c, v, *dir)
 }
 
 // formatCacheSize prints bytes in IEC units.

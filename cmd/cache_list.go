@@ -46,7 +46,7 @@ func runCacheList(ctx context.Context, streams *IO, opts cacheListOptions) error
 	}
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := openExistingCache(opts.Dir, false)
+	c, err := openExistingCache(streams, opts.Dir, false)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ nothing when all is whole.`,
 func runCacheVerify(ctx context.Context, streams *IO, opts cacheVerifyOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := openExistingCache(opts.Dir, false)
+	c, err := openExistingCache(streams, opts.Dir, false)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func newCachePathCmd(streams *IO) cacheSubcommand {
 }
 
 func runCachePath(streams *IO, opts cachePathOptions) error {
-	c, err := openExistingCache(opts.Dir, false)
+	c, err := openExistingCache(streams, opts.Dir, false)
 	if err != nil {
 		return err
 	}

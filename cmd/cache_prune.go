@@ -87,7 +87,7 @@ func runCachePrune(ctx context.Context, streams *IO, opts cachePruneOptions) err
 	}
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := openExistingCache(opts.Dir, false)
+	c, err := openExistingCache(streams, opts.Dir, false)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ moved are not touched. It runs under the prune lock: not beside a prune.`,
 func runCacheMigrate(ctx context.Context, streams *IO, opts cacheMigrateOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := openExistingCache(opts.Dir, true)
+	c, err := openExistingCache(streams, opts.Dir, true)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ names no cached package is an error (exit 1); the others are still removed.`,
 func runCacheRm(ctx context.Context, streams *IO, opts cacheRmOptions) error {
 	ctx, cancel := streams.interrupted(ctx)
 	defer cancel()
-	c, err := openExistingCache(opts.Dir, false)
+	c, err := openExistingCache(streams, opts.Dir, false)
 	if err != nil {
 		return err
 	}

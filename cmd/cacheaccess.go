@@ -22,8 +22,8 @@ const defaultMuranoConfig = "/etc/murano/murano.conf"
 // a cache the user running objgc may not read is said to be one
 // (cacheAccessError), not "no package cache"; and when there is none,
 // the error says where murano-engine's cache is when murano.conf is on
-// this host (noCacheHint).
-func openExistingCache(dir string, migrate bool) (*pkgcache.Cache, error) {
+// this host (noCacheHint). The environment is read through streams.
+func openExistingCache(streams *IO, dir string, migrate bool) (*pkgcache.Cache, error) {
 	if err := cacheAccessError(dir); err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func openExistingCache(dir string, migrate bool) (*pkgcache.Cache, error) {
 	}
 	c, err := open(dir)
 	if errors.Is(err, pkgcache.ErrNoCache) {
-		if hint := noCacheHint(dir, defaultMuranoConfig); hint != "" {
+		if hint := noCacheHint(dir, defaultMuranoConfig, streams.Getenv); hint != "" {
 			return nil, fmt.Errorf("%w; %s", err, hint)
 		}
 	}
@@ -91,11 +91,11 @@ func cacheAccessError(dir string) error {
 // noCacheHint returns, for a directory dir that holds no package cache,
 // where murano-engine's cache is when its configuration muranoConf
 // exists on this host and names another directory; "" otherwise.
-func noCacheHint(dir, muranoConf string) string {
+func noCacheHint(dir, muranoConf string, getenv func(string) string) string {
 	if _, err := os.Stat(muranoConf); err != nil {
 		return ""
 	}
-	mc, err := readMuranoConfig(muranoConf)
+	mc, err := readMuranoConfig(muranoConf, getenv)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("murano-engine's configuration %s is on this host: for its cache give --murano-config %s", muranoConf, muranoConf)

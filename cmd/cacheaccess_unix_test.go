@@ -127,13 +127,13 @@ func TestNoCacheHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "murano-engine's cache on this host is " + engine + " ([engine] packages_cache in " + conf + "): give --murano-config " + conf
-	if got := noCacheHint(filepath.Join(dir, "other"), conf); got != want {
+	if got := noCacheHint(filepath.Join(dir, "other"), conf, os.Getenv); got != want {
 		t.Errorf("another directory: %q, want %q", got, want)
 	}
-	if got := noCacheHint(engine, conf); got != "" {
+	if got := noCacheHint(engine, conf, os.Getenv); got != "" {
 		t.Errorf("the engine's own directory: %q, want no hint", got)
 	}
-	if got := noCacheHint(engine, filepath.Join(dir, "none.conf")); got != "" {
+	if got := noCacheHint(engine, filepath.Join(dir, "none.conf"), os.Getenv); got != "" {
 		t.Errorf("no murano.conf: %q, want no hint", got)
 	}
 }

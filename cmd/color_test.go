@@ -30,15 +30,7 @@ func TestColourOnlyOnATerminal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYOut: tt.tty,
-				Getenv: func(k string) string {
-					switch k {
-					case "NO_COLOR":
-						return tt.noColor
-					case "TERM":
-						return tt.term
-					}
-					return ""
-				}}
+				Getenv: envWith(map[string]string{"NO_COLOR": tt.noColor, "TERM": tt.term})}
 			args := append([]string{"plan", "../testdata/pairs/dangling-reference.json"}, tt.args...)
 			if code := run(context.Background(), BuildInfo{}, args, streams); code != ExitOK {
 				t.Fatalf("exit %d: %s", code, errb.String())

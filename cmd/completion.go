@@ -17,7 +17,7 @@ import (
 // for the flags that take a duration, a size or a number, nothing (not
 // file names); and for cache path and cache rm, the packages of the cache
 // they would use. A completion a command registered itself is kept.
-func addCompletions(root *cobra.Command) {
+func addCompletions(root *cobra.Command, getenv func(string) string) {
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
 		register := func(f *pflag.Flag) {
@@ -42,9 +42,9 @@ func addCompletions(root *cobra.Command) {
 		c.LocalFlags().VisitAll(register)
 		switch commandScope(c) {
 		case "cache path":
-			c.ValidArgsFunction = completePackages(false)
+			c.ValidArgsFunction = completePackages(false, getenv)
 		case "cache rm":
-			c.ValidArgsFunction = completePackages(true)
+			c.ValidArgsFunction = completePackages(true, getenv)
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)
@@ -59,18 +59,20 @@ func addCompletions(root *cobra.Command) {
 // with the settings it would read. It lists the cache as cache list does
 // (reading, creating nothing); a cache that cannot be read completes
 // nothing.
-func completePackages(withVersion bool) cobra.CompletionFunc {
+func completePackages(withVersion bool, getenv func(string) string) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		none := cobra.ShellCompDirectiveNoFileComp
 		if !withVersion && len(args) >= 2 {
 			return nil, none
 		}
-		// newConfig sets the flags from their variables and the file.
-		v, err := newConfig(c)
+		// A completion is a run of its own (cobra's __complete command),
+		// whose configuration is that of the command completed:
+		// loadConfig sets its flags from their variables and the file.
+		cfg, err := loadConfig(c, getenv)
 		if err != nil {
 			return nil, none
 		}
-		cacheDir, err := cacheCmdDir(c, v, c.Flag("cache-dir").Value.String())
+		cacheDir, _, err := cfg.cacheDir(c.Flag("cache-dir").Value.String(), c.Flag("murano-config").Value.String())
 		if err != nil {
 			return nil, none
 		}

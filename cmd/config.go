@@ -52,9 +52,10 @@ var notInFile = map[string]bool{"config": true, "help": true, "version": true}
 
 // sharedSettings are the settings that mean the same to every command
 // that has them, and that commands must agree on: where hooks are, where
-// the package cache is, whether to colour, how dangling references are
-// handled (a saved plan and its apply must agree), the configuration file
-// itself. They have one key and one variable (hooks.dirs,
+// the package cache is, whether hooks run at all or are required, how
+// dangling references are handled (a saved plan and its apply must
+// agree, and plan judges a plan with apply's settings: runSettings),
+// whether to colour, the configuration file itself. They have one key and one variable (hooks.dirs,
 // OBJGC_HOOKS_DIR). Every other setting belongs to the command it is a
 // flag of, and its key and variable are named after that command
 // (plan.format, OBJGC_PLAN_FORMAT; cache.prune.keep,
@@ -66,6 +67,8 @@ var sharedSettings = map[string]bool{
 	"murano-config":      true,
 	"no-color":           true,
 	"on-dangling":        true,
+	"no-hooks":           true,
+	"require-hooks":      true,
 	"markdown-max-chars": true,
 	"config":             true,
 	"help":               true,
@@ -95,6 +98,12 @@ func settingOf(c *cobra.Command, name string) (key, env string) {
 	return strings.ReplaceAll(scope, " ", ".") + "." + name, envName(strings.ReplaceAll(scope, " ", "_") + "_" + name)
 }
 
+// scopedEnv is the variable flag name of command c would have if it
+// were c's own setting: OBJGC_APPLY_NO_HOOKS for apply's --no-hooks.
+func scopedEnv(c *cobra.Command, name string) string {
+	return envName(strings.ReplaceAll(commandScope(c), " ", "_") + "_" + name)
+}
+
 func envName(s string) string {
 	return "OBJGC_" + strings.ToUpper(strings.ReplaceAll(s, "-", "_"))
 }
@@ -111,17 +120,35 @@ func (o *globalOptions) addFlags(pf *pflag.FlagSet) {
 	pf.BoolVar(&o.NoColor, "no-color", false, "never colour the output (NO_COLOR in the environment does the same)")
 }
 
-// newConfig builds the one viper instance of a run, which resolves c's
-// settings: flag > OBJGC_* variable > configuration file > default. Each
-// setting is held under its key in the file (settingOf): every flag of c
-// (local and inherited) but the flag-only ones is bound to it, and so is
-// its variable, named from the key by the prefix OBJGC_ and the replacer
-// of '.' and '-' by '_' (cache.prune.keep: OBJGC_CACHE_PRUNE_KEEP), or
-// as configKeys names it. The file (--config, OBJGC_CONFIG, else
-// defaultConfigFile) is read into the same instance. Then each flag the
-// command line left unchanged is set from the value viper resolved
-// (setFlags), so that the option fields bound to the flags hold every
-// setting.
+// config is the configuration of one run: the settings of the command
+// that runs, resolved flag > OBJGC_* variable > the user's configuration
+// file > the system's > default (docs/config.md, "Precedence"). The root
+// command builds it once, before the command runs (load, from its
+// PersistentPreRunE); commands get the one *config the root made, and by
+// the time their RunE runs every setting is in the option field bound to
+// its flag. The environment is read through getenv only (IO.Getenv), so
+// that a test gives a run its own.
+type config struct {
+	// getenv reads the environment: IO.Getenv.
+	getenv func(string) string
+	// cmd is the command the configuration was built for.
+	cmd *cobra.Command
+	// files holds the configuration files' settings under their keys:
+	// the user's file as its configuration, the system's keys as its
+	// defaults (readSettings). Flags and variables are not in it.
+	files *viper.Viper
+	// system is the system configuration file read, "" for none.
+	system string
+}
+
+// load builds the configuration of command c into cfg. Each setting is
+// held under its key in the file (settingOf), its variable named from
+// the key by the prefix OBJGC_ and the replacer of '.' and '-' by '_'
+// (cache.prune.keep: OBJGC_CACHE_PRUNE_KEEP), or as configKeys names it.
+// The file is --config, OBJGC_CONFIG, else defaultConfigFile. Then each
+// flag the command line left unchanged is set from its variable, else
+// from the files (setFlags), so that the option fields bound to the
+// flags hold every setting.
 //
 // Every value is checked once, by the setting's check (checkSetting: the
 // flag's type, its choices, a size or a duration), where it is read, so
@@ -134,61 +161,58 @@ func (o *globalOptions) addFlags(pf *pflag.FlagSet) {
 // the one running objgc and root, or that its group or others can write;
 // a key in the file that no command has; a value of the wrong type, a
 // duration without a unit (a bare 5 would be 5 ns).
-func newConfig(c *cobra.Command) (*viper.Viper, error) {
-	if err := checkVariables(c); err != nil {
-		return nil, err
+func (cfg *config) load(c *cobra.Command) error {
+	if cfg.getenv == nil {
+		cfg.getenv = func(string) string { return "" }
 	}
-	v := viper.New()
-	v.SetEnvPrefix("OBJGC")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
-	// The file is named by --config or OBJGC_CONFIG, and read before the
-	// other settings are bound: what v holds of them then is the file's,
-	// which checkConfigKeys checks.
-	config := c.Flag("config")
-	if err := joinErrors(v.BindPFlag("config", config), v.BindEnv("config")); err != nil {
-		return nil, err
+	cfg.cmd = c
+	if err := cfg.checkVariables(); err != nil {
+		return err
 	}
-	if err := readSettings(c, v); err != nil {
-		return nil, err
+	cfg.files = viper.New()
+	if err := cfg.readSettings(); err != nil {
+		return err
 	}
-	var errs []error
-	bind := func(f *pflag.Flag) {
-		if flagOnly[f.Name] || f == config {
-			return
-		}
-		key, env := settingOf(c, f.Name)
-		errs = append(errs, v.BindPFlag(key, f))
-		if _, ok := flagEnv(c, f.Name); !ok {
-			return
-		}
-		if _, named := configKeys[f.Name]; named {
-			errs = append(errs, v.BindEnv(key, env))
-		} else {
-			errs = append(errs, v.BindEnv(key))
-		}
-	}
-	c.Flags().VisitAll(bind)
-	c.InheritedFlags().VisitAll(bind)
-	if err := joinErrors(errs...); err != nil {
-		return nil, err
-	}
-	if err := setFlags(c, v); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return cfg.setFlags()
 }
 
-// checkVariables checks the OBJGC_* variables of c's settings (see
-// newConfig): none sets a flag-only one, none is the unscoped name of a
-// setting of c, and each value suits its setting (checkSetting).
-func checkVariables(c *cobra.Command) error {
+// loadConfig builds the configuration of command c, reading the
+// environment through getenv: config.load.
+func loadConfig(c *cobra.Command, getenv func(string) string) (*config, error) {
+	cfg := &config{getenv: getenv}
+	if err := cfg.load(c); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// hasSettings reports whether command c is one whose configuration the
+// root command builds: every command but cobra's help and its
+// __complete, which must work whatever a configuration file holds (a
+// completion builds the configuration of the command it completes).
+func hasSettings(c *cobra.Command) bool {
+	if c.HasParent() && !c.Parent().HasParent() {
+		switch c.Name() {
+		case "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return false
+		}
+	}
+	return true
+}
+
+// checkVariables checks the OBJGC_* variables of cfg.cmd's settings (see
+// load): none sets a flag-only one, none is the unscoped name of a
+// setting of the command, and each value suits its setting
+// (checkSetting).
+func (cfg *config) checkVariables() error {
+	c := cfg.cmd
 	var errs []error
 	check := func(f *pflag.Flag) {
 		_, env := settingOf(c, f.Name)
 		legacy := envName(f.Name)
 		if flagOnly[f.Name] {
 			for _, e := range []string{env, legacy} {
-				if os.Getenv(e) != "" {
+				if cfg.getenv(e) != "" {
 					errs = append(errs, fmt.Errorf("%s: --%s is set only on the command line", e, f.Name))
 				}
 			}
@@ -197,11 +221,15 @@ func checkVariables(c *cobra.Command) error {
 		if _, ok := flagEnv(c, f.Name); !ok {
 			return
 		}
-		if legacy != env && os.Getenv(legacy) != "" {
+		if legacy != env && cfg.getenv(legacy) != "" {
 			errs = append(errs, fmt.Errorf("%s: not a setting: a setting of one command is named after it; for %s use %s (docs/config.md)",
 				legacy, c.CommandPath(), env))
 		}
-		if s := os.Getenv(env); s != "" {
+		if scoped := scopedEnv(c, f.Name); sharedSettings[f.Name] && scoped != env && cfg.getenv(scoped) != "" {
+			errs = append(errs, fmt.Errorf("%s: not a setting: --%s is shared by every command that has it; its variable is %s (docs/config.md)",
+				scoped, f.Name, env))
+		}
+		if s := cfg.getenv(env); s != "" {
 			if err := checkSetting(env, c, f, s); err != nil {
 				errs = append(errs, err)
 			}
@@ -215,22 +243,24 @@ func checkVariables(c *cobra.Command) error {
 	return nil
 }
 
-// readSettings reads the configuration files into v: the user's
-// (--config, OBJGC_CONFIG, else defaultConfigFile) as v's configuration,
-// and below it the system's (systemConfigFile) as v's defaults, key by
+// readSettings reads the configuration files into cfg.files: the user's
+// (--config, OBJGC_CONFIG, else defaultConfigFile) as its configuration,
+// and below it the system's (systemConfigFile) as its defaults, key by
 // key, as git reads /etc/gitconfig below ~/.gitconfig. Each file is
 // checked (readConfigFile) and so are its keys and values
 // (checkConfigKeys). The system file's cache (cache.dir or
 // cache.murano-config) is left out when the command line, a variable or
 // the user's file names one: both name the one package cache, and the
 // closer source says which; so is its cache.murano-config when no file
-// is there (a host without murano-engine). Without a file, v holds none
-// of its keys.
-func readSettings(c *cobra.Command, v *viper.Viper) error {
-	path := v.GetString("config")
-	if path == "" {
-		path = defaultConfigFile()
+// is there (a host without murano-engine). Without a file, cfg.files
+// holds none of its keys.
+func (cfg *config) readSettings() error {
+	c, v := cfg.cmd, cfg.files
+	path := ""
+	if f := c.Flag("config"); f != nil {
+		path = f.Value.String()
 	}
+	path = cmp.Or(path, cfg.getenv("OBJGC_CONFIG"), cfg.defaultConfigFile())
 	if path != "" {
 		data, err := readConfigFile(path)
 		if err != nil {
@@ -245,7 +275,7 @@ func readSettings(c *cobra.Command, v *viper.Viper) error {
 			return err
 		}
 	}
-	sys := systemConfigFile()
+	sys := cfg.systemConfigFile()
 	if sys == "" || (path != "" && sameFile(sys, path)) {
 		return nil
 	}
@@ -261,10 +291,11 @@ func readSettings(c *cobra.Command, v *viper.Viper) error {
 	if err := checkConfigKeys(sys, sv, c.Root()); err != nil {
 		return err
 	}
+	cfg.system = sys
 	cacheNamed := false
 	for _, flag := range []string{"cache-dir", "murano-config"} {
 		key, env := settingOf(c, flag)
-		if f := c.Flags().Lookup(flag); f != nil && f.Changed || os.Getenv(env) != "" || v.InConfig(key) {
+		if f := c.Flags().Lookup(flag); f != nil && f.Changed || cfg.getenv(env) != "" || v.InConfig(key) {
 			cacheNamed = true
 		}
 	}
@@ -288,8 +319,8 @@ func readSettings(c *cobra.Command, v *viper.Viper) error {
 // OBJGC_SYSTEM_CONFIG or else systemConfigPath, if anything is there,
 // else "". As for the user's file (defaultConfigFile), a file found is
 // then checked, and one that cannot be used is an error.
-func systemConfigFile() string {
-	p := cmp.Or(os.Getenv(systemConfigEnv), systemConfigPath)
+func (cfg *config) systemConfigFile() string {
+	p := cmp.Or(cfg.getenv(systemConfigEnv), systemConfigPath)
 	if p == "" {
 		return ""
 	}
@@ -304,15 +335,15 @@ func systemConfigFile() string {
 // which must not read the machine's.
 const systemConfigEnv = "OBJGC_SYSTEM_CONFIG"
 
-// setFlags gives each flag of c that the command line left unchanged the
-// value v resolved for it (its OBJGC_* variable, else its key in the
-// configuration file), through the flag's own Value: the option field a
+// setFlags gives each flag of cfg.cmd that the command line left
+// unchanged the value of its variable, else of its key in the
+// configuration files, through the flag's own Value: the option field a
 // command binds to the flag (its addFlags method) gets its value by that
 // one path, whatever set it. A list from the file sets each element. The
-// flag stays unchanged, so that settingFrom still tells the command line
-// from the rest. The values were checked where they were read
-// (checkSetting).
-func setFlags(c *cobra.Command, v *viper.Viper) error {
+// flag stays unchanged, so that from still tells the command line from
+// the rest. The values were checked where they were read (checkSetting).
+func (cfg *config) setFlags() error {
+	c := cfg.cmd
 	seen := map[string]bool{}
 	var errs []error
 	set := func(f *pflag.Flag) {
@@ -321,17 +352,17 @@ func setFlags(c *cobra.Command, v *viper.Viper) error {
 		}
 		seen[f.Name] = true
 		key, env := settingOf(c, f.Name)
-		if !v.IsSet(key) {
-			return
-		}
-		val := v.Get(key)
-		where := fmt.Sprintf("configuration key %q", key)
-		if from := os.Getenv(env); from != "" {
-			where = env
-		}
-		vals := []any{val}
-		if list, ok := val.([]any); ok {
-			vals = list
+		var vals []any
+		where := env
+		if s := cfg.getenv(env); s != "" {
+			vals = []any{s}
+		} else if cfg.files.IsSet(key) {
+			where = fmt.Sprintf("configuration key %q", key)
+			val := cfg.files.Get(key)
+			vals = []any{val}
+			if list, ok := val.([]any); ok {
+				vals = list
+			}
 		}
 		for _, x := range vals {
 			if err := f.Value.Set(fmt.Sprint(x)); err != nil {
@@ -343,6 +374,26 @@ func setFlags(c *cobra.Command, v *viper.Viper) error {
 	c.Flags().VisitAll(set)
 	c.InheritedFlags().VisitAll(set)
 	return joinErrors(errs...)
+}
+
+// from names where the setting of flag came from, for messages: "--" +
+// flag, its variable, "KEY in FILE" for the user's or the system's
+// configuration file; "" for the default.
+func (cfg *config) from(flag string) string {
+	key, env := settingOf(cfg.cmd, flag)
+	switch {
+	case cfg.cmd.Flags().Changed(flag):
+		return "--" + flag
+	case cfg.getenv(env) != "":
+		return env
+	case cfg.files.InConfig(key):
+		return key + " in " + cfg.files.ConfigFileUsed()
+	case cfg.files.IsSet(key):
+		// The only defaults files holds are the system file's keys
+		// (readSettings).
+		return key + " in " + cfg.system
+	}
+	return ""
 }
 
 // readConfigFile reads the configuration file at path after checking,
@@ -464,6 +515,12 @@ func knownKeys(root *cobra.Command) map[string]setting {
 func suggestKey(key string, known map[string]setting) []string {
 	if k, ok := configKeys[key]; ok && known[k.key].flag != nil {
 		return []string{k.key}
+	}
+	// A shared setting under a command's key: apply.no-hooks is no-hooks.
+	if name := key[strings.LastIndex(key, ".")+1:]; sharedSettings[name] {
+		if k, _ := settingOf(nil, name); known[k].flag != nil && k != key {
+			return []string{k}
+		}
 	}
 	names := make([]string, 0, len(known))
 	for k, s := range known {
@@ -623,9 +680,9 @@ func configType(path string) string {
 // file found is then checked (readConfigFile): one that cannot be used is
 // an error, not skipped, since its settings would otherwise be dropped
 // without a word.
-func defaultConfigFile() string {
+func (cfg *config) defaultConfigFile() string {
 	candidates := []string{"objgc.yaml"}
-	if dir, err := os.UserConfigDir(); err == nil {
+	if dir, err := userConfigDir(cfg.getenv); err == nil {
 		candidates = append(candidates, filepath.Join(dir, "objgc", "config.yaml"))
 	}
 	for _, p := range candidates {
@@ -650,14 +707,10 @@ func splitList(values []string) []string {
 	return out
 }
 
-// cacheDir returns the package cache root: dir as --cache-dir,
-// OBJGC_CACHE_DIR or cache.dir in the config file set it, else
-// <os.UserCacheDir()>/objgc (docs/design.md, "The package cache").
-func cacheDir(dir string) (string, error) {
-	if dir != "" {
-		return dir, nil
-	}
-	base, err := os.UserCacheDir()
+// defaultCacheDir returns the package cache root when no setting names
+// one: <user cache dir>/objgc (docs/design.md, "The package cache").
+func (cfg *config) defaultCacheDir() (string, error) {
+	base, err := userCacheDir(cfg.getenv)
 	if err != nil {
 		return "", fmt.Errorf("no package cache directory: %w (set --cache-dir or OBJGC_CACHE_DIR)", err)
 	}

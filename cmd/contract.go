@@ -5,9 +5,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
-
 	"github.com/objgc/objgc/destroy"
 )
 
@@ -34,28 +31,6 @@ func absPaths(ps []string) []string {
 		out = append(out, absPath(p))
 	}
 	return out
-}
-
-// settingFrom names where the setting of flag came from, for messages:
-// "--FLAG" for the flag, the variable's name for the environment, "KEY in
-// FILE" for a configuration file (the user's, else the system's), ""
-// when the default is used. The precedence is viper's: flag, then
-// variable, then the user's file, then the system's (readSettings).
-func settingFrom(c *cobra.Command, v *viper.Viper, getenv func(string) string, flag string) string {
-	key, env := settingOf(c, flag)
-	switch {
-	case c.Flags().Changed(flag):
-		return "--" + flag
-	case getenv(env) != "":
-		return env
-	case v.InConfig(key):
-		return key + " in " + v.ConfigFileUsed()
-	case v.IsSet(key):
-		// The only defaults v holds are the system file's keys
-		// (readSettings).
-		return key + " in " + systemConfigFile()
-	}
-	return ""
 }
 
 // checkHooksDirs refuses a hooks dir that does not exist or is not a

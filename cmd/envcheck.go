@@ -27,8 +27,9 @@ var testVariables = []string{"OBJGC_STRESS", "OBJGC_STRESS_SEED", "OBJGC_ENGINE_
 // configuration file is an error. It is a warning, not an error: a
 // variable left in a shell or a CI job must not stop a run it never
 // meant to change. Not warned about (docs/config.md): the variables of
-// every command's settings, the flag-only ones and the unscoped names of
-// c's own settings (newConfig refuses those), the variables objgc gives
+// every command's settings, the flag-only ones, the unscoped names of
+// c's own settings and the names of c's shared settings scoped to c
+// (config.load refuses those), the variables objgc gives
 // the hooks it runs (a hook may run objgc), those of objgc's tests
 // (OBJGC_TEST_*, testVariables), OBJGC_SYSTEM_CONFIG (it names a file,
 // as OBJGC_CONFIG does) and empty
@@ -61,7 +62,12 @@ func warnUnknownVariables(w io.Writer, c *cobra.Command, environ []string) {
 		}
 	}
 	walk(c.Root())
-	own := func(f *pflag.Flag) { known[envName(f.Name)] = true }
+	own := func(f *pflag.Flag) {
+		known[envName(f.Name)] = true
+		if sharedSettings[f.Name] {
+			known[scopedEnv(c, f.Name)] = true
+		}
+	}
 	c.Flags().VisitAll(own)
 	c.InheritedFlags().VisitAll(own)
 	slices.Sort(settings)

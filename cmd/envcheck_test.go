@@ -51,7 +51,7 @@ func TestDocsNameRealVariables(t *testing.T) {
 	}
 	shownWrong := map[string]bool{
 		"OBJGC_FORMAT": true, "OBJGC_PARALLELISM": true, "OBJGC_VERSION": true,
-		"OBJGC_PLAN_FROMAT": true, "OBJGC_DRY_RUN": true,
+		"OBJGC_PLAN_FROMAT": true, "OBJGC_DRY_RUN": true, "OBJGC_APPLY_NO_HOOKS": true,
 	}
 	var out bytes.Buffer
 	// The root: an unscoped name is unknown wherever it is written.

@@ -39,3 +39,15 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(home)
 	os.Exit(code)
 }
+
+// envWith is a Getenv for a run's IO: the test process's environment
+// (TestMain's temporary HOME and system file) with set's variables in
+// front of it, "" unsetting one.
+func envWith(set map[string]string) func(string) string {
+	return func(k string) string {
+		if v, ok := set[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+}

@@ -11,9 +11,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-
-	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 )
 
 // maxMuranoConfig bounds how much of a murano.conf is read: the file
@@ -47,9 +44,10 @@ type engineHost struct {
 	Getwd func() (string, error)
 }
 
-// thisHost is the host objgc runs on, as engineHost.
-func thisHost() engineHost {
-	return engineHost{Getenv: os.Getenv, Etc: "/etc"}
+// hostOf is the host objgc runs on, as engineHost, with the
+// environment getenv reads (IO.Getenv).
+func hostOf(getenv func(string) string) engineHost {
+	return engineHost{Getenv: getenv, Etc: "/etc"}
 }
 
 func (h engineHost) getwd() (string, error) {
@@ -63,9 +61,10 @@ func (h engineHost) getwd() (string, error) {
 // from which oslo.config names one of its default config directories.
 const muranoEngineProg = "murano-engine"
 
-// readMuranoConfig is readMuranoConfigOn for the host objgc runs on.
-func readMuranoConfig(path string) (muranoCache, error) {
-	return readMuranoConfigOn(path, thisHost())
+// readMuranoConfig is readMuranoConfigOn for the host objgc runs on,
+// whose environment getenv reads.
+func readMuranoConfig(path string, getenv func(string) string) (muranoCache, error) {
+	return readMuranoConfigOn(path, hostOf(getenv))
 }
 
 // readMuranoConfigOn reads murano-engine's package cache settings as the
@@ -288,28 +287,31 @@ func readMuranoFile(path string) ([]byte, error) {
 // enable_packages_cache is false.
 var errNoEngineCache = errors.New("murano-engine keeps no package cache")
 
-// resolveCacheDir returns the package cache root of command c and where
-// it came from (settingFrom's words, "" for the default): --cache-dir
-// (dir, from any source), --murano-config (muranoConfig: the cache of
-// the engine configured there), else the default (cacheDir). Both set is
+// cacheDir returns the package cache root of the command and where it
+// came from (from's words, "" for the default): --cache-dir (dir, from
+// any source), --murano-config (muranoConfig: the cache of the engine
+// configured there), else the default (defaultCacheDir). Both set is
 // a usage error naming both sources: each names the cache, and objgc does
 // not guess which one was meant. A murano.conf that switches the
 // engine's cache off (enable_packages_cache false) is an error wrapping
 // errNoEngineCache: there is nothing there to read or to manage.
-func resolveCacheDir(c *cobra.Command, v *viper.Viper, getenv func(string) string, dir, muranoConfig string) (string, string, error) {
+func (cfg *config) cacheDir(dir, muranoConfig string) (string, string, error) {
 	dirFrom := ""
 	if dir != "" {
-		dirFrom = cacheSettingFrom(c, v, getenv, "cache-dir")
+		dirFrom = cfg.setFrom("cache-dir")
 	}
 	if muranoConfig == "" {
-		d, err := cacheDir(dir)
-		return d, dirFrom, err
+		if dir != "" {
+			return dir, dirFrom, nil
+		}
+		d, err := cfg.defaultCacheDir()
+		return d, "", err
 	}
-	mcFrom := cacheSettingFrom(c, v, getenv, "murano-config")
+	mcFrom := cfg.setFrom("murano-config")
 	if dir != "" {
 		return "", "", usageErrorf("%s (%s) and %s (%s) both name the package cache; give one of them", dirFrom, dir, mcFrom, muranoConfig)
 	}
-	mc, err := readMuranoConfig(muranoConfig)
+	mc, err := readMuranoConfig(muranoConfig, cfg.getenv)
 	if err != nil {
 		return "", "", err
 	}
@@ -320,20 +322,11 @@ func resolveCacheDir(c *cobra.Command, v *viper.Viper, getenv func(string) strin
 	return mc.Dir, mc.From, nil
 }
 
-// cacheCmdDir is resolveCacheDir for a cache subcommand c, which
-// inherits --murano-config from "cache".
-func cacheCmdDir(c *cobra.Command, v *viper.Viper, dir string) (string, error) {
-	d, _, err := resolveCacheDir(c, v, os.Getenv, dir, c.Flag("murano-config").Value.String())
-	return d, err
-}
-
-// cacheSettingFrom is settingFrom for a setting that is set, whatever
-// its source: "--" + flag when settingFrom cannot tell.
-func cacheSettingFrom(c *cobra.Command, v *viper.Viper, getenv func(string) string, flag string) string {
-	if v != nil {
-		if from := settingFrom(c, v, getenv, flag); from != "" {
-			return from
-		}
+// setFrom is from for a setting that is set, whatever its source:
+// "--" + flag when from cannot tell.
+func (cfg *config) setFrom(flag string) string {
+	if from := cfg.from(flag); from != "" {
+		return from
 	}
 	return "--" + flag
 }

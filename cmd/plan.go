@@ -20,47 +20,26 @@ import (
 )
 
 type planOptions struct {
-	Model            string
-	Snapshot         string // flag only
-	Graph            string // flag only
+	runSettings
 	Format           string
 	Out              string // flag only
 	DetailedExitcode bool
 	// MarkdownMaxChars bounds the Markdown summary (--markdown-max-chars).
 	MarkdownMaxChars int
-	OnDangling       string
-	// NoHooks and RequireHooks are apply's: the plan records them, and
-	// apply of the saved plan runs with them.
-	NoHooks      bool
-	RequireHooks bool
-	NoColor      bool
-	HooksDirs    []string
-	CacheDir     string
-	// MuranoConfig is murano-engine's configuration file, whose
-	// package cache is used when set (--murano-config).
-	MuranoConfig string
-	// hooksDirsFrom names where HooksDirs were set (settingFrom).
-	hooksDirsFrom string
-	// cacheDirFrom names where CacheDir was set (settingFrom).
-	cacheDirFrom string
+	NoColor          bool
 }
 
-// addFlags declares plan's flags, each bound to its field of o.
+// addFlags declares plan's flags, each bound to its field of o: the
+// settings plan shares with apply (runSettings), then its own.
 func (o *planOptions) addFlags(f *pflag.FlagSet) {
-	addInputFlags(f, &o.Snapshot, &o.Graph)
+	o.runSettings.addFlags(f)
 	f.StringVar(&o.Format, "format", planFormats[0].name, planFormatHelp("for a merge-request comment or CI job summary"))
 	f.IntVar(&o.MarkdownMaxChars, "markdown-max-chars", MarkdownMaxChars, "bound the markdown format to `N` characters, 0 for no bound: long tables are cut, saying so (counts are always shown)")
 	f.StringVar(&o.Out, "out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
 	f.BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not, 1 when apply would refuse the plan")
-	f.StringVar(&o.OnDangling, "on-dangling", "error", "references to doomed objects: error (apply refuses) or keep (destroy and keep them flagged destroyed, which Murano 14's engine cannot load: executor.load fails in MuranoObject.set_property)")
-	f.StringArrayVar(&o.HooksDirs, "hooks-dir", nil, "look for hooks in `DIR` (repeatable): DIR/CLASS/destroy, DIR/CLASS/notify/HANDLER")
-	f.BoolVar(&o.RequireHooks, "require-hooks", false, "apply of this plan refuses to run when a doomed object has no destroy hook (recorded in --out)")
-	f.BoolVar(&o.NoHooks, "no-hooks", false, "plan to run no hook: apply drops the doomed objects from the model without destroying anything (recorded in --out; without it, a plan with no hooks dir and no cached package for any doomed class is one apply refuses)")
-	f.StringVar(&o.CacheDir, "cache-dir", "", "the package cache `DIR` (default <user cache dir>/objgc)")
-	f.StringVar(&o.MuranoConfig, "murano-config", "", "read the package cache directory from murano-engine's `FILE` ([engine] packages_cache; not with --cache-dir)")
 }
 
-func newPlanCmd(streams *IO, global *globalOptions) *cobra.Command {
+func newPlanCmd(streams *IO, global *globalOptions, cfg *config) *cobra.Command {
 	o := &planOptions{}
 	c := &cobra.Command{
 		Use:   "plan [MODEL]",
@@ -90,18 +69,9 @@ recorded in the plan saved with --out, and apply of it runs with them.`,
   objgc plan env.json --format markdown >> "$GITHUB_STEP_SUMMARY"`,
 		Args: maxArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			v, err := newConfig(c)
-			if err != nil {
-				return err
-			}
 			opts := *o
 			opts.NoColor = global.NoColor
-			if len(args) == 1 {
-				opts.Model = args[0]
-			}
-			opts.HooksDirs = splitList(opts.HooksDirs)
-			opts.hooksDirsFrom = settingFrom(c, v, streams.Getenv, "hooks-dir")
-			if opts.CacheDir, opts.cacheDirFrom, err = resolveCacheDir(c, v, streams.Getenv, opts.CacheDir, opts.MuranoConfig); err != nil {
+			if err := opts.resolve(cfg, args); err != nil {
 				return err
 			}
 			return runPlan(c.Context(), streams, opts)
@@ -271,7 +241,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	}
 	prep, err := destroy.Prepare(ctx, in.Snapshot, in.Incoming, destroy.PrepareOptions{
 		Finder: finder,
-		Env:    os.Environ(),
+		Env:    streams.environ(),
 		Stage: func(name string) error {
 			if err := stage(); err != nil || name != "hooks" || opts.NoHooks {
 				return err

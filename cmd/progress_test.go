@@ -22,7 +22,7 @@ func TestApplyProgressLine(t *testing.T) {
 		t.Run(map[bool]string{true: "terminal", false: "pipe"}[tty], func(t *testing.T) {
 			dir, model := progressModel(t, "#!/bin/sh\necho \"deleting server $OBJGC_OBJECT_ID\" >&2\n")
 			var out, errb bytes.Buffer
-			streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: tty, progress: &progressTiming{}, Getenv: func(string) string { return "" }}
+			streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: tty, progress: &progressTiming{}, Getenv: envWith(map[string]string{"NO_COLOR": "", "TERM": ""})}
 			args := []string{"apply", "--hooks-dir", filepath.Join(dir, "hooks"), model}
 			if code := run(context.Background(), BuildInfo{}, args, streams); code != ExitOK {
 				t.Fatalf("exit %d: %s", code, errb.String())
@@ -63,7 +63,7 @@ func TestCachePruneProgressLine(t *testing.T) {
 	pkgs := filepath.Join("..", "pkgcache", "testdata", "packages")
 	streams := func() (*IO, *bytes.Buffer, *bytes.Buffer) {
 		var out, errb bytes.Buffer
-		return &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: true, progress: &progressTiming{}, Getenv: func(string) string { return "" }}, &out, &errb
+		return &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: true, progress: &progressTiming{}, Getenv: envWith(map[string]string{"NO_COLOR": "", "TERM": ""})}, &out, &errb
 	}
 	s, _, errb := streams()
 	add := []string{"cache", "add", "--cache-dir", cache,
@@ -145,7 +145,7 @@ func TestApplyProgressLineClearedBeforeReport(t *testing.T) {
 	dir, model := progressModel(t, "#!/bin/sh\necho \"deleting server\" >&2\n")
 	term := &terminal{}
 	streams := &IO{In: strings.NewReader(""), Out: term, Err: term, IsTTYOut: true, IsTTYErr: true, progress: &progressTiming{},
-		Getenv: func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }}
+		Getenv: envWith(map[string]string{"NO_COLOR": "1"})}
 	args := []string{"apply", "--hooks-dir", filepath.Join(dir, "hooks"), model}
 	if code := run(context.Background(), BuildInfo{}, args, streams); code != ExitOK {
 		t.Fatalf("exit %d: %q", code, term.screen())
@@ -194,7 +194,7 @@ func TestApplyStatusLine(t *testing.T) {
 	for _, tty := range []bool{false, true} {
 		dir, model := progressModel(t, "#!/bin/sh\nsleep 2.3\n")
 		var out, errb bytes.Buffer
-		streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: tty, progress: &progressTiming{}, Getenv: func(string) string { return "" }}
+		streams := &IO{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTYErr: tty, progress: &progressTiming{}, Getenv: envWith(map[string]string{"NO_COLOR": "", "TERM": ""})}
 		args := []string{"apply", "--hooks-dir", filepath.Join(dir, "hooks"), "--status-interval", "1s", model}
 		if code := run(context.Background(), BuildInfo{}, args, streams); code != ExitOK {
 			t.Fatalf("exit %d: %s", code, errb.String())

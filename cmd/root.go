@@ -67,8 +67,11 @@ type IO struct {
 	Out    io.Writer
 	Err    io.Writer
 	Getenv func(string) string
-	// Environ lists the environment, for the warning about OBJGC_*
-	// variables that set nothing; nil: no warning.
+	// Getenv and Environ are the environment: every setting, the
+	// configuration files' places and the hooks' environment are read
+	// through them, never through the os package. Environ lists it, for
+	// the hooks' environment and the warning about OBJGC_* variables
+	// that set nothing; nil: none.
 	Environ  func() []string
 	IsTTYOut bool // stdout is a terminal: colour may be used
 	IsTTYErr bool // stderr is a terminal: progress lines may be shown
@@ -79,6 +82,15 @@ type IO struct {
 	// progress is when progress lines are drawn; nil: after 500 ms, at
 	// most every 100 ms. Tests set it to draw at once.
 	progress *progressTiming
+}
+
+// environ is the environment, Environ's, for the hooks objgc runs; nil
+// when Environ is.
+func (s *IO) environ() []string {
+	if s.Environ == nil {
+		return nil
+	}
+	return s.Environ()
 }
 
 // interrupted returns a context cancelled on the first interrupt, for
@@ -107,9 +119,6 @@ func Run(ctx context.Context, build BuildInfo, args []string, stdin io.Reader, s
 func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 	root := newRootCmd(build, streams)
 	root.SetArgs(args)
-	root.SetIn(streams.In)
-	root.SetOut(streams.Out)
-	root.SetErr(streams.Err)
 	c, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
@@ -128,6 +137,7 @@ func run(ctx context.Context, build BuildInfo, args []string, streams *IO) int {
 }
 
 func newRootCmd(build BuildInfo, streams *IO) *cobra.Command {
+	cfg := &config{getenv: streams.Getenv}
 	root := &cobra.Command{
 		Use:   "objgc",
 		Short: "Garbage-collect OpenStack Murano object models",
@@ -147,10 +157,17 @@ docs/config.md lists every setting.`,
 		// A misspelled OBJGC_* variable is warned about before any
 		// command runs; not while a shell asks for completions, whose
 		// stderr would land on the user's command line.
-		PersistentPreRun: func(c *cobra.Command, args []string) {
+		// Then the configuration of the command that runs is built, the
+		// one time in a run (config.load); cobra's help and completion
+		// commands have none.
+		PersistentPreRunE: func(c *cobra.Command, args []string) error {
 			if streams.Environ != nil && !strings.HasPrefix(c.Name(), cobra.ShellCompRequestCmd) {
 				warnUnknownVariables(streams.Err, c, streams.Environ())
 			}
+			if !hasSettings(c) {
+				return nil
+			}
+			return cfg.load(c)
 		},
 	}
 	root.SetVersionTemplate(versionLine(fillBuildInfo(build)))
@@ -171,14 +188,19 @@ docs/config.md lists every setting.`,
 	global := &globalOptions{}
 	global.addFlags(root.PersistentFlags())
 	root.AddCommand(
-		newPlanCmd(streams, global),
-		newApplyCmd(streams, global),
+		newPlanCmd(streams, global, cfg),
+		newApplyCmd(streams, global, cfg),
 		newShowCmd(streams, global),
-		newCacheCmd(streams),
+		newCacheCmd(streams, cfg),
 		newVersionCmd(build, streams),
 	)
+	// The streams are set before cobra's completion command is made: it
+	// keeps the output stream it finds then.
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.Err)
 	strictCompletion(root)
-	addCompletions(root)
+	addCompletions(root, streams.Getenv)
 	addExitStatus(root)
 	return root
 }

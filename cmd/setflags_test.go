@@ -15,14 +15,17 @@ import (
 // OBJGC_* variable, then the configuration file (a list element by
 // element), else the flag's default.
 func TestSetFlags(t *testing.T) {
-	t.Setenv("OBJGC_APPLY_PARALLELISM", "3")
-	t.Setenv("OBJGC_HOOKS_DIR", "env1:env2")
 	file := filepath.Join(t.TempDir(), "objgc.yaml")
 	conf := "apply:\n  hook-timeout: 2m\n  lock-timeout: 5s\n  format: json\n  parallelism: 7\nhooks:\n  dirs: [file1, file2]\n"
 	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("OBJGC_CONFIG", file)
+	env := map[string]string{
+		"OBJGC_APPLY_PARALLELISM": "3",
+		"OBJGC_HOOKS_DIR":         "env1:env2",
+		"OBJGC_CONFIG":            file,
+		"OBJGC_SYSTEM_CONFIG":     filepath.Join(t.TempDir(), "none.yaml"),
+	}
 	root := &cobra.Command{Use: "objgc"}
 	var g globalOptions
 	g.addFlags(root.PersistentFlags())
@@ -33,7 +36,7 @@ func TestSetFlags(t *testing.T) {
 	if err := apply.ParseFlags([]string{"--lock-timeout", "1s"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newConfig(apply); err != nil {
+	if _, err := loadConfig(apply, func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
 	if o.Parallelism != 3 || o.HookTimeout != 2*time.Minute || o.LockTimeout != time.Second ||
@@ -45,6 +48,6 @@ func TestSetFlags(t *testing.T) {
 		t.Errorf("hooks dirs %q, want %q (the variable, split later by splitList)", o.HooksDirs, want)
 	}
 	if apply.Flags().Changed("parallelism") || apply.Flags().Changed("hook-timeout") {
-		t.Error("a setting from a variable or the file marked its flag changed: settingFrom would name the command line")
+		t.Error("a setting from a variable or the file marked its flag changed: config.from would name the command line")
 	}
 }

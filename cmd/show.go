@@ -69,9 +69,6 @@ the inputs; the first SIGINT or SIGTERM ends it.`,
 			return []string{"json"}, cobra.ShellCompDirectiveFilterFileExt
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			if _, err := newConfig(c); err != nil {
-				return err
-			}
 			opts := *o
 			opts.NoColor = global.NoColor
 			opts.PlanFile = args[0]
@@ -145,7 +142,7 @@ func checkShownPlan(ctx context.Context, streams *IO, planFile string, sp *planf
 			defer finder.Packages.Close()
 		}
 		verdict, err := destroy.Check(ctx, destroy.RunOptions{
-			ApplyOptions: destroy.ApplyOptions{Finder: finder, Env: os.Environ()},
+			ApplyOptions: destroy.ApplyOptions{Finder: finder, Env: streams.environ()},
 			Model:        model, Snapshot: snap, Graph: graph,
 			Plan: sp, PlanPath: planFile,
 			OnDanglingKeep: sp.OnDangling == "keep", NoHooks: sp.NoHooks, RequireHooks: sp.RequireHooks,

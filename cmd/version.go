@@ -22,9 +22,6 @@ func newVersionCmd(build BuildInfo, streams *IO) *cobra.Command {
 		Short: "Print objgc's version",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if _, err := newConfig(c); err != nil {
-				return err
-			}
 			return runVersion(streams, fillBuildInfo(build), *opts)
 		},
 	}
