@@ -84,7 +84,7 @@ type Invocation struct {
 	// Stdin is the JSON document written to the hook's stdin (see
 	// [Document]); nil gives the hook an empty stdin.
 	Stdin []byte
-	// Env is the base environment, objgc's own (os.Environ()); the
+	// Env is the base environment, objgc's own (cmd gives its IO.Environ); the
 	// OBJGC_* variables above are added to it and replace any of the
 	// same name. A nil Env gives the hook only the OBJGC_* variables.
 	Env []string
