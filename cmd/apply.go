@@ -114,7 +114,11 @@ MODEL is rewritten in place unless --write says otherwise; with --snapshot and
 taken: a directory, a file that is not a regular one, a missing or
 unwritable folder, the --snapshot input or the saved plan, or the lock or
 journal file of an input is refused; --junit may be no input (a saved
-plan's model included) and not the --write output either. Files are
+plan's model included) and not the --write output either. Once these
+checks passed, --junit FILE is written on every exit: when apply stops
+before it runs anything (a refusal, a stale plan, a lock held, an error),
+a test case that does not pass says why, after the plan's objects, each
+skipped; the report is then the only file apply writes. Files are
 compared by name and by identity (device and inode): a link, a hard link
 or ./ in front does not get past. A target with more than one hard link
 is refused: the lock goes by name, and the write-back (a rename) would
@@ -398,6 +402,13 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 	if err := checkJUnitOut(&opts, ai); err != nil {
 		return err
 	}
+	// From here on every exit leaves a JUnit report: a run that ends
+	// before its report names why (failedJUnit).
+	var fj *failedJUnit
+	if opts.JUnit != "" {
+		fj = &failedJUnit{opts: &opts, ai: ai, sp: sp}
+		defer fj.write(&err)
+	}
 	// A named pipe would hold the lock while the read waits for a writer.
 	for _, in := range []string{opts.Model, opts.Snapshot, opts.Graph} {
 		if err := snapshot.CheckInput(in); in != "" && err != nil {
@@ -438,6 +449,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 	running := &runningHooks{}
 	runHook = running.wrap(runHook)
 	ro := newRunOptions(streams, &opts, ai, sp, finder, progress, status, runHook)
+	ro.Prepared = fj.prepared
 	if sp == nil && !opts.AutoApprove && streams.IsTTYIn && streams.IsTTYErr && opts.Model != "-" && opts.Snapshot != "-" && opts.Graph != "-" {
 		ro.Approve = func(prep *destroy.Prepared) error { return askApproval(streams, ai, prep) }
 	}
@@ -450,6 +462,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 	}
 	rep, err := destroy.Run(ctx, ro)
 	if err != nil {
+		fj.cause(err)
 		return applyError(err)
 	}
 	defer rep.Inputs.Close()
@@ -460,6 +473,7 @@ func runApply(ctx context.Context, streams *IO, opts applyOptions) (err error) {
 	ai.applied = rep.Applied
 	ai.warnings = rep.Warnings
 	result := rep.Result
+	fj.done()
 	if err := writeApplyReport(reportStreams(streams, ai), opts, ai, rep.Plan, result); err != nil {
 		return err
 	}

@@ -40,7 +40,11 @@ type applyReport struct {
 	// planned are, when AppliedAlready, the objects the saved plan
 	// lists, destroyed by the run that applied it: the JUnit report of
 	// a retried job shows them as done.
-	planned       []applyReportObject
+	planned []applyReportObject
+	// junit is what the JUnit report holds besides the outcome
+	// (cmd/junit.go): a plan's report, or the problem that stopped
+	// apply before it ran anything.
+	junit         junitMore
 	Objects       []applyReportObject `json:"objects"`
 	Notifications []applyReportNotify `json:"notifications"`
 	// DestroyedWithoutHook lists the objects destroyed with no destroy
@@ -66,6 +70,9 @@ type applyReportObject struct {
 	// destroyed anyway; Error says what failed.
 	Forced bool             `json:"forced,omitempty"`
 	Hooks  []applyReportRun `json:"hooks"`
+	// skip, when set, is the JUnit <skipped> message of an object that
+	// was planned and not run (cmd/junit.go).
+	skip string
 }
 
 type applyReportRun struct {

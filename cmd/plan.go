@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -21,8 +22,12 @@ import (
 
 type planOptions struct {
 	runSettings
-	Format           string
-	Out              string // flag only
+	Format string
+	Out    string // flag only
+	// JUnit: also write the plan as JUnit XML to this file, on every
+	// exit once the flags are checked (cmd/junit.go).
+	JUnit            string    // flag only
+	started          time.Time // when the run began, for the JUnit timestamp
 	DetailedExitcode bool
 	// MarkdownMaxChars bounds the Markdown summary (--markdown-max-chars).
 	MarkdownMaxChars int
@@ -36,6 +41,7 @@ func (o *planOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Format, "format", planFormats[0].name, planFormatHelp("for a merge-request comment or CI job summary"))
 	f.IntVar(&o.MarkdownMaxChars, "markdown-max-chars", MarkdownMaxChars, "bound the markdown format to `N` characters, 0 for no bound: long tables are cut, saying so (counts are always shown)")
 	f.StringVar(&o.Out, "out", "", "also save the plan as JSON to `FILE` (for objgc apply FILE)")
+	f.StringVar(&o.JUnit, "junit", "", "also write the plan as JUnit XML to `FILE`, whatever the exit status: a skipped test case a doomed object, a failing one a reason apply would refuse, an error when plan fails")
 	f.BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when there is something to destroy, 0 when not, 1 when apply would refuse the plan")
 }
 
@@ -62,7 +68,14 @@ with --on-dangling=error, no hook source without --no-hooks, a doomed
 object without a destroy hook with --require-hooks, a hook that cannot run):
 the plan is still printed, and stderr says why apply would refuse. This is
 the rule apply itself refuses by; --no-hooks and --require-hooks are
-recorded in the plan saved with --out, and apply of it runs with them.`,
+recorded in the plan saved with --out, and apply of it runs with them.
+
+--junit FILE writes the plan as JUnit XML for a CI server's test step, on
+every exit once the flags are checked: a skipped test case a doomed object
+(planned, not applied yet), a failing one a reason apply would refuse, an
+error when plan fails (an input that cannot be read, say), one passing
+case when there is nothing to destroy. objgc apply --junit FILE replaces
+it with what apply did.`,
 		Example: `  objgc plan env.json --hooks-dir ./hooks
   objgc plan --snapshot before.json --graph after.json --format json
   objgc plan model.json --out plan.json --detailed-exitcode
@@ -71,6 +84,7 @@ recorded in the plan saved with --out, and apply of it runs with them.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts := *o
 			opts.NoColor = global.NoColor
+			opts.started = time.Now()
 			if err := opts.resolve(cfg, args); err != nil {
 				return err
 			}
@@ -194,6 +208,9 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	// From here on every exit leaves the JUnit report asked for.
+	pj := newPlanJUnit(&opts)
+	defer pj.write(&err)
 	// Every stage starts with a look at ctx, and the long ones look
 	// inside too: the first SIGINT or SIGTERM ends a plan within
 	// milliseconds whatever it is doing.
@@ -265,6 +282,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	p := prep.Plan
 	hooks := newPlanHooks(prep, finder, opts.CacheDir, destroy.RefusalSettings{
 		OnDanglingKeep: opts.OnDangling == "keep", NoHooks: opts.NoHooks, RequireHooks: opts.RequireHooks})
+	pj.planned(p, hooks.refusals)
 	p.Warnings = append(p.Warnings, prep.HookWarnings...)
 	p.Warnings = append(p.Warnings, prep.PackageWarnings...)
 	if opts.OnDangling == "keep" {
@@ -295,6 +313,7 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	if err := in.CheckMapped(); err != nil {
 		return err // what was written may mix the file's old and new bytes
 	}
+	pj.done()
 	if !opts.DetailedExitcode {
 		return nil
 	}
@@ -318,6 +337,9 @@ func checkPlanFlags(opts planOptions) (*planFormat, error) {
 		return nil, usageErrorf("--out: a plan of standard input cannot be applied; save the model to a file and plan that")
 	}
 	if err := checkPlanOut(opts); err != nil {
+		return nil, err
+	}
+	if err := checkPlanJUnit(opts); err != nil {
 		return nil, err
 	}
 	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
@@ -373,5 +395,21 @@ func checkPlanOut(opts planOptions) error {
 	}
 	files := []namedFile{{"the model input", opts.Model, false}, {"the --snapshot input", opts.Snapshot, false}, {"the --graph input", opts.Graph, false}}
 	_, err := checkOutput("--out", opts.Out, files, "the plan would overwrite it")
+	return err
+}
+
+// checkPlanJUnit refuses, before any input is read, a --junit that
+// writeFileAtomic could not replace, that is one of the inputs or the
+// --out plan (see checkOutput); "-" is refused, as apply refuses it.
+func checkPlanJUnit(opts planOptions) error {
+	switch opts.JUnit {
+	case "":
+		return nil
+	case "-":
+		return usageErrorf("--junit needs a file; the plan on standard output is --format json")
+	}
+	files := []namedFile{{"the model input", opts.Model, false}, {"the --snapshot input", opts.Snapshot, false},
+		{"the --graph input", opts.Graph, false}, {"the --out plan", opts.Out, false}}
+	_, err := checkOutput("--junit", opts.JUnit, files, "the JUnit report would overwrite it")
 	return err
 }

@@ -1,6 +1,7 @@
 package destroy
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -167,4 +168,31 @@ func requireHooks(p *order.Plan, hooks *PlanHooks) *MissingHooksError {
 		return nil
 	}
 	return &MissingHooksError{Objects: missing}
+}
+
+// RefusalCode returns the code of the refusal err is (or wraps), as
+// Prepared.Refusals names it: Run's error when it refuses a plan
+// (*DanglingError, *NoHookSourceError, *MissingHooksError,
+// *HookCannotRunError, *HookWritersError, *HookArgsError). "" when err
+// is no refusal.
+func RefusalCode(err error) string {
+	var (
+		de *DanglingError
+		ne *NoHookSourceError
+		me *MissingHooksError
+		ce *HookCannotRunError
+		we *HookWritersError
+		ae *HookArgsError
+	)
+	switch {
+	case errors.As(err, &de):
+		return RefuseDangling
+	case errors.As(err, &ne):
+		return RefuseNoHookSource
+	case errors.As(err, &me):
+		return RefuseHooksRequired
+	case errors.As(err, &ce), errors.As(err, &we), errors.As(err, &ae):
+		return RefuseHookCannotRun
+	}
+	return ""
 }

@@ -163,6 +163,13 @@ type RunOptions struct {
 	// Approve is not asked about them.
 	Approve func(*Prepared) error
 
+	// Prepared, when not nil, is called with each preparation of the
+	// inputs, before Run checks it (and before the lock, for inputs
+	// that are files): the plan apply runs, or refuses. What it keeps
+	// of the plan must be copied: the inputs of a preparation that
+	// changed while Run waited for the lock are closed.
+	Prepared func(*Prepared)
+
 	// Resumed, when not nil, is called once the journal is open, with
 	// what it held from an earlier run.
 	Resumed func(*journal.Resume)
@@ -272,6 +279,9 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 		return appliedReport(in, prep.Plan), nil
 	}
 	if prep != nil {
+		if opts.Prepared != nil {
+			opts.Prepared(prep)
+		}
 		if err := refusePlan(prep, opts); err != nil {
 			return nil, err
 		}
@@ -292,6 +302,9 @@ func Run(ctx context.Context, opts RunOptions) (_ *Report, err error) {
 	}
 	if applied {
 		return appliedReport(in, prep.Plan), nil
+	}
+	if opts.Prepared != nil {
+		opts.Prepared(prep)
 	}
 	p := prep.Plan
 	rep := &Report{Inputs: in, Plan: p, Warnings: []order.Warning{}}
