@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,7 +53,14 @@ func runScript(t *testing.T, script, archive string) {
 // Murano model with two applications removed and an empty hooks dir:
 // the first run plans, summarises and applies; the second, on the model
 // written back, finds nothing to destroy; each leaves a JUnit report
-// with test cases, as does a retried apply of the first plan.
+// with test cases, as does a retried apply of the first plan. Then the
+// paths on which the job fails, each of which must leave this run's
+// report too, valid against the JUnit schema: plan exits 1 because apply
+// would refuse (a dangling reference), because the model cannot be read,
+// or because the hooks dir is not there; apply exits 5 because the model
+// changed after the plan (an objgc first on PATH appends a line to the
+// model when the recipe runs objgc show, as a push between two steps
+// would).
 func TestReadmeCIRecipe(t *testing.T) {
 	var recipe string
 	for _, b := range fencedBlocks(docSection(t, "README.md", "## In a CI pipeline")) {
@@ -64,27 +72,91 @@ func TestReadmeCIRecipe(t *testing.T) {
 	if !strings.Contains(recipe, "objgc apply plan.json") {
 		t.Fatal("README.md's CI recipe has no sh block applying plan.json")
 	}
-	model, err := os.ReadFile(filepath.Join("testdata", "pairs", "app-removed.json"))
+	if _, err := exec.LookPath("xmllint"); err != nil && os.Getenv("CI") == "true" {
+		t.Fatal("xmllint (libxml2-utils) validates the JUnit reports, and CI=true: it must be installed")
+	}
+	var files strings.Builder
+	files.WriteString("-- recipe.sh --\n" + recipe)
+	for name, pair := range map[string]string{"model.json": "app-removed.json", "dangling.json": "dangling-reference.json"} {
+		model, err := os.ReadFile(filepath.Join("testdata", "pairs", pair))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&files, "-- %s --\n%s", name, model)
+	}
+	files.WriteString(`-- bad.json --
+{"Objects": [}
+-- wrap/objgc --
+#!/bin/sh
+# The model changes once it was planned and shown.
+if [ "$1" = show ]; then echo >> model.json; fi
+PATH=${PATH#*:}
+export PATH
+exec objgc "$@"
+`)
+	schema, err := filepath.Abs(filepath.Join("cmd", "testdata", "junit.xsd"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := `mkdir hooks
+	xmllint := "[exec:xmllint] exec xmllint --noout --schema " + schema + " junit.xml\n"
+	script := `cp model.json app-removed.json
+mkdir hooks
 env GITHUB_STEP_SUMMARY=
 exec sh -e recipe.sh
 exists plan.json junit.xml summary.md
 grep '^## ' summary.md
 grep 'failures="0"' junit.xml
 grep -count=3 '<testcase ' junit.xml
-cp plan.json first-plan.json
+` + xmllint + `cp plan.json first-plan.json
 exec objgc plan model.json --hooks-dir hooks --detailed-exitcode
 rm junit.xml
 exec sh -e recipe.sh
 grep -count=1 '<testcase name="nothing to destroy"' junit.xml
-exec objgc apply first-plan.json --junit retry.xml
+` + xmllint + `exec objgc apply first-plan.json --junit retry.xml
 stdout 'was applied already'
 grep -count=3 '<testcase ' retry.xml
+
+# plan exits 1: apply would refuse the plan (a dangling reference).
+cp dangling.json model.json
+rm junit.xml
+exec sh -c 'sh -e recipe.sh; echo "exit $?"'
+stdout '^exit 1$'
+stderr '^objgc: apply would refuse this plan: 1 dangling reference'
+grep '<testcase name="dangling_references" classname="objgc.plan"' junit.xml
+grep -count=2 '<skipped message="planned: ' junit.xml
+` + xmllint + `
+# plan exits 1: the model cannot be read.
+cp bad.json model.json
+rm junit.xml
+exec sh -c 'sh -e recipe.sh; echo "exit $?"'
+stdout '^exit 1$'
+grep '<testcase name="error" classname="objgc.plan"' junit.xml
+grep '<error message="model.json:1:.*" type="error">' junit.xml
+` + xmllint + `
+# plan exits 1: the checkout has no hooks dir.
+cp app-removed.json model.json
+rm junit.xml
+mv hooks hooks.away
+exec sh -c 'sh -e recipe.sh; echo "exit $?"'
+stdout '^exit 1$'
+grep '<error message="hooks dir hooks \(from --hooks-dir\): .*" type="error">' junit.xml
+` + xmllint + `mv hooks.away hooks
+
+# apply exits 5: the model changed between the plan and the apply; it
+# writes the report and nothing else (the earlier applies' lock file
+# goes first, to show that).
+rm junit.xml model.json.lock
+env PATH=$WORK/wrap:$PATH
+chmod 755 wrap/objgc
+exec sh -c 'sh -e recipe.sh; echo "exit $?"'
+stdout '^exit 5$'
+stderr '^objgc: plan plan.json is stale: .*model.json changed since it was planned'
+grep '<testcase name="stale_plan" classname="objgc.apply"' junit.xml
+grep -count=3 '<skipped message="not destroyed: apply ran nothing' junit.xml
+! grep 'classname="objgc.plan"' junit.xml
+` + xmllint + `! exists model.json.lock
 `
-	runScript(t, script, "-- recipe.sh --\n"+recipe+"-- model.json --\n"+string(model))
+	runScript(t, script, files.String())
 }
 
 // TestReadmeCronLine runs the command of README.md's crontab line on a

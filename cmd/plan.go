@@ -211,6 +211,11 @@ func runPlan(ctx context.Context, streams *IO, opts planOptions) (err error) {
 	// From here on every exit leaves the JUnit report asked for.
 	pj := newPlanJUnit(&opts)
 	defer pj.write(&err)
+	// A hooks dir that is not there is an error of the inputs, which
+	// the report names (a CI job whose checkout lacks hooks/).
+	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
+		return err
+	}
 	// Every stage starts with a look at ctx, and the long ones look
 	// inside too: the first SIGINT or SIGTERM ends a plan within
 	// milliseconds whatever it is doing.
@@ -340,9 +345,6 @@ func checkPlanFlags(opts planOptions) (*planFormat, error) {
 		return nil, err
 	}
 	if err := checkPlanJUnit(opts); err != nil {
-		return nil, err
-	}
-	if err := checkHooksDirs(opts.HooksDirs, opts.hooksDirsFrom); err != nil {
 		return nil, err
 	}
 	if err := checkNoHooksDirs(opts.NoHooks, opts.RequireHooks, opts.HooksDirs, opts.hooksDirsFrom); err != nil {
