@@ -2,6 +2,8 @@ package applytest
 
 import (
 	"maps"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +27,15 @@ func (e *env) started() [][]string {
 // TestInterruptDuringNotifications: after the first SIGINT no new hook
 // starts, also when the interrupted hook is a notification and more
 // notifications of its group wait for a free slot.
+//
+// The moment comes from the plan of a generated model: the first
+// notification (in the plan's order, which --parallelism 1 runs) of a
+// group that has several. Its hook is held at a gate of its own
+// (trace.sh's gate.<id>.<event>) from its start until objgc has said it
+// was interrupted; only then does the test open the gate. So the signal
+// lands while that notification runs and the rest of its group waits for
+// its slot, however slow the machine; every hook traces its start
+// ("sleep" 0), so a hook objgc starts after the signal fails the test.
 func TestInterruptDuringNotifications(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -32,29 +43,78 @@ func TestInterruptDuringNotifications(t *testing.T) {
 	installHooks(t, e.hooks, e.readFile("m.json"), traceHook(t))
 	p := e.plan(model)
 	perGroup := map[int]int{}
+	hooks := map[string]int{} // a notification's hook run: "<publisher> <handler>"
 	for _, n := range p.Notifications {
 		perGroup[n.Group]++
+		hooks[n.Publisher+" "+n.Handler]++
 	}
-	e.touchState("sleep", "0.3")
+	target := -1
+	for i, n := range p.Notifications {
+		if perGroup[n.Group] >= 2 && hooks[n.Publisher+" "+n.Handler] == 1 {
+			target = i
+			break
+		}
+	}
+	if target < 0 {
+		t.Fatalf("the generated model's plan has no group of several notifications: %+v", p.Notifications)
+	}
+	n := p.Notifications[target]
+	gate := filepath.Join(e.state, "gate."+n.Publisher+"."+n.Handler)
+	e.touchState(filepath.Base(gate), "")
+	e.touchState("sleep", "0")
 
-	c, stdout, stderr := e.command("apply", "--hooks-dir", e.hooks, "--parallelism", "1", model)
+	c, stdout, _ := e.command("apply", "--hooks-dir", e.hooks, "--parallelism", "1", model)
+	stderr := &syncBuffer{}
+	c.Stderr = stderr
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Interrupt a notification whose group has more waiting for the slot.
-	var running int
-	waitFor(t, 20*time.Second, "a notification of a group of several running", func() bool {
-		st := e.started()
-		if len(st) == 0 {
-			return false
+	ended := make(chan struct{})
+	go func() {
+		c.Wait()
+		close(ended)
+	}()
+	defer func() {
+		os.Remove(gate)
+		select {
+		case <-ended:
+		case <-time.After(time.Minute): // a hang, not a measurement
+			c.Process.Kill()
+			<-ended
 		}
-		g, _ := strconv.Atoi(st[len(st)-1][3])
+	}()
+	held := func(st []string) bool { return st[1] == n.Handler && st[2] == n.Publisher }
+	var running int
+	waitFor(t, time.Minute, "the chosen notification to start", func() bool {
+		st := e.started()
 		running = len(st)
-		return perGroup[g] >= 2
+		return running > 0 && held(st[running-1])
 	})
+	// The rest of its group has not started: it waits for the slot.
+	waiting := perGroup[n.Group]
+	for _, st := range e.started() {
+		if st[3] == strconv.Itoa(n.Group) {
+			waiting--
+		}
+	}
+	if waiting < 1 {
+		t.Fatalf("every notification of group %d started before the chosen one: %q", n.Group, e.trace())
+	}
 	signal(t, c, syscall.SIGINT)
-	r := e.wait(c, stdout, stderr, time.Minute)
-	mustExit(t, r, 130)
+	if !answered(ended, stderr, time.Minute) { // a lost signal, not a measurement
+		t.Fatalf("objgc neither ended nor said it was interrupted within a minute of SIGINT\nstderr:\n%s", stderr)
+	}
+	if err := os.Remove(gate); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(time.Minute): // a hang, not a measurement
+		c.Process.Kill()
+		<-ended
+		t.Fatalf("objgc did not end within a minute of opening the gate\nstderr:\n%s", stderr)
+	}
+	mustExit(t, result{code: c.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}, 130)
 	if st := e.started(); len(st) != running {
 		t.Errorf("%d hooks started, want only the %d started before SIGINT: %q", len(st), running, e.trace())
 	}

@@ -15,6 +15,8 @@
 #     while it runs, or to be killed);
 #   - pids/: each hook writes its pid to pids/<group>.<id>.<event>;
 #   - gate: while it exists, each hook waits (after its start line);
+#   - gate.<id>.<event>: while it exists, that one hook waits (after its
+#     start line): a test holds one chosen hook while the others run;
 #   - fail/<id> holding a status: the destroy hook of <id> writes to
 #     stderr and exits with that status.
 # argv: destroy ID, or notify HANDLER ID (the event is then the handler).
@@ -47,11 +49,11 @@ if [ "$OBJGC_EVENT" = destroy ] && [ -f "$S/barrier.$g" ]; then
 		sleep 0.025
 	done
 fi
-if [ -f "$S/sleep" ] || [ -e "$S/gate" ]; then
+if [ -f "$S/sleep" ] || [ -e "$S/gate" ] || [ -e "$S/gate.$id.$ev" ]; then
 	echo "start $ev $id $g $$" >> "$T"
 fi
 [ -f "$S/sleep" ] && sleep "$(cat "$S/sleep")"
-while [ -e "$S/gate" ]; do sleep 0.01; done
+while [ -e "$S/gate" ] || [ -e "$S/gate.$id.$ev" ]; do sleep 0.01; done
 if [ "$OBJGC_EVENT" = destroy ] && [ -f "$S/fail/$id" ]; then
 	echo "cannot destroy $id: the cloud said no" >&2
 	echo "giving up on $id" >&2
