@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -76,16 +75,7 @@ func TestSIGTERMAtAnyInstant(t *testing.T) {
 			t.Fatalf("run %d, SIGTERM after %v: objgc neither ended nor said it was interrupted within a minute: the signal was lost\nstdout:\n%s\nstderr:\n%s",
 				i, delay, &stdout, stderr)
 		}
-		if err := os.Remove(gate); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-ended:
-		case <-time.After(time.Minute): // a hang, not a measurement
-			c.Process.Kill()
-			<-ended
-			t.Fatalf("run %d: objgc did not end within a minute of SIGTERM\n%s", i, stderr)
-		}
+		openGate(t, gate, c, ended, stderr)
 		if code := c.ProcessState.ExitCode(); code != 130 {
 			bad = append(bad, fmt.Sprintf("run %d, SIGTERM after %v: %v\nstdout:\n%s\nstderr:\n%s", i, delay, c.ProcessState, &stdout, stderr))
 			continue
@@ -113,43 +103,6 @@ func TestSIGTERMAtAnyInstant(t *testing.T) {
 	if len(bad) > 0 {
 		t.Errorf("%d of %d runs did not exit 130:\n%s", len(bad), runs, strings.Join(bad, "\n"))
 	}
-}
-
-// answered waits up to d until objgc has ended (ended closed) or said on
-// stderr that it was interrupted, and reports whether either came.
-func answered(ended <-chan struct{}, stderr *syncBuffer, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		select {
-		case <-ended:
-			return true
-		default:
-		}
-		if strings.Contains(stderr.String(), "objgc: interrupted") {
-			return true
-		}
-		time.Sleep(time.Millisecond) // polling objgc's output, not timing it
-	}
-	return false
-}
-
-// syncBuffer is a strings.Builder that the goroutine copying a process's
-// output writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestSignalsBeforePackages: objgc registers for SIGINT and SIGTERM

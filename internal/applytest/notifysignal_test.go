@@ -104,16 +104,7 @@ func TestInterruptDuringNotifications(t *testing.T) {
 	if !answered(ended, stderr, time.Minute) { // a lost signal, not a measurement
 		t.Fatalf("objgc neither ended nor said it was interrupted within a minute of SIGINT\nstderr:\n%s", stderr)
 	}
-	if err := os.Remove(gate); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-ended:
-	case <-time.After(time.Minute): // a hang, not a measurement
-		c.Process.Kill()
-		<-ended
-		t.Fatalf("objgc did not end within a minute of opening the gate\nstderr:\n%s", stderr)
-	}
+	openGate(t, gate, c, ended, stderr)
 	mustExit(t, result{code: c.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}, 130)
 	if st := e.started(); len(st) != running {
 		t.Errorf("%d hooks started, want only the %d started before SIGINT: %q", len(st), running, e.trace())
