@@ -91,9 +91,13 @@ func TestDuplicateKeyHashCollision(t *testing.T) {
 		s := &scanner{file: "m.json", data: data, path: []int32{0}}
 		set := s.openKeys()
 		// The first key is recorded with the second one's hash: a collision.
-		s.keys = append(s.keys, s.keyHash(ks, ke, false))
+		k := objKey{start: ks, end: ke, hash: s.keyHash(ks, ke, false)}
+		s.keys = append(s.keys, k.hash)
 		set.seen = ^uint64(0)
-		err := s.addKey(&set, 0, 0, ks, ke, false)
+		var err error
+		if !s.newKey(&set, k.hash) {
+			err = s.addKey(&set, 0, 0, k)
+		}
 		if tc.dup {
 			if err == nil || !strings.Contains(err.Error(), `duplicate key "other long key"`) {
 				t.Fatalf("%s: error %v, want the duplicate key", tc.data, err)
@@ -151,6 +155,60 @@ func hasDuplicateKey(data []byte) bool {
 			if len(stack) > 0 && stack[len(stack)-1].keys != nil {
 				stack[len(stack)-1].isKey = true
 			}
+		}
+	}
+}
+
+// TestKeyForms checks scanner.key on the keys its one-word reading takes
+// (short and plain, a ':' with one space or none) and those it leaves to
+// the general reading: each key's hash is keyHash of its decoded text,
+// and the reading stops on the value.
+func TestKeyForms(t *testing.T) {
+	for _, tc := range []struct {
+		in, key string
+	}{
+		{`"a": 1`, "a"},
+		{`"a":1`, "a"},
+		{`"a"  :  1`, "a"},
+		{"\"a\":\n\t1", "a"},
+		{`"a" :1`, "a"},
+		{`"": 1`, ""},
+		{`"abcdefg": 1`, "abcdefg"},
+		{`"abcdefgh": 1`, "abcdefgh"},
+		{`"Objects": {}`, "Objects"},
+		{`"a\"b": 1`, `a"b`},
+		{`"a\u0062": 1`, "ab"},
+		{`"\u003f": {}`, "?"},
+		{`"é": 1`, "é"},
+		{"\"a\x7f\": 1", "a\x7f"},
+		{`"a":"b"`, "a"},
+		{`"a":1`, "a"}, // the value is the last byte
+		{`"?": 1`, "?"},
+	} {
+		data := []byte(tc.in)
+		s := &scanner{file: "m.json", data: data}
+		k, err := s.key()
+		if err != nil {
+			t.Fatalf("%q: %v", tc.in, err)
+		}
+		if want := shortOrHash(tc.key); k.hash != want {
+			t.Errorf("%q: hash %#x, want %#x", tc.in, k.hash, want)
+		}
+		if got := keyAt(data, k.start-1); got != tc.key {
+			t.Errorf("%q: key %q, want %q", tc.in, got, tc.key)
+		}
+		want := strings.LastIndexByte(tc.in, ':') + 1
+		for strings.IndexByte(" \t\n", tc.in[want]) >= 0 {
+			want++
+		}
+		if s.pos != want {
+			t.Errorf("%q: the value read from %d, want %d", tc.in, s.pos, want)
+		}
+	}
+	for _, in := range []string{`"a" 1`, `"a`, "\"a\x01\": 1", `"a\x": 1`, `a: 1`} {
+		s := &scanner{file: "m.json", data: []byte(in)}
+		if _, err := s.key(); err == nil {
+			t.Errorf("%q accepted", in)
 		}
 	}
 }

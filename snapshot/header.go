@@ -113,17 +113,19 @@ func (s *scanner) headerMembers(h *header) error {
 	} else {
 		for {
 			s.path[seg] = 0 // no key read yet
-			ks, ke, kesc, err := s.key()
+			key, err := s.key()
 			if err != nil {
 				return err
 			}
-			s.path[seg] = int32(ks - 1)
-			if err := s.addKey(&kset, h.start, seg, ks, ke, kesc); err != nil {
-				return err
+			s.path[seg] = int32(key.start - 1)
+			if !s.newKey(&kset, key.hash) {
+				if err := s.addKey(&kset, h.start, seg, key); err != nil {
+					return err
+				}
 			}
-			k := s.str(ks, ke)
-			if kesc {
-				k = unescape(s.data[ks-1 : ke+1])
+			k := s.str(key.start, key.end)
+			if key.escaped {
+				k = unescape(s.data[key.start-1 : key.end+1])
 			}
 			switch k {
 			case "id":
@@ -283,17 +285,19 @@ func (s *scanner) objectKeys(fn func(key string) error) error {
 	} else {
 		for {
 			s.path[seg] = 0 // no key read yet
-			ks, ke, esc, err := s.key()
+			key, err := s.key()
 			if err != nil {
 				return err
 			}
-			s.path[seg] = int32(ks - 1)
-			if err := s.addKey(&kset, open, seg, ks, ke, esc); err != nil {
-				return err
+			s.path[seg] = int32(key.start - 1)
+			if !s.newKey(&kset, key.hash) {
+				if err := s.addKey(&kset, open, seg, key); err != nil {
+					return err
+				}
 			}
-			k := s.str(ks, ke)
-			if esc {
-				k = unescape(s.data[ks-1 : ke+1])
+			k := s.str(key.start, key.end)
+			if key.escaped {
+				k = unescape(s.data[key.start-1 : key.end+1])
 			}
 			if err := fn(k); err != nil {
 				return err

@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"strconv"
@@ -58,13 +57,45 @@ func (s *scanner) canonKey(off int32) int32 {
 	return c
 }
 
+// canonKeyOf is canonKey past its last answer. A short key (shortKey) is
+// looked up by its keyHash in shortCanon first: looking a key up by its
+// text, read again from the document, cost more than the rest of an
+// object's recording.
 func (s *scanner) canonKeyOf(off int32) int32 {
+	h, _, short := shortKey(s.data, int(off))
+	e := &s.shortCanon[h*0x9e3779b97f4a7c15>>(64-shortCanonBits)]
+	if short && e.off > 0 && e.h == h {
+		return e.off
+	}
+	c, kept := s.keyOffOf(off)
+	if short && kept {
+		e.h, e.off = h, c
+	}
+	return c
+}
+
+// shortCanonBits is the log2 of the size of scanner.shortCanon, a
+// direct-mapped table: a model's few dozen keys rarely share a slot.
+const shortCanonBits = 6
+
+// canonEntry is a slot of scanner.shortCanon: off is canonKey's answer for
+// the short key whose keyHash is h, 0 in an empty slot (no key starts a
+// document).
+type canonEntry struct {
+	h   uint64
+	off int32
+}
+
+// keyOffOf returns canonKey's answer for the key at off, read from the
+// document: kept is false when it is not (and will never be) among the
+// keys recorded, of which there are maxKeys already.
+func (s *scanner) keyOffOf(off int32) (c int32, kept bool) {
 	k := keyAt(s.data, int(off))
 	if c, ok := s.keyOffs[k]; ok {
-		return c
+		return c, true
 	}
 	if len(s.keyOffs) >= maxKeys {
-		return off
+		return off, false
 	}
 	if s.keyOffs == nil {
 		s.keyOffs, s.idx.keySegs = map[string]int32{}, map[int32]string{}
@@ -72,7 +103,7 @@ func (s *scanner) canonKeyOf(off int32) int32 {
 	k = strings.Clone(k)
 	s.keyOffs[k] = off
 	s.idx.keySegs[off] = keySeg(k)
-	return off
+	return off, true
 }
 
 // maxTypes is how many distinct types an index keeps in its table: a
@@ -133,18 +164,19 @@ const smallKeys = 16
 // key read, never a wrong answer (confirmDuplicate).
 var keySeed = maphash.MakeSeed()
 
+// headerKey is the keyHash of "?", the key of an object's header.
+const headerKey = '?' | 1<<56
+
 // keyHash returns a value equal for two keys whose decoded text is equal:
 // a key shorter than 8 bytes is the value itself (its bytes and its
 // length, in the top byte), a longer one a hash with the top bit set. The
 // key is the raw span data[ks:ke] between the quotes; escaped keys (rare)
-// are decoded first, so that "Obj\u0065cts" is "Objects".
+// are decoded first, so that "Obj\u0065cts" is "Objects". scanner.key
+// takes the first form itself for the short plain keys it reads in one
+// word.
 func (s *scanner) keyHash(ks, ke int, escaped bool) uint64 {
 	if escaped {
 		return shortOrHash(unescape(s.data[ks-1 : ke+1]))
-	}
-	n := ke - ks
-	if n < 8 && ks+8 <= len(s.data) {
-		return binary.LittleEndian.Uint64(s.data[ks:])&(1<<(8*n)-1) | uint64(n)<<56
 	}
 	return shortOrHash(s.str(ks, ke))
 }
@@ -177,45 +209,43 @@ type keySet struct {
 // be read.
 func (s *scanner) openKeys() keySet { return keySet{base: len(s.keys)} }
 
-// addKey records the key data[ks:ke] (between its quotes; escaped when it
-// holds a backslash) of the JSON object at open, whose path segment is
-// s.path[seg], already set to the key. A key read before in the same
-// object is a *ModelError at this one's path: Python's json.loads, which
-// Murano's engine uses, keeps the last value, and this reader, like
-// others, would keep another (the first header, the first "Objects",
-// both records lists).
-func (s *scanner) addKey(set *keySet, open, seg, ks, ke int, escaped bool) error {
-	var h uint64
-	if n := ke - ks; n < 8 && !escaped && ks+8 <= len(s.data) {
-		// keyHash's common case, written here: most keys are short, and
-		// this runs for every key of the model.
-		h = binary.LittleEndian.Uint64(s.data[ks:])&(1<<(8*n)-1) | uint64(n)<<56
-	} else {
-		h = s.keyHash(ks, ke, escaped)
+// newKey records the key hash h in set when that needs no comparison:
+// its filter bit is clear, so h is new, and the object holds fewer than
+// smallKeys keys (it always does while big is nil: addKey). It reports
+// false otherwise, and addKey decides. It is addKey's common case, small
+// enough for Go to inline where every key of the model is read.
+func (s *scanner) newKey(set *keySet, h uint64) bool {
+	bit := keyBit(h)
+	if set.seen&bit != 0 || len(s.keys)-set.base >= smallKeys {
+		return false
 	}
-	bit := uint64(1) << ((h * 0x9e3779b97f4a7c15) >> 58)
-	if set.seen&bit == 0 && set.big == nil && len(s.keys)-set.base < smallKeys {
-		set.seen |= bit
-		s.keys = append(s.keys, h)
-		return nil
-	}
-	return s.addKeySlow(set, h, bit, open, seg, ks, ke, escaped)
+	set.seen |= bit
+	s.keys = append(s.keys, h)
+	return true
 }
 
-// addKeySlow is addKey for a key whose filter bit is set or past the
-// first smallKeys keys.
-func (s *scanner) addKeySlow(set *keySet, h, bit uint64, open, seg, ks, ke int, escaped bool) error {
+// keyBit is the bit of keySet.seen for the key hash h.
+func keyBit(h uint64) uint64 { return 1 << (h * 0x9e3779b97f4a7c15 >> 58) }
+
+// addKey records the key k of the JSON object at open, whose path segment
+// is s.path[seg], already set to the key, when newKey did not. A key read
+// before in the same object is a *ModelError at this one's path: Python's
+// json.loads, which Murano's engine uses, keeps the last value, and this
+// reader, like others, would keep another (the first header, the first
+// "Objects", both records lists).
+func (s *scanner) addKey(set *keySet, open, seg int, k objKey) error {
+	h, bit := k.hash, keyBit(k.hash)
 	if set.big != nil {
 		if _, ok := set.big[h]; ok {
-			return s.confirmDuplicate(open, seg, ks, ke, escaped)
+			return s.confirmDuplicate(open, seg, k)
 		}
 		set.big[h] = struct{}{}
 		return nil
 	}
 	if set.seen&bit != 0 {
-		for _, k := range s.keys[set.base:] {
-			if k == h {
-				if err := s.confirmDuplicate(open, seg, ks, ke, escaped); err != nil {
+		for _, kh := range s.keys[set.base:] {
+			if kh == h {
+				if err := s.confirmDuplicate(open, seg, k); err != nil {
 					return err
 				}
 				break
@@ -228,8 +258,8 @@ func (s *scanner) addKeySlow(set *keySet, h, bit uint64, open, seg, ks, ke int, 
 		return nil
 	}
 	set.big = make(map[uint64]struct{}, 2*smallKeys)
-	for _, k := range s.keys[set.base:] {
-		set.big[k] = struct{}{}
+	for _, kh := range s.keys[set.base:] {
+		set.big[kh] = struct{}{}
 	}
 	set.big[h] = struct{}{}
 	return nil
@@ -239,14 +269,15 @@ func (s *scanner) addKeySlow(set *keySet, h, bit uint64, open, seg, ks, ke int, 
 // closed.
 func (s *scanner) closeKeys(set *keySet) { s.keys = s.keys[:set.base] }
 
-// confirmDuplicate returns the error for the key data[ks:ke] of the JSON
-// object at open when one of the members before it has the same decoded
-// key; nil when none has (two keys' hashes were equal). The members
-// before the key were validated as they were read.
-func (s *scanner) confirmDuplicate(open, seg, ks, ke int, escaped bool) error {
-	k := s.str(ks, ke)
-	if escaped {
-		k = unescape(s.data[ks-1 : ke+1])
+// confirmDuplicate returns the error for the key key of the JSON object
+// at open when one of the members before it has the same decoded key; nil
+// when none has (two keys' hashes were equal). The members before the key
+// were validated as they were read.
+func (s *scanner) confirmDuplicate(open, seg int, key objKey) error {
+	ks := key.start
+	k := s.str(ks, key.end)
+	if key.escaped {
+		k = unescape(s.data[ks-1 : key.end+1])
 	}
 	for p := jsonedit.WS(s.data, open+1); p < ks-1; {
 		if keyAt(s.data, p) == k {

@@ -94,6 +94,8 @@ type scanner struct {
 	// lastKey is the last offset canonKey was given, lastCanon what it
 	// returned.
 	lastKey, lastCanon int32
+	// shortCanon holds canonKey's answers for short keys (canonKeyOf).
+	shortCanon [1 << shortCanonBits]canonEntry
 	// speculated is set once the scanner decided how to read the
 	// envelope's trees (speculate).
 	speculated bool
@@ -508,23 +510,78 @@ func (s *scanner) array() error {
 	}
 }
 
-// key reads an object key and returns its raw span (between the quotes).
-func (s *scanner) key() (start, end int, escaped bool, err error) {
-	if s.pos >= len(s.data) || s.data[s.pos] != '"' {
-		return 0, 0, false, s.syntax(fmt.Sprintf("unexpected %s; expected a string key", s.describe()))
+// objKey is an object key as the reader read it: its raw span
+// data[start:end] between the quotes, whether that holds escapes, and its
+// keyHash, which the duplicate check and the header's dispatch compare.
+type objKey struct {
+	start, end int
+	hash       uint64
+	escaped    bool
+}
+
+// key reads an object key, the ':' after it and the white space around
+// that, and leaves s.pos on the value.
+func (s *scanner) key() (objKey, error) {
+	data, q := s.data, s.pos
+	if h, n, ok := shortKey(data, q); ok {
+		k := objKey{start: q + 1, end: q + 1 + n, hash: h}
+		// The ':' is most often followed by one space or none, then the
+		// value (a byte above ' ', never white space).
+		p := q + 2 + n
+		if p+2 < len(data) && data[p] == ':' {
+			if data[p+1] > ' ' {
+				s.pos = p + 1
+				return k, nil
+			}
+			if data[p+1] == ' ' && data[p+2] > ' ' {
+				s.pos = p + 2
+				return k, nil
+			}
+		}
+		s.pos = p
+		return s.colon(k)
 	}
-	start = s.pos + 1
+	if q >= len(data) || data[q] != '"' {
+		return objKey{}, s.syntax(fmt.Sprintf("unexpected %s; expected a string key", s.describe()))
+	}
 	n, esc, err := s.string()
 	if err != nil {
-		return 0, 0, false, err
+		return objKey{}, err
 	}
+	k := objKey{start: q + 1, end: q + 1 + int(n), escaped: esc}
+	k.hash = s.keyHash(k.start, k.end, esc)
+	return s.colon(k)
+}
+
+// shortKey returns the keyHash of the key whose opening quote is at q,
+// and its length, when the word after that quote holds the whole key,
+// plain, and its closing quote: most keys are short, and this word,
+// its bytes past the key cleared, is their keyHash. ok is false for any
+// other key.
+func shortKey(data []byte, q int) (h uint64, n int, ok bool) {
+	if q+9 > len(data) || data[q] != '"' {
+		return 0, 0, false
+	}
+	x := binary.LittleEndian.Uint64(data[q+1:])
+	m := swar.HasByte(x, '"') | swar.HasByte(x, '\\') | swar.HasLess(x, 0x20) | swar.HasAbove(x)
+	// The lowest flag is bit 7 of the first byte flagged: at 8n+7, n
+	// bytes into the word.
+	tz := uint(bits.TrailingZeros64(m))
+	if n = int(tz >> 3); m == 0 || data[q+1+n] != '"' {
+		return 0, 0, false
+	}
+	return x&(1<<(tz&56)-1) | uint64(n)<<56, n, true
+}
+
+// colon reads the ':' after the key k and the white space around it.
+func (s *scanner) colon(k objKey) (objKey, error) {
 	s.ws()
 	if s.pos >= len(s.data) || s.data[s.pos] != ':' {
-		return 0, 0, false, s.syntax(fmt.Sprintf("unexpected %s after a key; expected ':'", s.describe()))
+		return objKey{}, s.syntax(fmt.Sprintf("unexpected %s after a key; expected ':'", s.describe()))
 	}
 	s.pos++
 	s.ws()
-	return start, start + int(n), esc, nil
+	return k, nil
 }
 
 func (s *scanner) object() error {
@@ -546,17 +603,19 @@ func (s *scanner) object() error {
 	} else {
 		for {
 			s.path[seg] = 0 // no key read yet
-			ks, ke, kesc, err := s.key()
+			k, err := s.key()
 			if err != nil {
 				return err
 			}
-			s.path[seg] = int32(ks - 1)
-			isHeader := s.inHeader == 0 && (ke-ks == 1 && s.data[ks] == '?' || kesc && unescape(s.data[ks-1:ke+1]) == "?")
+			s.path[seg] = int32(k.start - 1)
+			isHeader := s.inHeader == 0 && k.hash == headerKey
 			if isHeader && hasHeader {
 				return s.modelErr(`duplicate "?" key: an object has one header`)
 			}
-			if err := s.addKey(&kset, start, seg, ks, ke, kesc); err != nil {
-				return err
+			if !s.newKey(&kset, k.hash) {
+				if err := s.addKey(&kset, start, seg, k); err != nil {
+					return err
+				}
 			}
 			if isHeader {
 				if s.pos >= len(s.data) || s.data[s.pos] != '{' {
@@ -586,7 +645,7 @@ func (s *scanner) object() error {
 				if keys == nil {
 					err = s.value()
 				} else {
-					err = s.envelopeMember(keys, ks, ke, kesc, depth)
+					err = s.envelopeMember(keys, k.start, k.end, k.escaped, depth)
 				}
 				if err != nil {
 					return err
@@ -675,7 +734,11 @@ func (s *scanner) record(h *header, start, base int) error {
 			return errAbandoned
 		}
 	}
-	s.pending = append(s.pending[:base], i)
+	// Shortened, then appended to: the slice's own pointer is stored back
+	// only when it grows, and with it the write barrier that storing a
+	// pointer into the heap takes while the collector runs.
+	s.pending = s.pending[:base]
+	s.pending = append(s.pending, i)
 	return nil
 }
 
