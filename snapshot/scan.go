@@ -523,34 +523,40 @@ type objKey struct {
 // that, and leaves s.pos on the value.
 func (s *scanner) key() (objKey, error) {
 	data, q := s.data, s.pos
+	var k objKey
 	if h, n, ok := shortKey(data, q); ok {
-		k := objKey{start: q + 1, end: q + 1 + n, hash: h}
-		// The ':' is most often followed by one space or none, then the
-		// value (a byte above ' ', never white space).
-		p := q + 2 + n
-		if p+2 < len(data) && data[p] == ':' {
-			if data[p+1] > ' ' {
-				s.pos = p + 1
-				return k, nil
-			}
-			if data[p+1] == ' ' && data[p+2] > ' ' {
-				s.pos = p + 2
-				return k, nil
-			}
+		k = objKey{start: q + 1, end: q + 1 + n, hash: h}
+		s.pos = k.end + 1
+	} else {
+		if q >= len(data) || data[q] != '"' {
+			return objKey{}, s.syntax(fmt.Sprintf("unexpected %s; expected a string key", s.describe()))
 		}
-		s.pos = p
-		return s.colon(k)
+		n, esc, err := s.string()
+		if err != nil {
+			return objKey{}, err
+		}
+		k = objKey{start: q + 1, end: q + 1 + int(n), escaped: esc}
+		k.hash = s.keyHash(k.start, k.end, esc)
 	}
-	if q >= len(data) || data[q] != '"' {
-		return objKey{}, s.syntax(fmt.Sprintf("unexpected %s; expected a string key", s.describe()))
+	// The ':' is most often followed by one space or none, then the value
+	// (a byte above ' ', never white space).
+	if p := s.pos; p+2 < len(data) && data[p] == ':' {
+		if data[p+1] > ' ' {
+			s.pos = p + 1
+			return k, nil
+		}
+		if data[p+1] == ' ' && data[p+2] > ' ' {
+			s.pos = p + 2
+			return k, nil
+		}
 	}
-	n, esc, err := s.string()
-	if err != nil {
-		return objKey{}, err
+	s.ws()
+	if s.pos >= len(data) || data[s.pos] != ':' {
+		return objKey{}, s.syntax(fmt.Sprintf("unexpected %s after a key; expected ':'", s.describe()))
 	}
-	k := objKey{start: q + 1, end: q + 1 + int(n), escaped: esc}
-	k.hash = s.keyHash(k.start, k.end, esc)
-	return s.colon(k)
+	s.pos++
+	s.ws()
+	return k, nil
 }
 
 // shortKey returns the keyHash of the key whose opening quote is at q,
@@ -571,17 +577,6 @@ func shortKey(data []byte, q int) (h uint64, n int, ok bool) {
 		return 0, 0, false
 	}
 	return x&(1<<(tz&56)-1) | uint64(n)<<56, n, true
-}
-
-// colon reads the ':' after the key k and the white space around it.
-func (s *scanner) colon(k objKey) (objKey, error) {
-	s.ws()
-	if s.pos >= len(s.data) || s.data[s.pos] != ':' {
-		return objKey{}, s.syntax(fmt.Sprintf("unexpected %s after a key; expected ':'", s.describe()))
-	}
-	s.pos++
-	s.ws()
-	return k, nil
 }
 
 func (s *scanner) object() error {
