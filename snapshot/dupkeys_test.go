@@ -12,15 +12,16 @@ import (
 // a document is refused at the second one's path, and that keys that only
 // look alike (one length, one prefix, one hash bucket) are not.
 func TestDuplicateKeys(t *testing.T) {
-	wide := func(dup string) string {
+	wideOf := func(format, dup string) string {
 		var b strings.Builder
 		b.WriteString(`{"?": {"id": "e"}, "p": {`)
 		for i := range 100 {
-			fmt.Fprintf(&b, `"key%03d": %d, `, i, i)
+			fmt.Fprintf(&b, format+`: %d, `, i, i)
 		}
 		b.WriteString(dup + `"last": 0}}`)
 		return b.String()
 	}
+	wide := func(dup string) string { return wideOf(`"key%03d"`, dup) }
 	for _, tc := range []struct {
 		name, in string
 		want     string // "" when the document is accepted
@@ -43,6 +44,10 @@ func TestDuplicateKeys(t *testing.T) {
 		{"wide, first of two", wide(`"key077": 0, "key013": 0, `), `$.p.key077: duplicate key "key077"`},
 		{"distinct", `{"?": {"id": "e"}, "propertyNameA": 1, "propertyNameB": 2, "propertyNameAB": 3, "a": 1, "A": 2, "a\u0000": 3, "": 4, "abcdefg": 5, "abcdefgh": 6, "abcdefgi": 7}`, ""},
 		{"distinct wide", wide(""), ""},
+		{"wide, 12 bytes", wideOf(`"property%03d"`, `"property042": 0, `), `$.p.property042: duplicate key "property042"`},
+		{"wide, 16 bytes", wideOf(`"long%03d property"`, `"long099 property": 0, `), `$.p["long099 property"]: duplicate key "long099 property"`},
+		{"wide, 24 bytes", wideOf(`"a longer key, number %03d"`, `"a longer key, number 007": 0, `), `duplicate key "a longer key, number 007"`},
+		{"distinct wide, 12 bytes", wideOf(`"property%03d"`, ""), ""},
 		{"same key in two objects", `{"?": {"id": "e"}, "a": {"a": {"a": 1}}, "b": [{"a": 1}, {"a": 2}]}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

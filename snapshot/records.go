@@ -3,11 +3,14 @@ package snapshot
 import (
 	"fmt"
 	"hash/maphash"
+	"math/bits"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"unsafe"
 
 	"github.com/objgc/objgc/internal/jsonedit"
+	"github.com/objgc/objgc/internal/swar"
 )
 
 // str returns a string that shares data's memory: the input is never
@@ -57,53 +60,51 @@ func (s *scanner) canonKey(off int32) int32 {
 	return c
 }
 
-// canonKeyOf is canonKey past its last answer. A short key (shortKey) is
-// looked up by its keyHash in shortCanon first: looking a key up by its
-// text, read again from the document, cost more than the rest of an
-// object's recording.
+// canonKeyOf is canonKey past its last answer. The key is looked up in
+// recentKeys first: a model has a few dozen keys, and hashing a key's text
+// for the map cost more than the rest of an object's recording.
 func (s *scanner) canonKeyOf(off int32) int32 {
-	h, _, short := shortKey(s.data, int(off))
-	e := &s.shortCanon[h*0x9e3779b97f4a7c15>>(64-shortCanonBits)]
-	if short && e.off > 0 && e.h == h {
+	k := keyAt(s.data, int(off))
+	e := &s.recentKeys[recentSlot(k)]
+	if e.off > 0 && e.key == k {
 		return e.off
 	}
-	c, kept := s.keyOffOf(off)
-	if short && kept {
-		e.h, e.off = h, c
+	rk, ok := s.keyOffs[k]
+	if !ok {
+		if len(s.keyOffs) >= maxKeys {
+			return off
+		}
+		if s.keyOffs == nil {
+			s.keyOffs, s.idx.keySegs = map[string]recentKey{}, map[int32]string{}
+		}
+		rk = recentKey{key: strings.Clone(k), off: off}
+		s.keyOffs[rk.key] = rk
+		s.idx.keySegs[off] = keySeg(rk.key)
 	}
-	return c
+	*e = rk
+	return rk.off
 }
 
-// shortCanonBits is the log2 of the size of scanner.shortCanon, a
-// direct-mapped table: a model's few dozen keys rarely share a slot.
-const shortCanonBits = 6
-
-// canonEntry is a slot of scanner.shortCanon: off is canonKey's answer for
-// the short key whose keyHash is h, 0 in an empty slot (no key starts a
-// document).
-type canonEntry struct {
-	h   uint64
-	off int32
+// recentKey is a key canonKey recorded (a copy, not a view of the
+// document, whose pages may be released) and the first offset of it.
+type recentKey struct {
+	key string
+	off int32 // 0 in an empty slot of recentKeys: no key starts a document
 }
 
-// keyOffOf returns canonKey's answer for the key at off, read from the
-// document: kept is false when it is not (and will never be) among the
-// keys recorded, of which there are maxKeys already.
-func (s *scanner) keyOffOf(off int32) (c int32, kept bool) {
-	k := keyAt(s.data, int(off))
-	if c, ok := s.keyOffs[k]; ok {
-		return c, true
+// recentKeysLen is the size of scanner.recentKeys, a direct-mapped table
+// of keys by recentSlot: two keys in one slot cost a map lookup each, never
+// a wrong answer.
+const recentKeysLen = 64
+
+// recentSlot is the slot of recentKeys for the key k, from its length and
+// its end bytes: cheap, and different for most of the keys of a model.
+func recentSlot(k string) int {
+	h := uint(len(k))
+	if len(k) > 0 {
+		h = h*31 + uint(k[0])*7 + uint(k[len(k)-1])
 	}
-	if len(s.keyOffs) >= maxKeys {
-		return off, false
-	}
-	if s.keyOffs == nil {
-		s.keyOffs, s.idx.keySegs = map[string]int32{}, map[int32]string{}
-	}
-	k = strings.Clone(k)
-	s.keyOffs[k] = off
-	s.idx.keySegs[off] = keySeg(k)
-	return off, true
+	return int(h % recentKeysLen)
 }
 
 // maxTypes is how many distinct types an index keeps in its table: a
@@ -159,10 +160,14 @@ func (s *scanner) legacy(h *header) int32 {
 // records have a handful.
 const smallKeys = 16
 
-// keySeed makes the hashes of long keys unpredictable to whoever writes a
-// model: a collision costs a second reading of the object's keys up to the
-// key read, never a wrong answer (confirmDuplicate).
-var keySeed = maphash.MakeSeed()
+// keySeed and keySeeds make the hashes of long keys unpredictable to
+// whoever writes a model: a collision costs a second reading of the
+// object's keys up to the key read, never a wrong answer
+// (confirmDuplicate).
+var (
+	keySeed  = maphash.MakeSeed()
+	keySeeds = [2]uint64{rand.Uint64(), rand.Uint64()}
+)
 
 // headerKey is the keyHash of "?", the key of an object's header.
 const headerKey = '?' | 1<<56
@@ -182,12 +187,23 @@ func (s *scanner) keyHash(ks, ke int, escaped bool) uint64 {
 }
 
 func shortOrHash(k string) uint64 {
-	if len(k) < 8 {
+	switch {
+	case len(k) < 8:
 		var w uint64
 		for i := len(k) - 1; i >= 0; i-- {
 			w = w<<8 | uint64(k[i])
 		}
 		return w | uint64(len(k))<<56
+	case len(k) <= 16:
+		// Most long keys of a model are this long: their first and
+		// last words (one over the other below 16 bytes) and length,
+		// seeded, folded by one 128-bit product, as Go's runtime hashes
+		// short strings where the CPU has no AES (runtime/hash64.go).
+		// maphash's call took most of the time of such a key.
+		a := swar.Load8(k, 0) ^ keySeeds[0]
+		b := swar.Load8(k, len(k)-8) ^ keySeeds[1] ^ uint64(len(k))
+		hi, lo := bits.Mul64(a, b)
+		return hi ^ lo | 1<<63
 	}
 	return maphash.String(keySeed, k) | 1<<63
 }

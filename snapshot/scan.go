@@ -89,13 +89,13 @@ type scanner struct {
 	// parallel lets the scanner hand the value of an envelope's other
 	// tree to a scanner of its own (speculate).
 	parallel bool
-	types    map[string]int32 // the index's table of types (typeRef)
-	keyOffs  map[string]int32 // first offset of each key in keySegs (canonKey)
+	types    map[string]int32     // the index's table of types (typeRef)
+	keyOffs  map[string]recentKey // first offset of each key in keySegs (canonKey)
 	// lastKey is the last offset canonKey was given, lastCanon what it
 	// returned.
 	lastKey, lastCanon int32
-	// shortCanon holds canonKey's answers for short keys (canonKeyOf).
-	shortCanon [1 << shortCanonBits]canonEntry
+	// recentKeys holds keys canonKey recorded, by recentSlot.
+	recentKeys [recentKeysLen]recentKey
 	// speculated is set once the scanner decided how to read the
 	// envelope's trees (speculate).
 	speculated bool
@@ -524,10 +524,20 @@ type objKey struct {
 func (s *scanner) key() (objKey, error) {
 	data, q := s.data, s.pos
 	var k objKey
-	if h, n, ok := shortKey(data, q); ok {
-		k = objKey{start: q + 1, end: q + 1 + n, hash: h}
-		s.pos = k.end + 1
-	} else {
+	if q+9 <= len(data) && data[q] == '"' {
+		// Most keys are short and plain: the word after the quote holds
+		// the key and its closing quote, and is the key's keyHash once
+		// its bytes past the key are cleared. The lowest flag of m is bit
+		// 7 of the first byte flagged, n bytes into the word: tz is 8n+7.
+		x := binary.LittleEndian.Uint64(data[q+1:])
+		m := swar.HasByte(x, '"') | swar.HasByte(x, '\\') | swar.HasLess(x, 0x20) | swar.HasAbove(x)
+		tz := uint(bits.TrailingZeros64(m))
+		if n := int(tz >> 3); m != 0 && data[q+1+n] == '"' {
+			k = objKey{start: q + 1, end: q + 1 + n, hash: x&(1<<(tz&56)-1) | uint64(n)<<56}
+			s.pos = k.end + 1
+		}
+	}
+	if k.start == 0 { // not a short plain key
 		if q >= len(data) || data[q] != '"' {
 			return objKey{}, s.syntax(fmt.Sprintf("unexpected %s; expected a string key", s.describe()))
 		}
@@ -557,26 +567,6 @@ func (s *scanner) key() (objKey, error) {
 	s.pos++
 	s.ws()
 	return k, nil
-}
-
-// shortKey returns the keyHash of the key whose opening quote is at q,
-// and its length, when the word after that quote holds the whole key,
-// plain, and its closing quote: most keys are short, and this word,
-// its bytes past the key cleared, is their keyHash. ok is false for any
-// other key.
-func shortKey(data []byte, q int) (h uint64, n int, ok bool) {
-	if q+9 > len(data) || data[q] != '"' {
-		return 0, 0, false
-	}
-	x := binary.LittleEndian.Uint64(data[q+1:])
-	m := swar.HasByte(x, '"') | swar.HasByte(x, '\\') | swar.HasLess(x, 0x20) | swar.HasAbove(x)
-	// The lowest flag is bit 7 of the first byte flagged: at 8n+7, n
-	// bytes into the word.
-	tz := uint(bits.TrailingZeros64(m))
-	if n = int(tz >> 3); m == 0 || data[q+1+n] != '"' {
-		return 0, 0, false
-	}
-	return x&(1<<(tz&56)-1) | uint64(n)<<56, n, true
 }
 
 func (s *scanner) object() error {
