@@ -732,6 +732,20 @@ func (s *scanner) record(h *header, start, base int) error {
 // it, false after the closing bracket, an error naming what was expected
 // otherwise.
 func (s *scanner) more(close byte) (bool, error) {
+	// Most often the value is followed by ", " and the next one's first
+	// byte (above ' ', never white space), or by the closing bracket.
+	if p := s.pos; p+2 < len(s.data) {
+		switch s.data[p] {
+		case ',':
+			if s.data[p+1] == ' ' && s.data[p+2] > ' ' {
+				s.pos = p + 2
+				return true, nil
+			}
+		case close:
+			s.pos = p + 1
+			return false, nil
+		}
+	}
 	s.ws()
 	if s.pos < len(s.data) {
 		switch s.data[s.pos] {
