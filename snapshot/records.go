@@ -61,8 +61,8 @@ func (s *scanner) canonKey(off int32) int32 {
 }
 
 // canonKeyOf is canonKey past its last answer. The key is looked up in
-// recentKeys first: a model has a few dozen keys, and hashing a key's text
-// for the map cost more than the rest of an object's recording.
+// recentKeys first: a model has a few dozen keys, which the table holds
+// and finds without hashing the key's text for the map.
 func (s *scanner) canonKeyOf(off int32) int32 {
 	k := keyAt(s.data, int(off))
 	e := &s.recentKeys[recentSlot(k)]
@@ -195,11 +195,11 @@ func shortOrHash(k string) uint64 {
 		}
 		return w | uint64(len(k))<<56
 	case len(k) <= 16:
-		// Most long keys of a model are this long: their first and
-		// last words (one over the other below 16 bytes) and length,
-		// seeded, folded by one 128-bit product, as Go's runtime hashes
-		// short strings where the CPU has no AES (runtime/hash64.go).
-		// maphash's call took most of the time of such a key.
+		// Most long keys of a model are this long, and cost less than
+		// maphash's calls this way: their first and last words (one
+		// over the other below 16 bytes) and length, seeded, folded by
+		// one 128-bit product, as Go's runtime hashes short strings
+		// where the CPU has no AES (runtime/hash64.go).
 		a := swar.Load8(k, 0) ^ keySeeds[0]
 		b := swar.Load8(k, len(k)-8) ^ keySeeds[1] ^ uint64(len(k))
 		hi, lo := bits.Mul64(a, b)
@@ -227,9 +227,10 @@ func (s *scanner) openKeys() keySet { return keySet{base: len(s.keys)} }
 
 // newKey records the key hash h in set when that needs no comparison:
 // its filter bit is clear, so h is new, and the object holds fewer than
-// smallKeys keys (it always does while big is nil: addKey). It reports
-// false otherwise, and addKey decides. It is addKey's common case, small
-// enough for Go to inline where every key of the model is read.
+// smallKeys keys on the stack (one with big holds smallKeys there, so
+// that its keys go to addKey too). It reports false otherwise, and addKey
+// decides. It is addKey's common case, small enough for Go to inline
+// where every key of the model is read.
 func (s *scanner) newKey(set *keySet, h uint64) bool {
 	bit := keyBit(h)
 	if set.seen&bit != 0 || len(s.keys)-set.base >= smallKeys {
@@ -285,8 +286,8 @@ func (s *scanner) addKey(set *keySet, open, seg int, k objKey) error {
 // closed.
 func (s *scanner) closeKeys(set *keySet) { s.keys = s.keys[:set.base] }
 
-// confirmDuplicate returns the error for the key key of the JSON object
-// at open when one of the members before it has the same decoded key; nil
+// confirmDuplicate returns the error for key, read in the JSON object at
+// open, when one of the members before it has the same decoded key; nil
 // when none has (two keys' hashes were equal). The members before the key
 // were validated as they were read.
 func (s *scanner) confirmDuplicate(open, seg int, key objKey) error {
