@@ -309,8 +309,7 @@ func appendPlanObject(b []byte, prefix string, po *Object) []byte {
 	b = appendField(b, in, "type", po.Type, true)
 	b = appendField(b, in, "path", po.Path, true)
 	b = appendNullable(b, in, "owner", po.Owner, true)
-	b = append(b, in...)
-	b = append(b, `"reasons": `...)
+	b = appendKey(b, in, "reasons")
 	b = appendArray(b, in, po.Reasons == nil, len(po.Reasons), func(b []byte, p string, i int) []byte {
 		r := po.Reasons[i]
 		b = append(b, "{\n"...)
@@ -325,19 +324,16 @@ func appendPlanObject(b []byte, prefix string, po *Object) []byte {
 		return append(append(b, p...), '}')
 	})
 	b = append(b, ",\n"...)
-	b = append(b, in...)
-	b = append(b, `"type_ref": `...)
+	b = appendKey(b, in, "type_ref")
 	b = appendPlanType(b, in, po.TypeRef)
 	b = append(b, ",\n"...)
-	b = append(b, in...)
-	b = append(b, `"classes": `...)
+	b = appendKey(b, in, "classes")
 	b = appendArray(b, in, po.Classes == nil, len(po.Classes), func(b []byte, _ string, i int) []byte {
 		return appendString(b, po.Classes[i])
 	})
 	b = append(b, ",\n"...)
 	b = appendNullable(b, in, "package", po.Package, true)
-	b = append(b, in...)
-	b = append(b, `"hooks": `...)
+	b = appendKey(b, in, "hooks")
 	b = appendArray(b, in, po.Hooks == nil, len(po.Hooks), func(b []byte, p string, i int) []byte {
 		return appendPlanHook(b, p, &po.Hooks[i])
 	})
@@ -353,14 +349,12 @@ func appendPlanObject(b []byte, prefix string, po *Object) []byte {
 func appendPlanNotification(b []byte, prefix string, pn *Notification) []byte {
 	in := deeper(prefix)
 	b = append(b, "{\n"...)
-	b = append(b, in...)
-	b = append(b, `"group": `...)
+	b = appendKey(b, in, "group")
 	b = strconv.AppendInt(b, int64(pn.Group), 10)
 	b = append(b, ",\n"...)
 	b = appendField(b, in, "publisher", pn.Publisher, true)
 	b = appendField(b, in, "subscriber", pn.Subscriber, true)
-	b = append(b, in...)
-	b = append(b, `"subscriber_type_ref": `...)
+	b = appendKey(b, in, "subscriber_type_ref")
 	if pn.SubscriberTypeRef == nil {
 		b = append(b, "null"...)
 	} else {
@@ -368,8 +362,7 @@ func appendPlanNotification(b []byte, prefix string, pn *Notification) []byte {
 	}
 	b = append(b, ",\n"...)
 	b = appendField(b, in, "handler", pn.Handler, true)
-	b = append(b, in...)
-	b = append(b, `"hook": `...)
+	b = appendKey(b, in, "hook")
 	if pn.Hook == nil {
 		b = append(b, "null"...)
 	} else {
@@ -377,8 +370,7 @@ func appendPlanNotification(b []byte, prefix string, pn *Notification) []byte {
 	}
 	if len(pn.OldPlaces) > 0 {
 		b = append(b, ",\n"...)
-		b = append(b, in...)
-		b = append(b, `"old_places": `...)
+		b = appendKey(b, in, "old_places")
 		b = appendArray(b, in, false, len(pn.OldPlaces), func(b []byte, _ string, i int) []byte {
 			return appendString(b, pn.OldPlaces[i])
 		})
@@ -428,10 +420,7 @@ func appendPlanType(b []byte, prefix string, t Type) []byte {
 // appendField appends `prefix"key": "v"`, a comma when more follows, and
 // a newline.
 func appendField(b []byte, prefix, key, v string, more bool) []byte {
-	b = append(b, prefix...)
-	b = append(b, '"')
-	b = append(b, key...)
-	b = append(b, `": `...)
+	b = appendKey(b, prefix, key)
 	b = appendString(b, v)
 	if more {
 		b = append(b, ',')
@@ -439,15 +428,22 @@ func appendField(b []byte, prefix, key, v string, more bool) []byte {
 	return append(b, '\n')
 }
 
+// appendKey appends `prefix"key": `, a member's key at its indentation;
+// key needs no escaping (the plan's own field names).
+func appendKey(b []byte, prefix, key string) []byte {
+	b = append(b, prefix...)
+	b = append(b, '"')
+	b = append(b, key...)
+	return append(b, `": `...)
+}
+
 // appendNullable is appendField for a *string: null when nil.
 func appendNullable(b []byte, prefix, key string, v *string, more bool) []byte {
 	if v != nil {
 		return appendField(b, prefix, key, *v, more)
 	}
-	b = append(b, prefix...)
-	b = append(b, '"')
-	b = append(b, key...)
-	b = append(b, `": null`...)
+	b = appendKey(b, prefix, key)
+	b = append(b, "null"...)
 	if more {
 		b = append(b, ',')
 	}
