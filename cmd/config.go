@@ -682,7 +682,7 @@ func configType(path string) string {
 // without a word.
 func (cfg *config) defaultConfigFile() string {
 	candidates := []string{"objgc.yaml"}
-	if dir, err := userConfigDir(cfg.getenv); err == nil {
+	if dir, err := userConfigDir.find(cfg.getenv); err == nil {
 		candidates = append(candidates, filepath.Join(dir, "objgc", "config.yaml"))
 	}
 	for _, p := range candidates {
@@ -710,7 +710,7 @@ func splitList(values []string) []string {
 // defaultCacheDir returns the package cache root when no setting names
 // one: <user cache dir>/objgc (docs/design.md, "The package cache").
 func (cfg *config) defaultCacheDir() (string, error) {
-	base, err := userCacheDir(cfg.getenv)
+	base, err := userCacheDir.find(cfg.getenv)
 	if err != nil {
 		return "", fmt.Errorf("no package cache directory: %w (set --cache-dir or OBJGC_CACHE_DIR)", err)
 	}

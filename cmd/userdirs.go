@@ -6,57 +6,49 @@ import (
 	"runtime"
 )
 
-// userConfigDir is os.UserConfigDir reading the environment through
-// getenv (IO.Getenv), with the same rules: %AppData% on Windows,
-// $HOME/Library/Application Support on macOS, $home/lib on Plan 9, else
-// $XDG_CONFIG_HOME when it is an absolute path, else $HOME/.config.
-func userConfigDir(getenv func(string) string) (string, error) {
-	switch runtime.GOOS {
-	case "windows":
-		return fromVariable(getenv, "AppData", "")
-	case "darwin", "ios":
-		return fromVariable(getenv, "HOME", "Library/Application Support")
-	case "plan9":
-		return fromVariable(getenv, "home", "lib")
-	}
-	return xdgDir(getenv, "XDG_CONFIG_HOME", ".config")
-}
-
-// userCacheDir is os.UserCacheDir reading the environment through
-// getenv, with the same rules: %LocalAppData% on Windows,
-// $HOME/Library/Caches on macOS, $home/lib/cache on Plan 9, else
-// $XDG_CACHE_HOME when it is an absolute path, else $HOME/.cache.
-func userCacheDir(getenv func(string) string) (string, error) {
-	switch runtime.GOOS {
-	case "windows":
-		return fromVariable(getenv, "LocalAppData", "")
-	case "darwin", "ios":
-		return fromVariable(getenv, "HOME", "Library/Caches")
-	case "plan9":
-		return fromVariable(getenv, "home", "lib/cache")
-	}
-	return xdgDir(getenv, "XDG_CACHE_HOME", ".cache")
-}
-
-// xdgDir is the XDG base directory that variable names when it is an
+// userDir is where os.UserConfigDir or os.UserCacheDir looks on each
+// system: the variable on Windows, the folder below $HOME on macOS and
+// below $home on Plan 9, and elsewhere the XDG variable when it is an
 // absolute path (the specification says to ignore a relative one), else
-// $HOME/below.
-func xdgDir(getenv func(string) string, variable, below string) (string, error) {
-	if d := getenv(variable); d != "" {
-		if !filepath.IsAbs(d) {
-			return "", errors.New("path in $" + variable + " is relative")
-		}
-		return d, nil
+// the folder below $HOME.
+type userDir struct {
+	windows, darwin, plan9, xdg, home string
+}
+
+var (
+	// userConfigDir is os.UserConfigDir's rule.
+	userConfigDir = userDir{windows: "AppData", darwin: "Library/Application Support", plan9: "lib", xdg: "XDG_CONFIG_HOME", home: ".config"}
+	// userCacheDir is os.UserCacheDir's rule.
+	userCacheDir = userDir{windows: "LocalAppData", darwin: "Library/Caches", plan9: "lib/cache", xdg: "XDG_CACHE_HOME", home: ".cache"}
+)
+
+// find is the directory of rule d, reading the environment through
+// getenv (IO.Getenv) rather than the process's, with the os package's
+// errors' meaning: an error when the variable it needs is unset.
+func (d userDir) find(getenv func(string) string) (string, error) {
+	switch runtime.GOOS {
+	case "windows":
+		return fromVariable(getenv, d.windows, "")
+	case "darwin", "ios":
+		return fromVariable(getenv, "HOME", d.darwin)
+	case "plan9":
+		return fromVariable(getenv, "home", d.plan9)
 	}
-	return fromVariable(getenv, "HOME", below)
+	if v := getenv(d.xdg); v != "" {
+		if !filepath.IsAbs(v) {
+			return "", errors.New("path in $" + d.xdg + " is relative")
+		}
+		return v, nil
+	}
+	return fromVariable(getenv, "HOME", d.home)
 }
 
 // fromVariable is the directory variable names, joined with below; an
 // error when the variable is unset or empty.
 func fromVariable(getenv func(string) string, variable, below string) (string, error) {
-	d := getenv(variable)
-	if d == "" {
+	v := getenv(variable)
+	if v == "" {
 		return "", errors.New("$" + variable + " is not defined")
 	}
-	return filepath.Join(d, below), nil
+	return filepath.Join(v, below), nil
 }
