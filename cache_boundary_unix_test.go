@@ -4,9 +4,7 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -56,42 +54,10 @@ func mysqlModel(t *testing.T) string {
 // process has had time to start waiting.
 func runObjgc(t *testing.T, sig syscall.Signal, args ...string) (code int, output string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Args[0] = "objgc"
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	cmd.Stdout = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	if sig != 0 {
-		select {
-		case err := <-exited:
-			t.Fatalf("objgc %v exited before the signal: %v\n%s", args, err, &errb)
-		case <-time.After(time.Second):
-		}
-		if err := cmd.Process.Signal(sig); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var err error
-	select {
-	case err = <-exited:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("objgc %v did not end within 30 s\n%s", args, &errb)
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), errb.String()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return 0, errb.String()
+	c := objgcCommand(args...)
+	var out bytes.Buffer
+	c.Stderr, c.Stdout = &out, &out
+	return waitExit(t, c, sig, time.Second), out.String()
 }
 
 // A named pipe as a package's manifest.yaml: cache verify reports it,

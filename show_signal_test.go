@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +43,7 @@ func TestShowReadsOnlyThePlan(t *testing.T) {
 	show := objgcCommand("show", plan)
 	var stderr bytes.Buffer
 	show.Stderr = &stderr
-	if code := waitExit(t, show, 0); code != 0 {
+	if code := waitExit(t, show, 0, 0); code != 0 {
 		t.Fatalf("show: exit %d: %s", code, &stderr)
 	}
 
@@ -51,7 +52,7 @@ func TestShowReadsOnlyThePlan(t *testing.T) {
 			c := objgcCommand("show", "--check", plan)
 			var stderr bytes.Buffer
 			c.Stderr = &stderr
-			if code := waitExit(t, c, sig); code != 130 {
+			if code := waitExit(t, c, sig, 300*time.Millisecond); code != 130 {
 				t.Errorf("show --check: exit %d, want 130: %s", code, &stderr)
 			}
 		})
@@ -69,7 +70,7 @@ func TestShowReadsOnlyThePlan(t *testing.T) {
 			}
 			var stderr bytes.Buffer
 			c.Stderr = &stderr
-			if code := waitExit(t, c, sig); code != 130 {
+			if code := waitExit(t, c, sig, 300*time.Millisecond); code != 130 {
 				t.Errorf("show -: exit %d, want 130: %s", code, &stderr)
 			}
 			if !strings.Contains(stderr.String(), "interrupted") {
@@ -87,9 +88,10 @@ func objgcCommand(args ...string) *exec.Cmd {
 }
 
 // waitExit starts c and returns its exit status: when sig is not 0, after
-// sending it sig once c has had a moment to start reading. A run that
-// does not end within 30 s is a hang, not a measurement: killed, failed.
-func waitExit(t *testing.T, c *exec.Cmd, sig syscall.Signal) int {
+// sending it sig once c has had settle to start waiting. A run that does
+// not end within 30 s is a hang, not a measurement: killed, failed. The
+// failures show c's stderr when it is a buffer.
+func waitExit(t *testing.T, c *exec.Cmd, sig syscall.Signal, settle time.Duration) int {
 	t.Helper()
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
@@ -97,13 +99,19 @@ func waitExit(t *testing.T, c *exec.Cmd, sig syscall.Signal) int {
 	if f, ok := c.Stdin.(*os.File); ok {
 		f.Close() // the child's now
 	}
+	output := func() any {
+		if s, ok := c.Stderr.(fmt.Stringer); ok {
+			return s
+		}
+		return ""
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- c.Wait() }()
 	if sig != 0 {
 		select {
 		case err := <-exited:
-			t.Fatalf("objgc exited before the signal: %v", err)
-		case <-time.After(300 * time.Millisecond):
+			t.Fatalf("objgc %s exited before the signal: %v\n%s", strings.Join(c.Args[1:], " "), err, output())
+		case <-time.After(settle):
 		}
 		if err := c.Process.Signal(sig); err != nil {
 			t.Fatal(err)
@@ -115,7 +123,7 @@ func waitExit(t *testing.T, c *exec.Cmd, sig syscall.Signal) int {
 	case <-time.After(30 * time.Second):
 		c.Process.Kill()
 		<-exited
-		t.Fatalf("objgc %s did not end within 30 s", strings.Join(c.Args[1:], " "))
+		t.Fatalf("objgc %s did not end within 30 s\n%s", strings.Join(c.Args[1:], " "), output())
 	}
 	var ee *exec.ExitError
 	switch {
