@@ -3,10 +3,7 @@
 package pkgcache
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +13,7 @@ import (
 	"time"
 
 	"github.com/objgc/objgc/internal/muranopy"
+	"github.com/objgc/objgc/internal/testbin"
 )
 
 // The tests in this file put objgc's removals next to murano-engine's own
@@ -30,84 +28,23 @@ const enginePy = "../internal/enginetest/testdata/engine.py"
 // engineWait bounds every wait for the engine: past it the test hung.
 const engineWait = 2 * time.Minute
 
-// engineProc is a running engine.py: send writes a command line, next
-// reads the next answer line.
+// engineProc is a running engine.py: Send writes a command line, Next
+// reads the next answer line, Do both.
 type engineProc struct {
-	t     *testing.T
-	pid   int
-	stdin io.Writer
-	lines chan string
+	*testbin.Lines
 }
 
 func startEngineProc(t *testing.T, cache string) *engineProc {
 	t.Helper()
 	muranopy.Require(t, "import murano.common.config, murano.engine.package_loader")
-	cmd := exec.Command(muranopy.Python, enginePy, cache)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	e := &engineProc{t: t, pid: cmd.Process.Pid, stdin: stdin, lines: make(chan string, 16)}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			e.lines <- sc.Text()
-		}
-		close(e.lines)
-	}()
-	t.Cleanup(func() {
-		stdin.Close()
-		kill := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
-		cmd.Wait()
-		kill.Stop()
-		if t.Failed() {
-			t.Logf("engine's stderr:\n%s", stderr.String())
-		}
-	})
-	return e
-}
-
-func (e *engineProc) send(command string) {
-	e.t.Helper()
-	if _, err := io.WriteString(e.stdin, command+"\n"); err != nil {
-		e.t.Fatalf("engine: %s: %v", command, err)
-	}
-}
-
-func (e *engineProc) next() string {
-	e.t.Helper()
-	select {
-	case l, ok := <-e.lines:
-		if !ok {
-			return "EOF"
-		}
-		return l
-	case <-time.After(engineWait):
-		e.t.Fatal("engine: no answer")
-		return ""
-	}
-}
-
-func (e *engineProc) do(command string) string {
-	e.t.Helper()
-	e.send(command)
-	return e.next()
+	return &engineProc{testbin.StartLines(t, exec.Command(muranopy.Python, enginePy, cache), "engine", engineWait)}
 }
 
 func (e *engineProc) must(command, prefix string) string {
-	e.t.Helper()
-	a := e.do(command)
+	e.T.Helper()
+	a := e.Do(command)
 	if !strings.HasPrefix(a, prefix) {
-		e.t.Fatalf("engine: %s: %s, want %s...", command, a, prefix)
+		e.T.Fatalf("engine: %s: %s, want %s...", command, a, prefix)
 	}
 	return a
 }
@@ -178,13 +115,13 @@ func TestRemovalDelayedWhileDeploymentStarts(t *testing.T) {
 	}()
 	<-claimed
 	testHookClaimed = nil
-	e.send(strings.Join([]string{"load d1", mysql, version, engID1, zip}, " "))
-	waitOpenBy(t, e.pid, c.usageLockPath(engID1))
+	e.Send(strings.Join([]string{"load d1", mysql, version, engID1, zip}, " "))
+	waitOpenBy(t, e.Pid, c.usageLockPath(engID1))
 	close(resume)
 	if res := <-removed; len(res.Removed) != 1 {
 		t.Fatalf("the delayed removal: %+v", res)
 	}
-	if a := e.next(); a != "loaded "+dir {
+	if a := e.Next("load d1"); a != "loaded "+dir {
 		t.Fatalf("the deployment that started during the removal: %s", a)
 	}
 	res, err := c.Remove(ctx, engID1)
@@ -220,7 +157,7 @@ func TestRemovalBetweenEnginesTwoOpens(t *testing.T) {
 	if res, err := c.Remove(ctx, engID1); err != nil || len(res.Removed) != 1 {
 		t.Fatalf("removal between the engine's two opens: %+v, %v", res, err)
 	}
-	if a := e.do("go"); a != "loaded "+dir {
+	if a := e.Do("go"); a != "loaded "+dir {
 		t.Fatalf("the deployment whose lock file was opened during the removal: %s", a)
 	}
 	if res, err := c.Remove(ctx, engID1); err != nil || len(res.InUse) != 1 {
@@ -250,12 +187,12 @@ func TestEngineCleanupOrphanedLock(t *testing.T) {
 	// holding id1's exclusive usage lock.
 	cleaner.must("arm cleanup", "armed")
 	cleaner.must(strings.Join([]string{"load d1", mysql, version, engID2, zip}, " "), "paused cleanup "+dir)
-	deployer.send(strings.Join([]string{"load d2", mysql, version, engID1, zip}, " "))
-	waitOpenBy(t, deployer.pid, c.usageLockPath(engID1))
-	if a := cleaner.do("go"); !strings.HasPrefix(a, "loaded ") {
+	deployer.Send(strings.Join([]string{"load d2", mysql, version, engID1, zip}, " "))
+	waitOpenBy(t, deployer.Pid, c.usageLockPath(engID1))
+	if a := cleaner.Do("go"); !strings.HasPrefix(a, "loaded ") {
 		t.Fatalf("the cleaner's load: %s", a)
 	}
-	if a := deployer.next(); a != "loaded "+dir {
+	if a := deployer.Next("load d2"); a != "loaded "+dir {
 		t.Fatalf("the deployment that waited for the cleanup: %s", a)
 	}
 	if _, err := os.Lstat(c.usageLockPath(engID1)); err == nil {

@@ -23,14 +23,14 @@ func TestInUseNamesTheEngine(t *testing.T) {
 	e.load("d2", "com.example.things", "2.0.0", id2, zip2)
 	e.end("d2")
 
-	held := fmt.Sprintf(", held by pid %d (python3)", e.pid)
+	held := fmt.Sprintf(", held by pid %d (python3)", e.lines.Pid)
 	code, out, errOut := objgc(t, nil, "cache", "prune", "--cache-dir", cache, "--outdated", "--keep", "1")
 	want := regexp.MustCompile(`(?m)^skipped com\.example\.things 1\.0\.0 ` + id1[:12] + `: in use \(older version \(keeping 1\)\)` + regexp.QuoteMeta(held) + `$`)
 	if code != 3 || !want.MatchString(out) {
 		t.Fatalf("prune while the engine uses 1.0.0: exit %d\n%s%s\nwant a line matching %s", code, out, errOut, want)
 	}
 	code, out, errOut = objgc(t, nil, "cache", "prune", "--cache-dir", cache, "--outdated", "--keep", "1", "--format", "json")
-	if code != 3 || !strings.Contains(out, fmt.Sprintf("\"held_by\": {\n        \"pid\": %d,\n        \"command\": \"python3\"\n      }", e.pid)) {
+	if code != 3 || !strings.Contains(out, fmt.Sprintf("\"held_by\": {\n        \"pid\": %d,\n        \"command\": \"python3\"\n      }", e.lines.Pid)) {
 		t.Fatalf("prune --format json: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = objgc(t, nil, "cache", "rm", "--cache-dir", cache, id1)

@@ -9,7 +9,6 @@ package enginetest
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -60,8 +59,7 @@ const waitLimit = 2 * time.Minute
 // engine is a running testdata/engine.py.
 type engine struct {
 	t     *testing.T
-	lines testbin.Lines
-	pid   int // the engine process's
+	lines *testbin.Lines
 }
 
 // startEngine starts the engine on cache ("-": the engine's default
@@ -71,37 +69,7 @@ func startEngine(t *testing.T, cache string, env ...string) *engine {
 	requireMurano(t)
 	cmd := exec.Command(python3, filepath.Join("testdata", "engine.py"), cache)
 	cmd.Env = append(os.Environ(), env...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		kill := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
-		cmd.Wait()
-		kill.Stop()
-		if t.Failed() {
-			t.Logf("engine's stderr:\n%s", tail(stderr.String(), 30))
-		}
-	})
-	return &engine{t: t, lines: testbin.Lines{T: t, In: stdin, Out: bufio.NewScanner(stdout), Limit: waitLimit, Name: "engine"}, pid: cmd.Process.Pid}
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return &engine{t: t, lines: testbin.StartLines(t, cmd, "engine", waitLimit)}
 }
 
 // do sends one command and returns the engine's answer.

@@ -141,7 +141,7 @@ func TestVerifyEngineRaceLeavesClassesMissing(t *testing.T) {
 		}
 	}()
 	// B opens the download lock file after its rmtree of the directory.
-	waitOpenBy(t, b.pid, filepath.Join(cache, id+"_download.lock"))
+	waitOpenBy(t, b.lines.Pid, filepath.Join(cache, id+"_download.lock"))
 	if exists(filepath.Join(pkgDir, "Classes", "Base.yaml")) {
 		t.Fatal("engine B waits for the download lock, but did not delete the half-unpacked package first")
 	}

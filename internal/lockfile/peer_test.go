@@ -3,7 +3,6 @@
 package lockfile
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -30,8 +29,7 @@ const python = muranopy.Python
 // peer is a running testdata/peer.py.
 type peer struct {
 	t     *testing.T
-	lines testbin.Lines
-	cmd   *exec.Cmd
+	lines *testbin.Lines
 }
 
 // startPeer starts the peer of kind on path, or skips the test when
@@ -44,27 +42,7 @@ func startPeer(t *testing.T, kind, path string) *peer {
 		"murano":    "import murano.common.config, murano.utils",
 	}[kind]
 	muranopy.Require(t, imports)
-	cmd := exec.Command(python, "testdata/peer.py", kind, path)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &peer{t: t, lines: testbin.Lines{T: t, In: stdin, Out: bufio.NewScanner(stdout), Limit: time.Minute, Name: "peer"}, cmd: cmd}
-	t.Cleanup(func() {
-		stdin.Close()
-		t := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
-		cmd.Wait()
-		t.Stop()
-	})
-	return p
+	return &peer{t: t, lines: testbin.StartLines(t, exec.Command(python, "testdata/peer.py", kind, path), "peer", time.Minute)}
 }
 
 // do sends one command and returns the peer's answer, failing the test
