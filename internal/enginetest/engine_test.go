@@ -25,14 +25,8 @@ const (
 // cache).
 func TestEngineHoldsOldVersionDuringPrune(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	cache := filepath.Join(dir, "cache")
-	e := startEngine(t, cache)
-	zip1 := zipPackage(t, dir, "things-1.zip", thingsPackage("1.0.0"))
-	zip2 := zipPackage(t, dir, "things-2.zip", thingsPackage("2.0.0"))
-	old := e.load("d1", "com.example.things", "1.0.0", id1, zip1)
-	newer := e.load("d2", "com.example.things", "2.0.0", id2, zip2)
-	e.end("d2")
+	v := startTwoVersions(t)
+	e, cache, zip1, old, newer := v.engine, v.cache, v.zip1, v.old, v.newer
 
 	code, out, errOut := objgc(t, nil, "cache", "prune", "--cache-dir", cache, "--outdated", "--keep", "1")
 	if code != 3 || !regexp.MustCompile(`(?m)^skipped com\.example\.things 1\.0\.0 `+id1[:12]+`: in use`).MatchString(out) {
@@ -56,6 +50,28 @@ func TestEngineHoldsOldVersionDuringPrune(t *testing.T) {
 	}
 	e.load("d3", "com.example.things", "2.0.0", id2, "-")
 	e.end("d3")
+}
+
+// twoVersions is an engine on a cache of its own in which deployment d1
+// uses com.example.things 1.0.0 (id1, served as zip1, unpacked in old)
+// and 2.0.0 (id2, in newer) was loaded by d2, which has ended.
+type twoVersions struct {
+	engine      *engine
+	cache, zip1 string
+	old, newer  string
+}
+
+func startTwoVersions(t *testing.T) twoVersions {
+	t.Helper()
+	dir := t.TempDir()
+	v := twoVersions{cache: filepath.Join(dir, "cache")}
+	v.engine = startEngine(t, v.cache)
+	v.zip1 = zipPackage(t, dir, "things-1.zip", thingsPackage("1.0.0"))
+	zip2 := zipPackage(t, dir, "things-2.zip", thingsPackage("2.0.0"))
+	v.old = v.engine.load("d1", "com.example.things", "1.0.0", id1, v.zip1)
+	v.newer = v.engine.load("d2", "com.example.things", "2.0.0", id2, zip2)
+	v.engine.end("d2")
+	return v
 }
 
 // TestEngineCleanupSparesApplysPackage: objgc apply reads the class

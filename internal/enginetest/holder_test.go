@@ -2,7 +2,6 @@ package enginetest
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,14 +13,8 @@ import (
 // /proc/PID/comm), in text and JSON.
 func TestInUseNamesTheEngine(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	cache := filepath.Join(dir, "cache")
-	e := startEngine(t, cache)
-	zip1 := zipPackage(t, dir, "things-1.zip", thingsPackage("1.0.0"))
-	zip2 := zipPackage(t, dir, "things-2.zip", thingsPackage("2.0.0"))
-	e.load("d1", "com.example.things", "1.0.0", id1, zip1)
-	e.load("d2", "com.example.things", "2.0.0", id2, zip2)
-	e.end("d2")
+	v := startTwoVersions(t)
+	e, cache := v.engine, v.cache
 
 	held := fmt.Sprintf(", held by pid %d (python3)", e.lines.Pid)
 	code, out, errOut := objgc(t, nil, "cache", "prune", "--cache-dir", cache, "--outdated", "--keep", "1")
