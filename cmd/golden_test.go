@@ -18,6 +18,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/objgc/objgc/internal/golden"
+
+	"github.com/objgc/objgc/internal/gendocs"
 )
 
 // goldenCases are plans of the real models of ../testdata: each runs as
@@ -177,13 +179,9 @@ func committedManDate(t *testing.T) time.Time {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^\.TH "OBJGC" "1" "([A-Z][a-z]{2} \d{4})"`).FindSubmatch(data)
-	if m == nil {
-		t.Fatalf("docs/man/objgc.1 has no .TH line with a date")
-	}
-	date, err := time.Parse("Jan 2006", string(m[1]))
+	date, err := gendocs.PageDate(data, "objgc")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("docs/man/objgc.1: %v", err)
 	}
 	return date
 }

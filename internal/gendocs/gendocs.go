@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -161,4 +162,16 @@ func HeadCommitTime() (time.Time, error) {
 		return time.Time{}, fmt.Errorf("git log printed %q, not a time", out)
 	}
 	return time.Unix(sec, 0), nil
+}
+
+// PageDate returns the month and year on the .TH line of a man page that
+// ManPages wrote for a command tree whose root is named name (upper
+// case on the line, as go-md2man writes it): the date the page carries.
+func PageDate(page []byte, name string) (time.Time, error) {
+	th := regexp.MustCompile(`(?m)^\.TH "` + regexp.QuoteMeta(strings.ToUpper(name)) + `" "1" "([A-Z][a-z]{2} \d{4})"`)
+	m := th.FindSubmatch(page)
+	if m == nil {
+		return time.Time{}, fmt.Errorf("no .TH line with a date for %s", name)
+	}
+	return time.Parse("Jan 2006", string(m[1]))
 }

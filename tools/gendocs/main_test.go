@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
-	"time"
+
+	"github.com/objgc/objgc/internal/gendocs"
 )
 
 // TestManPagesUpToDate fails when docs/man is stale: run go generate
@@ -18,13 +18,9 @@ func TestManPagesUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^\.TH "OBJGC" "1" "([A-Z][a-z]{2} \d{4})"`).FindSubmatch(data)
-	if m == nil {
-		t.Fatalf("docs/man/objgc.1 has no .TH line with a date")
-	}
-	date, err := time.Parse("Jan 2006", string(m[1]))
+	date, err := gendocs.PageDate(data, "objgc")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("docs/man/objgc.1: %v", err)
 	}
 	dir := t.TempDir()
 	if err := writeManPages(dir, date); err != nil {
