@@ -29,19 +29,9 @@ type Lines struct {
 // last 30 lines of its stderr are logged.
 func StartLines(t *testing.T, cmd *exec.Cmd, name string, limit time.Duration) *Lines {
 	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	t.Cleanup(func() {
 		stdin.Close()
 		kill := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
@@ -52,6 +42,24 @@ func StartLines(t *testing.T, cmd *exec.Cmd, name string, limit time.Duration) *
 		}
 	})
 	return &Lines{T: t, In: stdin, Out: bufio.NewScanner(stdout), Limit: limit, Name: name, Pid: cmd.Process.Pid}
+}
+
+// startPiped starts cmd with pipes to its standard input and from its
+// standard output, failing the test when it cannot.
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.Reader) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout
 }
 
 // lastLines is the last n lines of s.

@@ -28,17 +28,7 @@ func StartSelf(t *testing.T, env, mode, arg string) *Self {
 	// GORACE: the race runtime otherwise sleeps a second at exit.
 	cmd.Env = append(os.Environ(), env+"="+mode+":"+arg, "GORACE=atexit_sleep_ms=0")
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	h := &Self{Cmd: cmd, Stdin: stdin, out: bufio.NewReader(stdout)}
 	t.Cleanup(func() {
 		h.Cmd.Process.Kill()
