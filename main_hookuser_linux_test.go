@@ -52,6 +52,24 @@ func userCache(t *testing.T, dir string, uid, gid int) string {
 	return cache
 }
 
+// hookUserSetup adds io.murano with the destroy hook script (see
+// packageWithHook) to a cache in base that belongs to uid and gid, as
+// root's cache add, and writes hookUserModel beside it: it returns the
+// cache and the model.
+func hookUserSetup(t *testing.T, base, script string, uid, gid int) (cache, model string) {
+	t.Helper()
+	lib := packageWithHook(t, base, script)
+	cache = userCache(t, base, uid, gid)
+	if code, o := runObjgc(t, 0, "cache", "add", "--cache-dir", cache, lib); code != 0 {
+		t.Fatalf("cache add: exit %d\n%s", code, o)
+	}
+	model = filepath.Join(base, "model.json")
+	if err := os.WriteFile(model, []byte(hookUserModel), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cache, model
+}
+
 // Root's apply runs the destroy hook of a package added with cache add to
 // another user's cache as that user (uid, primary group and
 // supplementary groups), never as root: the owner can rewrite the hook
@@ -79,15 +97,7 @@ func TestRootRunsPackageHookAsCacheOwner(t *testing.T) {
 		"grep -qxF -- \"$OBJGC_OBJECT_ID\" \"$OBJGC_DOOMED\" && echo yes > " + out + "/doomed\n" +
 		"if echo owned >> " + rootOnly + " 2>/dev/null; then echo wrote; else echo refused; fi > " + out + "/rootonly\n" +
 		"exit 0\n"
-	lib := packageWithHook(t, base, script)
-	cache := userCache(t, base, uid, gid)
-	if code, o := runObjgc(t, 0, "cache", "add", "--cache-dir", cache, lib); code != 0 {
-		t.Fatalf("cache add: exit %d\n%s", code, o)
-	}
-	model := filepath.Join(base, "model.json")
-	if err := os.WriteFile(model, []byte(hookUserModel), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cache, model := hookUserSetup(t, base, script, uid, gid)
 
 	code, o := runObjgc(t, 0, "plan", "--detailed-exitcode", "--cache-dir", cache, model)
 	if code != 2 || !strings.Contains(o, "/hooks/io.murano.resources.Instance/destroy (runs as "+name+")") {
@@ -167,15 +177,7 @@ func TestRootRefusesPackageHookOfUnknownOwner(t *testing.T) {
 	}
 	base := openTempDir(t)
 	marker := filepath.Join(base, "ran")
-	lib := packageWithHook(t, base, "#!/bin/sh\ntouch "+marker+"\n")
-	cache := userCache(t, base, uid, uid)
-	if code, o := runObjgc(t, 0, "cache", "add", "--cache-dir", cache, lib); code != 0 {
-		t.Fatalf("cache add: exit %d\n%s", code, o)
-	}
-	model := filepath.Join(base, "model.json")
-	if err := os.WriteFile(model, []byte(hookUserModel), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cache, model := hookUserSetup(t, base, "#!/bin/sh\ntouch "+marker+"\n", uid, uid)
 	code, o := runObjgc(t, 0, "plan", "--detailed-exitcode", "--cache-dir", cache, model)
 	if code != 1 || !strings.Contains(o, "hook_cannot_run") || !strings.Contains(o, "belongs to uid "+strconv.Itoa(uid)) {
 		t.Errorf("plan: exit %d, want 1 and a hook_cannot_run warning\n%s", code, o)
