@@ -260,7 +260,10 @@ func (cfg *config) readSettings() error {
 	if f := c.Flag("config"); f != nil {
 		path = f.Value.String()
 	}
-	path = cmp.Or(path, cfg.getenv("OBJGC_CONFIG"), cfg.defaultConfigFile())
+	path = cmp.Or(path, cfg.getenv("OBJGC_CONFIG"))
+	if path == "" {
+		path = cfg.defaultConfigFile() // looked for only when none is named
+	}
 	if path != "" {
 		data, err := readConfigFile(path)
 		if err != nil {
